@@ -1,0 +1,187 @@
+package lockstore
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func sampleLock() *Lock {
+	l := New()
+	l.Set("report", NewEntry([]Observed{{Name: "fetch_daily_report"}, {Name: "list_report_dates"}}, false))
+	return l
+}
+
+func TestWriteCreatesAndReplaces(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp-tools.lock.json")
+	if err := Write(path, sampleLock()); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("new lock mode = %v, want 0644", info.Mode().Perm())
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := sampleLock()
+	l.Set("other", Entry{Tools: []ToolLock{{Name: "x"}}})
+	if err := Write(path, l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Marshal()) != string(l.Marshal()) {
+		t.Errorf("read back %q, wrote %q", got.Marshal(), l.Marshal())
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Errorf("replaced lock mode = %v, want the old 0600 kept", info.Mode().Perm())
+	}
+	assertNoTempFiles(t, filepath.Dir(path))
+}
+
+func TestWriteThroughSymlinkKeepsTheLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.lock.json")
+	link := filepath.Join(dir, "mcp-tools.lock.json")
+	if err := os.WriteFile(real, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.lock.json", link); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	if err := Write(link, sampleLock()); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced: %v, %v", info, err)
+	}
+	if data, _ := os.ReadFile(real); string(data) != string(sampleLock().Marshal()) {
+		t.Errorf("target holds %q", data)
+	}
+}
+
+// faultyFS fails one step of the write on purpose.
+type faultyFS struct {
+	osFS
+	syncErr    error
+	renameTo   string // rename into this path instead: a real OS failure when its dir is missing
+	syncDirErr error
+}
+
+func (f faultyFS) syncFile(file *os.File) error {
+	if f.syncErr != nil {
+		return f.syncErr
+	}
+	return f.osFS.syncFile(file)
+}
+
+func (f faultyFS) rename(from, to string) error {
+	if f.renameTo != "" {
+		to = f.renameTo
+	}
+	return f.osFS.rename(from, to)
+}
+
+func (f faultyFS) syncDir(dir string) error {
+	if f.syncDirErr != nil {
+		return f.syncDirErr
+	}
+	return f.osFS.syncDir(dir)
+}
+
+func TestFailedWriteLeavesTheOldLockAndNoTempFile(t *testing.T) {
+	errDisk := errors.New("input/output error")
+	cases := []struct {
+		name    string
+		fsys    func(dir string) faultyFS
+		wantErr string
+	}{
+		{"fsync fails", func(string) faultyFS { return faultyFS{syncErr: errDisk} }, "fsync: input/output error"},
+		{"rename into a missing dir", func(dir string) faultyFS {
+			return faultyFS{renameTo: filepath.Join(dir, "missing", "mcp-tools.lock.json")}
+		}, "rename into place:"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "mcp-tools.lock.json")
+			old := []byte("{\n  \"report\": [\n    \"fetch_daily_report\"\n  ]\n}")
+			if err := os.WriteFile(path, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := writeAtomic(path, sampleLock().Marshal(), tc.fsys(dir))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
+				t.Errorf("writeAtomic error = %v, want one naming %s and containing %q", err, path, tc.wantErr)
+			}
+			if got, _ := os.ReadFile(path); string(got) != string(old) {
+				t.Errorf("old lock changed to %q", got)
+			}
+			assertNoTempFiles(t, dir)
+		})
+	}
+}
+
+func TestFailedDirectorySyncIsReportedAfterTheRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp-tools.lock.json")
+	err := writeAtomic(path, sampleLock().Marshal(), faultyFS{syncDirErr: errors.New("boom")})
+	if err == nil || !strings.Contains(err.Error(), "could not fsync its directory") {
+		t.Errorf("error = %v, want the directory fsync failure", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(sampleLock().Marshal()) {
+		t.Errorf("lock = %q; the rename had happened, so the new lock is in place", got)
+	}
+	assertNoTempFiles(t, dir)
+}
+
+func TestWriteIntoReadOnlyDirectoryLeavesTheOldLock(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores directory permissions; the injected failures above cover this path")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp-tools.lock.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	if err := Write(path, sampleLock()); err == nil || !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("Write into a read-only dir = %v, want a permission error", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "{}" {
+		t.Errorf("old lock changed to %q", got)
+	}
+	assertNoTempFiles(t, dir)
+}
+
+func TestWriteRefusesADirectory(t *testing.T) {
+	dir := t.TempDir()
+	err := Write(dir, sampleLock())
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Write(a directory) = %v, want a not-a-regular-file error", err)
+	}
+}
+
+func assertNoTempFiles(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temp file left behind: %s", e.Name())
+		}
+	}
+}
