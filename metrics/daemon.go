@@ -1,0 +1,98 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+)
+
+// scheduleLagBuckets span 1 ms (a free worker) to 30 s (a pool saturated for
+// a whole default interval).
+var scheduleLagBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// Daemon holds mcpwatch's own metrics: how the process, its configuration
+// and its scheduler are doing, as opposed to the servers it probes. Its
+// methods are safe for concurrent use.
+type Daemon struct {
+	reloadSuccessful prometheus.Gauge
+	reloadTimestamp  prometheus.Gauge
+	probesInFlight   prometheus.Gauge
+	scheduleLag      prometheus.Histogram
+}
+
+// NewDaemon registers mcpwatch's own metrics on reg: build info, config
+// reload status, probes in flight, scheduling lag, and the Go and process
+// collectors. It fails if reg already holds any of them.
+func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
+	d := &Daemon{
+		reloadSuccessful: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpwatch_config_last_reload_successful",
+			Help: "1 if the last load of the configuration succeeded, 0 if it failed and the previous configuration kept running.",
+		}),
+		reloadTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpwatch_config_last_reload_success_timestamp_seconds",
+			Help: "Unix time of the last successful load of the configuration.",
+		}),
+		probesInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpwatch_probes_in_flight",
+			Help: "Probes running now.",
+		}),
+		scheduleLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mcpwatch_schedule_lag_seconds",
+			Help:    "How late scheduled probes started against their scheduled time, mostly waiting for a free worker. Probes run on mcpwatch's schedule, not on scrape.",
+			Buckets: scheduleLagBuckets,
+		}),
+	}
+	for _, c := range []prometheus.Collector{
+		d.reloadSuccessful, d.reloadTimestamp, d.probesInFlight, d.scheduleLag,
+		versioncollector.NewCollector("mcpwatch"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register mcpwatch's own metrics: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// NewRegistry returns the registry to serve on /metrics: the Collector over
+// src and mcpwatch's own metrics, wired in one call. The Daemon is for the
+// daemon to record reloads and probes.
+func NewRegistry(src Source) (*prometheus.Registry, *Daemon) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(src))
+	d, err := NewDaemon(reg)
+	if err != nil {
+		// A fresh registry holds nothing to collide with: only a bug in this
+		// package (two metrics of one name) gets here, and every test sees it.
+		panic(err)
+	}
+	return reg, d
+}
+
+// ReloadSucceeded records a configuration that loaded at t and now runs.
+func (d *Daemon) ReloadSucceeded(t time.Time) {
+	d.reloadSuccessful.Set(1)
+	d.reloadTimestamp.Set(unixSeconds(t))
+}
+
+// ReloadFailed records a configuration that did not load; the previous one
+// keeps running.
+func (d *Daemon) ReloadFailed() {
+	d.reloadSuccessful.Set(0)
+}
+
+// ProbeStarted records a probe that started at started, scheduled for
+// scheduled (zero for a probe nobody scheduled, such as /probe, which then
+// adds no lag). Call the returned func exactly once when the probe ends.
+func (d *Daemon) ProbeStarted(scheduled, started time.Time) (done func()) {
+	if !scheduled.IsZero() {
+		d.scheduleLag.Observe(max(started.Sub(scheduled), 0).Seconds())
+	}
+	d.probesInFlight.Inc()
+	return d.probesInFlight.Dec
+}

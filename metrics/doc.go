@@ -1,0 +1,10 @@
+// Package metrics is the Prometheus side of mcpwatch: it renders the daemon's
+// latest probe results as metrics at scrape time, and holds mcpwatch's own
+// metrics (build, reload, probes in flight, scheduling lag).
+//
+// It never probes and never schedules: a scrape only reads the statuses the
+// daemon keeps, so scraping is cheap and never reaches an MCP server. Series
+// are built from the current statuses at every scrape, so a server or a
+// locked tool removed from the configuration or the lock leaves no stale
+// series. Nothing is registered on the global registry.
+package metrics

@@ -1,0 +1,131 @@
+package metrics_test
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// source is a Source whose statuses a test changes between scrapes, as the
+// daemon does between probes and reloads.
+type source struct {
+	mu       sync.Mutex
+	statuses []metrics.ServerStatus
+}
+
+func newSource(statuses ...metrics.ServerStatus) *source {
+	return &source{statuses: statuses}
+}
+
+func (s *source) Statuses() []metrics.ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.statuses)
+}
+
+func (s *source) set(statuses ...metrics.ServerStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.statuses = statuses
+}
+
+// base is when the fixture's probes start: 1777636800 in Unix seconds.
+var base = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func tools(names ...string) []probe.Tool {
+	out := make([]probe.Tool, len(names))
+	for i, n := range names {
+		out[i] = probe.Tool{Name: n}
+	}
+	return out
+}
+
+// fixtureStatuses is a realistic daemon state, sorted by name:
+//   - github: OK over HTTP, everything locked is there, one extra tool, one
+//     schema change;
+//   - newcomer: configured and locked, never probed yet;
+//   - reports: OK over stdio, but 2 locked tools missing by name (the expired
+//     credential of the seed);
+//   - scratch: OK, no lock entry, lists a forbidden tool;
+//   - search: the last probe timed out; an earlier one succeeded over SSE.
+func fixtureStatuses() []metrics.ServerStatus {
+	github := &probe.Result{
+		OK: true, Transport: probe.TransportHTTP, Era: probe.EraModern,
+		ProtocolVersion: probe.VersionModern, ServerName: "github-mcp-server", ServerVersion: "1.4.0",
+		Tools: tools("create_issue", "get_me", "list_issues", "search_code"), Pages: 2,
+		Started: base,
+		Timings: probe.Timings{Connect: ms(120), Handshake: ms(80), Pages: []time.Duration{ms(150), ms(50)}, Total: ms(400)},
+	}
+	reports := &probe.Result{
+		OK: true, Transport: probe.TransportStdio, Era: probe.EraLegacy,
+		ProtocolVersion: "2025-06-18", ServerName: "report-server", ServerVersion: "0.3.1",
+		Tools: tools("list_reports"), Pages: 1,
+		Started: base.Add(time.Second),
+		Timings: probe.Timings{Connect: ms(30), Handshake: ms(20), Pages: []time.Duration{ms(10)}, Total: ms(60)},
+	}
+	scratch := &probe.Result{
+		OK: true, Transport: probe.TransportStdio, Era: probe.EraLegacy,
+		ProtocolVersion: "2025-11-25", ServerName: "scratch", ServerVersion: "dev",
+		Tools: tools("echo", "rm_rf"), Pages: 1,
+		Started: base.Add(2 * time.Second),
+		Timings: probe.Timings{Connect: ms(5), Handshake: ms(5), Pages: []time.Duration{ms(5)}, Total: ms(15)},
+	}
+	searchEarlier := &probe.Result{
+		OK: true, Transport: probe.TransportSSE, Era: probe.EraLegacy,
+		ProtocolVersion: "2024-11-05", ServerName: "search", ServerVersion: "2.0",
+		Tools: tools("query"), Pages: 1,
+		Started: base.Add(-time.Hour),
+		Timings: probe.Timings{Total: ms(250)},
+	}
+	searchTimeout := &probe.Result{
+		OK: false, Reason: probe.ReasonTimeout, Error: "tools/list: no answer within 10s",
+		Transport: probe.TransportSSE, Era: probe.EraLegacy,
+		Started: base.Add(3 * time.Second),
+		Timings: probe.Timings{Connect: ms(50), Handshake: ms(100), Total: 10 * time.Second},
+	}
+	return []metrics.ServerStatus{
+		{
+			Name: "github", Transport: probe.TransportHTTP, Schedule: "@every 30s", Interval: 30 * time.Second,
+			Last: github, LastOK: github, LastSuccess: base.Add(ms(400)),
+			Diff: lockstore.Diff{
+				Locked: true, Expected: []string{"create_issue", "list_issues", "search_code"},
+				Extra: []string{"get_me"}, SchemaChanged: []string{"search_code"},
+			},
+			Probes: 120, Failures: map[probe.Reason]uint64{probe.ReasonTimeout: 2},
+		},
+		{
+			Name: "newcomer", Transport: probe.TransportStdio, Schedule: "@every 1m", Interval: time.Minute,
+			Diff: lockstore.Diff{Locked: true, Expected: []string{"alpha", "beta"}},
+		},
+		{
+			Name: "reports", Transport: probe.TransportStdio, Schedule: "@every 30s", Interval: 30 * time.Second,
+			Last: reports, LastOK: reports, LastSuccess: base.Add(time.Second + ms(60)),
+			Diff: lockstore.Diff{
+				Locked: true, Expected: []string{"fetch_daily_report", "list_reports", "send_report"},
+				Missing: []string{"fetch_daily_report", "send_report"},
+			},
+			Probes: 50,
+		},
+		{
+			// A cron schedule has no fixed interval: no interval series.
+			Name: "scratch", Transport: probe.TransportStdio, Schedule: "*/5 * * * *",
+			Last: scratch, LastOK: scratch, LastSuccess: base.Add(2*time.Second + ms(15)),
+			Diff:   lockstore.Diff{Forbidden: []string{"rm_rf"}},
+			Probes: 3,
+		},
+		{
+			Name: "search", Transport: probe.TransportAuto, Schedule: "@every 30s", Interval: 30 * time.Second,
+			Last: searchTimeout, LastOK: searchEarlier, LastSuccess: base.Add(-time.Hour + ms(250)),
+			// The daemon may list every locked tool as missing after a
+			// failure; the collector must not report them.
+			Diff:   lockstore.Diff{Locked: true, Expected: []string{"query"}, Missing: []string{"query"}},
+			Probes: 40, Failures: map[probe.Reason]uint64{probe.ReasonTimeout: 3, probe.ReasonConnection: 1},
+		},
+	}
+}

@@ -1,0 +1,59 @@
+package metrics
+
+import (
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Names returns the name of every metric family mcpwatch exports on
+// /metrics, sorted: the per-server families of the Collector, mcpwatch's own
+// (build, reload, scheduling) and the Go and process collectors' families. A
+// histogram is listed once by its family name; SeriesNames adds the _bucket,
+// _sum and _count names a query uses.
+//
+// It is read from the descriptors and from a throwaway registry, not kept by
+// hand, so a test over it (every dashboard panel's metric exists) cannot go
+// stale.
+func Names() []string {
+	names := slices.Clone(newDescs().names)
+	for _, mf := range ownFamilies() {
+		names = append(names, mf.GetName())
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// SeriesNames returns every metric name that can appear in a query of
+// mcpwatch's /metrics: Names, with each histogram's and summary's
+// _bucket/_sum/_count series added.
+func SeriesNames() []string {
+	names := slices.Clone(newDescs().names)
+	for _, mf := range ownFamilies() {
+		n := mf.GetName()
+		names = append(names, n)
+		switch mf.GetType() {
+		case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+			names = append(names, n+"_bucket", n+"_sum", n+"_count")
+		case dto.MetricType_SUMMARY:
+			names = append(names, n+"_sum", n+"_count")
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// ownFamilies gathers a fresh registry holding only mcpwatch's own metrics:
+// all of them have a value from the start, so every family shows.
+func ownFamilies() []*dto.MetricFamily {
+	reg := prometheus.NewRegistry()
+	if _, err := NewDaemon(reg); err != nil {
+		panic(err) // a fresh registry: only a bug in this package gets here
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		panic(err) // as above: the families are fixed by this package
+	}
+	return mfs
+}

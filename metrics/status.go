@@ -1,0 +1,42 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// ServerStatus is the latest truth about one configured server: its last
+// probe and how that compared with the lock. The daemon keeps one per server;
+// the collector, the status page and the JSON API all read it.
+type ServerStatus struct {
+	Name      string
+	Transport probe.Transport // as configured
+	Schedule  string
+	// Interval is the time between scheduled probes; zero when the schedule
+	// has none fixed (a cron expression), which omits the interval metric.
+	Interval time.Duration
+	// Last is the most recent probe; nil until the first one ends.
+	Last *probe.Result
+	// LastOK is the most recent successful probe (Last itself when that
+	// succeeded); nil if none has. The info series reads it, so the server's
+	// name and version stay known while it fails.
+	LastOK *probe.Result
+	// Diff compares Last with the lock as it was when Last ended. Locked and
+	// Expected are filled from the lock even before the first probe, so the
+	// expected tool count is exported as soon as the server is configured.
+	Diff lockstore.Diff
+	// LastSuccess is when a probe last succeeded (its end); zero if never.
+	LastSuccess time.Time
+	// Failures counts failed probes by reason since the server was added.
+	Failures map[probe.Reason]uint64
+	// Probes counts every finished probe since the server was added.
+	Probes uint64
+}
+
+// Source gives the collector the current statuses, sorted by name. It is
+// called at every scrape and must be cheap and safe for concurrent use.
+type Source interface {
+	Statuses() []ServerStatus
+}
