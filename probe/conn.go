@@ -1,0 +1,169 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// conn is one JSON-RPC channel to a server: a stdio process, a streamable
+// HTTP endpoint or a legacy HTTP+SSE stream. The MCP logic above it (era
+// detection, initialize, tools/list pagination, timings) is written once in
+// session.go; a conn only moves messages and turns what goes wrong on its
+// wire into a *Failure or an *RPCError.
+//
+// A conn answers server requests (ping gets {}, anything else -32601) and
+// reports notifications to its observer; it never surfaces them to call.
+type conn interface {
+	// call sends one request and returns its result, or an *RPCError when
+	// the server answered with an error, or a *Failure.
+	call(ctx context.Context, method string, params any) (json.RawMessage, error)
+	// notify sends one notification.
+	notify(ctx context.Context, method string, params any) error
+	// setProtocol tells the conn what was negotiated, for what it sends
+	// from then on (MCP-Protocol-Version, Mcp-Session-Id handling).
+	setProtocol(era Era, version string)
+	// close ends the conn: a stdio process group is killed and reaped, a
+	// legacy HTTP session is ended with DELETE. It is bounded by ctx.
+	close(ctx context.Context)
+}
+
+// message is a JSON-RPC 2.0 message of any kind.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
+}
+
+func (m *message) isRequest() bool      { return m.Method != "" && len(m.ID) > 0 }
+func (m *message) isNotification() bool { return m.Method != "" && len(m.ID) == 0 }
+func (m *message) isResponse() bool     { return m.Method == "" && len(m.ID) > 0 }
+
+// RPCError is a JSON-RPC error answered by the server.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	// HTTPStatus is the status of the HTTP response that carried the error
+	// (streamable HTTP), 0 otherwise. Era detection needs it: a -32601 with
+	// 404 is a modern answer, a -32601 on stdio is a legacy one.
+	HTTPStatus int `json:"-"`
+	// Method is the request that failed, for error messages.
+	Method string `json:"-"`
+}
+
+func (e *RPCError) Error() string {
+	msg := e.Message
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	if e.Method != "" {
+		return fmt.Sprintf("%s: JSON-RPC error %d: %s", e.Method, e.Code, msg)
+	}
+	return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, msg)
+}
+
+// Failure is a probe failure with its stable reason. Err is for people and
+// must never carry a header value, an environment value or a body longer
+// than a line.
+type Failure struct {
+	Reason     Reason
+	Err        error
+	HTTPStatus int
+	Challenge  *Challenge
+}
+
+func (f *Failure) Error() string {
+	if f.Err == nil {
+		return string(f.Reason)
+	}
+	return f.Err.Error()
+}
+
+func (f *Failure) Unwrap() error { return f.Err }
+
+func failf(reason Reason, format string, args ...any) *Failure {
+	return &Failure{Reason: reason, Err: fmt.Errorf(format, args...)}
+}
+
+// observer collects what a probe notices besides answers: warnings,
+// notifications and, when asked for, a transcript. Conns share it with the
+// session; it is safe for concurrent use.
+type observer struct {
+	start      time.Time
+	transcript bool
+
+	mu          sync.Mutex
+	warnings    []string
+	listChanged int
+	entries     []TranscriptEntry
+}
+
+const maxWarnings = 20
+
+func (o *observer) warn(format string, args ...any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.warnings) < maxWarnings {
+		o.warnings = append(o.warnings, fmt.Sprintf(format, args...))
+	}
+}
+
+// notification records a notification from the server.
+func (o *observer) notification(method string) {
+	if method != "notifications/tools/list_changed" {
+		return
+	}
+	o.mu.Lock()
+	o.listChanged++
+	o.mu.Unlock()
+}
+
+// record adds a message to the transcript when one is kept. raw is copied
+// and truncated so a hostile server cannot grow the transcript unbounded.
+func (o *observer) record(direction string, raw []byte, note string) {
+	if !o.transcript {
+		return
+	}
+	const maxEntry, maxEntries = 64 << 10, 200
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.entries) >= maxEntries {
+		return
+	}
+	e := TranscriptEntry{At: time.Since(o.start), Direction: direction, Note: note}
+	if len(raw) > maxEntry {
+		e.Note = fmt.Sprintf("%d bytes, truncated", len(raw))
+		raw = raw[:0]
+	}
+	if len(raw) > 0 && json.Valid(raw) {
+		e.Message = append(json.RawMessage(nil), raw...)
+	} else if len(raw) > 0 {
+		e.Note = fmt.Sprintf("not JSON: %q", truncate(string(raw), 200))
+	}
+	o.entries = append(o.entries, e)
+}
+
+// answerServerRequest builds the reply to a request the server sent us. A
+// prober declares no capabilities, so it answers ping and refuses the rest.
+func answerServerRequest(req *message) *message {
+	reply := &message{JSONRPC: "2.0", ID: req.ID}
+	if req.Method == "ping" {
+		reply.Result = json.RawMessage(`{}`)
+	} else {
+		reply.Error = &RPCError{Code: -32601, Message: "method not found: " + truncate(req.Method, 100)}
+	}
+	return reply
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,188 @@
+// Package probe answers one question about one MCP server: which tools does it
+// offer right now, and if that could not be told, why not.
+//
+// A probe speaks both protocol eras (the stateless 2026-07-28 era and the
+// initialize-based legacy eras) over stdio, streamable HTTP and the legacy
+// HTTP+SSE transport, within the single deadline of the caller's context. It
+// owns the server process it spawns and kills its whole process group when it
+// ends. It never trusts the server: every message, body and stderr tail is
+// bounded.
+//
+// It knows nothing of locks, schedules or metrics.
+package probe
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Transport is how a server is reached.
+type Transport string
+
+const (
+	TransportStdio Transport = "stdio" // a process mcpwatch spawns
+	TransportHTTP  Transport = "http"  // streamable HTTP (2025-03-26 and later)
+	TransportSSE   Transport = "sse"   // legacy HTTP+SSE (2024-11-05)
+	// TransportAuto tries streamable HTTP first and falls back to legacy
+	// SSE by the spec's rule (a 400, 404 or 405 without a modern error body).
+	TransportAuto Transport = "auto"
+)
+
+// Era is the protocol generation a server speaks.
+type Era string
+
+const (
+	EraAuto   Era = "auto"   // detect with server/discover, fall back to initialize
+	EraModern Era = "modern" // 2026-07-28 and later: stateless, _meta on every request
+	EraLegacy Era = "legacy" // 2024-11-05 to 2025-11-25: the initialize handshake
+)
+
+// Protocol versions a probe speaks, newest first.
+const (
+	VersionModern = "2026-07-28"
+)
+
+// LegacyVersions are the initialize-based versions a probe accepts, in order
+// of preference.
+var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// Reason is the stable, bounded cause of a failed probe. It is used as a
+// metric label value, so the set must stay small and fixed.
+type Reason string
+
+const (
+	ReasonNone         Reason = ""
+	ReasonSpawnFailed  Reason = "spawn_failed" // the command could not be started
+	ReasonExited       Reason = "exited"       // the process ended before the probe finished
+	ReasonTimeout      Reason = "timeout"      // the deadline passed
+	ReasonCanceled     Reason = "canceled"     // the caller gave up (shutdown), not the server's fault
+	ReasonClosed       Reason = "closed"       // the server closed the stream or connection
+	ReasonProtocol     Reason = "protocol"     // the server broke the protocol (bad JSON-RPC, wrong id, no tools array)
+	ReasonRPCError     Reason = "rpc_error"    // the server answered with a JSON-RPC error
+	ReasonUnauthorized Reason = "unauthorized" // HTTP 401
+	ReasonForbidden    Reason = "forbidden"    // HTTP 403
+	ReasonHTTPStatus   Reason = "http_status"  // another unexpected HTTP status
+	ReasonConnection   Reason = "connection"   // dial, DNS or reset
+	ReasonTLS          Reason = "tls"          // certificate or handshake failure
+	ReasonTooLarge     Reason = "too_large"    // a message or body over the size cap
+	ReasonPagination   Reason = "pagination"   // a repeated cursor or more pages than the cap
+	ReasonConfig       Reason = "config"       // the target could not be built (unset variable, unreadable secret file)
+)
+
+// Reasons lists every failure reason, for metrics that must be bounded.
+var Reasons = []Reason{
+	ReasonSpawnFailed, ReasonExited, ReasonTimeout, ReasonCanceled, ReasonClosed,
+	ReasonProtocol, ReasonRPCError, ReasonUnauthorized, ReasonForbidden,
+	ReasonHTTPStatus, ReasonConnection, ReasonTLS, ReasonTooLarge,
+	ReasonPagination, ReasonConfig,
+}
+
+// Target says where a server is and how to reach it. Values are final: any
+// ${VAR} expansion happened before the probe.
+type Target struct {
+	// Stdio servers.
+	Command    string
+	Args       []string
+	Env        map[string]string // the server's own variables, added to the minimal environment
+	Dir        string
+	InheritEnv bool // pass mcpwatch's whole environment instead of the minimal one
+
+	// Remote servers.
+	URL                string
+	Transport          Transport // stdio for Command targets; http, sse or auto (default) for URLs
+	Headers            map[string]string
+	CAFile             string
+	InsecureSkipVerify bool
+
+	// Era pins the protocol era, or is a hint remembered from an earlier
+	// probe; EraAuto (or empty) detects it.
+	Era Era
+}
+
+// Options bound what a probe may cost. Zero values take the defaults.
+type Options struct {
+	MaxMessageBytes int64         // per JSON-RPC message or HTTP body; default 4 MiB
+	MaxPages        int           // tools/list pages; default 100
+	StderrTailBytes int           // kept from a stdio server's stderr; default 4 KiB
+	DiscoverTimeout time.Duration // sub-deadline for server/discover during detection; default 3s
+	MaxRedirects    int           // HTTP redirects followed; default 3
+	ClientName      string        // clientInfo.name; default "mcpwatch"
+	ClientVersion   string        // clientInfo.version
+	Transcript      bool          // record every message sent and received (debug)
+}
+
+// Result is what one probe observed. A probe always returns one; OK is false
+// and Reason is set when it failed.
+type Result struct {
+	OK         bool   `json:"ok"`
+	Reason     Reason `json:"reason,omitempty"`
+	Error      string `json:"error,omitempty"` // one line for people; never carries a secret
+	HTTPStatus int    `json:"http_status,omitempty"`
+	RPCCode    int    `json:"rpc_code,omitempty"` // JSON-RPC error code; codes are never 0
+	// Challenge is the parsed WWW-Authenticate header of a 401 or 403.
+	Challenge *Challenge `json:"challenge,omitempty"`
+
+	Transport       Transport `json:"transport"` // the transport actually used
+	Era             Era       `json:"era,omitempty"`
+	ProtocolVersion string    `json:"protocol_version,omitempty"`
+	ServerName      string    `json:"server_name,omitempty"`
+	ServerVersion   string    `json:"server_version,omitempty"`
+
+	Tools       []Tool `json:"tools"`
+	Pages       int    `json:"pages"`
+	TTLMillis   *int64 `json:"ttl_ms,omitempty"` // modern results: the first page's ttlMs
+	ListChanged int    `json:"list_changed_notifications,omitempty"`
+
+	Started  time.Time `json:"started"`
+	Timings  Timings   `json:"timings"`
+	Duration float64   `json:"duration_seconds"` // Timings.Total in seconds, for readers of JSON
+
+	StderrTail string            `json:"stderr_tail,omitempty"`
+	Warnings   []string          `json:"warnings,omitempty"`
+	Transcript []TranscriptEntry `json:"transcript,omitempty"`
+}
+
+// Tool is one tool as the server listed it.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// Timings are the durations of a probe's phases.
+type Timings struct {
+	Connect   time.Duration   `json:"connect"`   // spawn (stdio) or first byte of the first exchange (HTTP)
+	Handshake time.Duration   `json:"handshake"` // server/discover and/or initialize
+	Pages     []time.Duration `json:"pages"`     // each tools/list page
+	Total     time.Duration   `json:"total"`
+}
+
+// Challenge is a parsed WWW-Authenticate Bearer challenge.
+type Challenge struct {
+	Scheme           string `json:"scheme"`
+	Error            string `json:"error,omitempty"` // e.g. insufficient_scope, invalid_token
+	Scope            string `json:"scope,omitempty"`
+	ResourceMetadata string `json:"resource_metadata,omitempty"`
+	Description      string `json:"error_description,omitempty"`
+}
+
+// TranscriptEntry is one message of a debug transcript. Header values are
+// never recorded.
+type TranscriptEntry struct {
+	At        time.Duration   `json:"at"`        // since the probe started
+	Direction string          `json:"direction"` // "send" or "recv"
+	Message   json.RawMessage `json:"message,omitempty"`
+	Note      string          `json:"note,omitempty"`
+}
+
+// ToolNames returns the names of the tools seen, in the server's order.
+func (r *Result) ToolNames() []string {
+	names := make([]string, len(r.Tools))
+	for i, t := range r.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
