@@ -1,0 +1,465 @@
+package config
+
+// Reference syntax, the same in mcpwatch.yml and in every imported client
+// config:
+//
+//	${VAR}              the variable's value; unset is an error, set-but-empty gives ""
+//	${VAR:-default}     default when VAR is unset OR empty, as in the shell
+//	${env:VAR}          VS Code's spelling of ${VAR} (":-default" allowed too)
+//	${file:PATH}        the file's contents, one trailing newline trimmed; a
+//	                    missing or unreadable file is an error, an empty file gives ""
+//	${input:ID}         a VS Code input (see inputs in load.go); without an
+//	                    inputs entry, the variable MCPWATCH_INPUT_<ID>
+//	${workspaceFolder}  for servers imported from a client config, the project
+//	                    folder (the one holding .vscode/); also ${workspaceFolderBasename},
+//	                    ${userHome} and ${pathSeparator}, as VS Code and Cursor define them
+//	$$                  a literal $ (so $${VAR} is the literal text ${VAR})
+//
+// References nest inside a default and a file path:
+// ${file:${CREDENTIALS_DIRECTORY}/token}, ${A:-${B}}. A default or a path
+// cannot contain "}". A "$" not followed by "{" or "$" is kept as written,
+// and $VAR without braces is not expanded (Claude Code does not expand it
+// either). A file path starting with "~/" is relative to $HOME; another
+// relative path is relative to the config file's directory (the working
+// directory for a bare Expand).
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Sentinel kinds of ExpandError, for errors.Is.
+var (
+	// ErrUnsetVariable: a ${VAR} (or ${input:ID}) named something unset.
+	ErrUnsetVariable = errors.New("unset variable")
+	// ErrSecretFile: a ${file:PATH} could not be read. The daemon reports it
+	// apart from an empty credential: it is a wiring fault.
+	ErrSecretFile = errors.New("unreadable secret file")
+	// ErrSyntax: a malformed reference, such as "${" without "}".
+	ErrSyntax = errors.New("bad reference syntax")
+)
+
+// maxSecretFileBytes bounds a ${file:...} read: a secret is small, and a
+// path pointing at /dev/zero must not eat the daemon's memory.
+const maxSecretFileBytes = 1 << 20
+
+// ExpandError is why a string could not be expanded. It never holds the
+// value being expanded nor a file's contents, only names.
+type ExpandError struct {
+	Server string // server name, when expanding a server's field
+	Key    string // the field, e.g. "env.REPORT_API_TOKEN" or "headers.Authorization"
+	Source string // the file that defined the server
+
+	Var    string // the unset variable, for ErrUnsetVariable
+	Input  string // the VS Code input ID, for an unresolved ${input:ID}
+	File   string // the secret file, for ErrSecretFile
+	Offset int    // byte offset of a syntax error in the raw string
+
+	Kind  error // ErrUnsetVariable, ErrSecretFile or ErrSyntax
+	Cause error // underlying error (e.g. fs.ErrNotExist), or nil
+	msg   string
+}
+
+func (e *ExpandError) Error() string {
+	var b strings.Builder
+	if e.Server != "" {
+		fmt.Fprintf(&b, "server %q", e.Server)
+		if e.Source != "" {
+			fmt.Fprintf(&b, " (%s)", e.Source)
+		}
+		if e.Key != "" {
+			fmt.Fprintf(&b, " %s", e.Key)
+		}
+		b.WriteString(": ")
+	} else if e.Key != "" {
+		fmt.Fprintf(&b, "%s: ", e.Key)
+	}
+	b.WriteString(e.msg)
+	return b.String()
+}
+
+// Unwrap lets errors.Is match both the kind (ErrSecretFile) and the cause
+// (fs.ErrNotExist).
+func (e *ExpandError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Kind, e.Cause}
+	}
+	return []error{e.Kind}
+}
+
+// Expand substitutes every reference in s (syntax above). lookup reads a
+// variable; os.LookupEnv fits. Relative ${file:...} paths are read from the
+// working directory.
+func Expand(s string, lookup func(string) (string, bool)) (string, error) {
+	return expander{lookup: lookup}.expand(s)
+}
+
+// expander is Expand with the context of one server: where relative file
+// paths start, its VS Code inputs and workspace folder.
+type expander struct {
+	lookup    func(string) (string, bool)
+	baseDir   string           // for relative ${file:...} paths; "" is the working directory
+	inputs    map[string]input // VS Code inputs declared for the server's source
+	workspace string           // ${workspaceFolder}; "" when not imported from VS Code
+}
+
+func (x expander) expand(s string) (string, error) {
+	t, err := parseTemplate(s)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := x.eval(t, &b); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// refKind is what a ${...} reference reads.
+type refKind int
+
+const (
+	refLiteral refKind = iota
+	refVar
+	refFile
+	refInput
+)
+
+// part is a literal run or one reference of a parsed string.
+type part struct {
+	kind   refKind
+	text   string    // literal text, variable name or input ID
+	def    *template // ${VAR:-def}; nil when no default was given
+	path   template  // ${file:path}
+	offset int       // where the reference starts, for error messages
+	raw    string    // the reference as written, for printing
+	head   string    // the reference up to its name ("${env:TOKEN"), for printing with a redacted default
+	defRaw string    // the default as written
+}
+
+type template []part
+
+// parseTemplate checks the syntax of s; load calls it on every expandable
+// value so a typo is reported at load, not at the first probe.
+func parseTemplate(s string) (template, error) {
+	p := parser{s: s}
+	t, err := p.parse(false)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+type parser struct {
+	s string
+	i int
+}
+
+func (p *parser) syntax(offset int, format string, args ...any) error {
+	return &ExpandError{Kind: ErrSyntax, Offset: offset,
+		msg: fmt.Sprintf("bad reference at byte %d: %s (write $$ for a literal $)", offset, fmt.Sprintf(format, args...))}
+}
+
+// parse reads literals and references up to the end of s or, inside a
+// reference, up to its closing brace (left for the caller to consume).
+func (p *parser) parse(inRef bool) (template, error) {
+	var t template
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			t = append(t, part{kind: refLiteral, text: lit.String()})
+			lit.Reset()
+		}
+	}
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case inRef && c == '}':
+			flush()
+			return t, nil
+		case c == '$' && strings.HasPrefix(p.s[p.i:], "$$"):
+			lit.WriteByte('$')
+			p.i += 2
+		case c == '$' && strings.HasPrefix(p.s[p.i:], "${"):
+			flush()
+			ref, err := p.ref()
+			if err != nil {
+				return nil, err
+			}
+			t = append(t, ref)
+		default:
+			lit.WriteByte(c)
+			p.i++
+		}
+	}
+	flush()
+	return t, nil
+}
+
+// ref reads one ${...} reference starting at p.i.
+func (p *parser) ref() (part, error) {
+	start := p.i
+	r, err := p.refBody()
+	if err != nil {
+		return part{}, err
+	}
+	r.raw = p.s[start:p.i]
+	return r, nil
+}
+
+func (p *parser) refBody() (part, error) {
+	start := p.i
+	p.i += 2 // "${"
+	rest := p.s[p.i:]
+	switch {
+	case strings.HasPrefix(rest, "file:"):
+		p.i += len("file:")
+		path, err := p.parse(true)
+		if err != nil {
+			return part{}, err
+		}
+		if err := p.close(start); err != nil {
+			return part{}, err
+		}
+		if len(path) == 0 {
+			return part{}, p.syntax(start, "${file:} needs a path")
+		}
+		return part{kind: refFile, path: path, offset: start}, nil
+	case strings.HasPrefix(rest, "input:"):
+		p.i += len("input:")
+		id := p.token(isInputIDByte)
+		if id == "" {
+			return part{}, p.syntax(start, "${input:ID} needs an ID of letters, digits, '.', '_' or '-'")
+		}
+		if err := p.close(start); err != nil {
+			return part{}, err
+		}
+		return part{kind: refInput, text: id, offset: start}, nil
+	case strings.HasPrefix(rest, "env:"):
+		p.i += len("env:")
+	}
+	name := p.token(isNameByte)
+	if name == "" || isDigit(name[0]) {
+		return part{}, p.syntax(start, "expected a variable name ([A-Za-z_][A-Za-z0-9_]*), file:PATH, env:VAR or input:ID after ${")
+	}
+	r := part{kind: refVar, text: name, offset: start, head: p.s[start:p.i]}
+	if strings.HasPrefix(p.s[p.i:], ":-") {
+		p.i += 2
+		defStart := p.i
+		def, err := p.parse(true)
+		if err != nil {
+			return part{}, err
+		}
+		r.def, r.defRaw = &def, p.s[defStart:p.i]
+	}
+	if err := p.close(start); err != nil {
+		return part{}, err
+	}
+	return r, nil
+}
+
+// close consumes the "}" ending the reference that started at start.
+func (p *parser) close(start int) error {
+	if p.i >= len(p.s) {
+		return p.syntax(start, "missing closing }")
+	}
+	if p.s[p.i] != '}' {
+		return p.syntax(start, "unsupported form; use ${VAR}, ${VAR:-default}, ${env:VAR}, ${file:PATH} or ${input:ID}")
+	}
+	p.i++
+	return nil
+}
+
+func (p *parser) token(ok func(byte) bool) string {
+	j := p.i
+	for j < len(p.s) && ok(p.s[j]) {
+		j++
+	}
+	tok := p.s[p.i:j]
+	p.i = j
+	return tok
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isNameByte(c byte) bool {
+	return c == '_' || isDigit(c) || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
+func isInputIDByte(c byte) bool { return isNameByte(c) || c == '-' || c == '.' }
+
+func (x expander) eval(t template, b *strings.Builder) error {
+	for _, p := range t {
+		switch p.kind {
+		case refLiteral:
+			b.WriteString(p.text)
+		case refVar:
+			v, err := x.variable(p)
+			if err != nil {
+				return err
+			}
+			b.WriteString(v)
+		case refFile:
+			v, err := x.file(p)
+			if err != nil {
+				return err
+			}
+			b.WriteString(v)
+		case refInput:
+			v, err := x.input(p)
+			if err != nil {
+				return err
+			}
+			b.WriteString(v)
+		}
+	}
+	return nil
+}
+
+func (x expander) variable(p part) (string, error) {
+	if v, ok := x.clientVariable(p.text); ok {
+		return v, nil
+	}
+	v, ok := x.lookupVar(p.text)
+	if p.def != nil && v == "" {
+		var b strings.Builder
+		if err := x.eval(*p.def, &b); err != nil {
+			return "", err
+		}
+		return b.String(), nil
+	}
+	if !ok {
+		return "", &ExpandError{Kind: ErrUnsetVariable, Var: p.text,
+			msg: fmt.Sprintf("variable %s is not set: set %s or use ${%s:-} for an empty default", p.text, p.text, p.text)}
+	}
+	return v, nil
+}
+
+// clientVariable answers the variables VS Code and Cursor define, for
+// servers imported from a client config.
+func (x expander) clientVariable(name string) (string, bool) {
+	if x.workspace == "" {
+		return "", false
+	}
+	switch name {
+	case "workspaceFolder":
+		return x.workspace, true
+	case "workspaceFolderBasename":
+		return filepath.Base(x.workspace), true
+	case "pathSeparator":
+		return string(filepath.Separator), true
+	case "userHome":
+		if home, ok := x.lookupVar("HOME"); ok && home != "" {
+			return home, true
+		}
+	}
+	return "", false
+}
+
+func (x expander) lookupVar(name string) (string, bool) {
+	if x.lookup == nil {
+		return "", false
+	}
+	return x.lookup(name)
+}
+
+func (x expander) file(p part) (string, error) {
+	var b strings.Builder
+	if err := x.eval(p.path, &b); err != nil {
+		return "", err
+	}
+	path := b.String()
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		home, _ := x.lookupVar("HOME")
+		if home == "" {
+			return "", &ExpandError{Kind: ErrUnsetVariable, Var: "HOME",
+				msg: fmt.Sprintf("secret file %s starts with ~/ but HOME is not set: set HOME or write an absolute path", path)}
+		}
+		path = filepath.Join(home, rest)
+	} else if !filepath.IsAbs(path) && x.baseDir != "" {
+		path = filepath.Join(x.baseDir, path)
+	}
+	content, err := readSecretFile(path)
+	if err != nil {
+		return "", &ExpandError{Kind: ErrSecretFile, File: path, Cause: err,
+			msg: fmt.Sprintf("cannot read secret file %s: %s; create it or fix the ${file:...} path", path, describeFileError(err))}
+	}
+	return content, nil
+}
+
+// readSecretFile reads at most maxSecretFileBytes and trims one trailing
+// newline, as `echo token > file` leaves one.
+func readSecretFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxSecretFileBytes {
+		return "", errSecretTooLarge
+	}
+	s := string(data)
+	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
+		return t, nil
+	}
+	return strings.TrimSuffix(s, "\n"), nil
+}
+
+var errSecretTooLarge = fmt.Errorf("larger than %d bytes", maxSecretFileBytes)
+
+// describeFileError drops the path an *fs.PathError repeats.
+func describeFileError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// inputEnvVar is the variable that answers ${input:ID} when the config names
+// no source for it: MCPWATCH_INPUT_ + the ID upper-cased, every byte that is
+// not a letter or digit turned into "_" ("api-key" -> MCPWATCH_INPUT_API_KEY).
+func inputEnvVar(id string) string {
+	b := []byte(strings.ToUpper(id))
+	for i, c := range b {
+		if !isNameByte(c) {
+			b[i] = '_'
+		}
+	}
+	return "MCPWATCH_INPUT_" + string(b)
+}
+
+func (x expander) input(p part) (string, error) {
+	in, declared := x.inputs[p.text]
+	switch {
+	case declared && in.File != "":
+		path := in.File // made absolute at load
+		content, err := readSecretFile(path)
+		if err != nil {
+			return "", &ExpandError{Kind: ErrSecretFile, Input: p.text, File: path, Cause: err,
+				msg: fmt.Sprintf("input %s: cannot read file %s: %s; create it or fix inputs.%s.file", p.text, path, describeFileError(err), p.text)}
+		}
+		return content, nil
+	case declared && in.Env != "":
+		if v, ok := x.lookupVar(in.Env); ok {
+			return v, nil
+		}
+		return "", &ExpandError{Kind: ErrUnsetVariable, Input: p.text, Var: in.Env,
+			msg: fmt.Sprintf("input %s: variable %s is not set: set %s", p.text, in.Env, in.Env)}
+	}
+	name := inputEnvVar(p.text)
+	if v, ok := x.lookupVar(name); ok {
+		return v, nil
+	}
+	return "", &ExpandError{Kind: ErrUnsetVariable, Input: p.text, Var: name,
+		msg: fmt.Sprintf("input %s is not resolved (mcpwatch never prompts): set %s, or add inputs: {%s: {env: VAR}} or {file: PATH} to mcpwatch.yml", p.text, name, p.text)}
+}

@@ -1,0 +1,163 @@
+package config
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+func TestLoadClientConfig(t *testing.T) {
+	td, _ := filepath.Abs("testdata/clients")
+	lookup := mapLookup(map[string]string{
+		"REPORT_API_TOKEN":             "rep-1",
+		"MCPWATCH_INPUT_API_KEY":       "pplx-1",
+		"MCPWATCH_INPUT_GH_TOKEN":      "gh-1",
+		"DOCS_KEY":                     "docs-1",
+		"DATABASE_URL":                 "postgres://db",
+		"HOME":                         "/home/u",
+		"MCPWATCH_TEST_UNUSED_EXAMPLE": "",
+	})
+	writeFile(t, filepath.Join(td, "vscode", ".env"), "# the server's own variables\nexport PERPLEXITY_MODEL=\"sonar\"\nPERPLEXITY_API_KEY=from-env-file\n")
+	t.Cleanup(func() { _ = removeFile(filepath.Join(td, "vscode", ".env")) })
+
+	cases := []struct {
+		name    string
+		file    string
+		targets map[string]probe.Target
+	}{
+		{"claude code", "claude-code/.mcp.json", map[string]probe.Target{
+			"report-cc": {Command: "python3", Args: []string{"./report_server.py"},
+				Env: map[string]string{"REPORT_API_TOKEN": "rep-1"}, Dir: filepath.Join(td, "claude-code"),
+				Transport: probe.TransportStdio, Era: probe.EraAuto},
+			"report-remote": {URL: "https://reports.example.com/mcp", Transport: probe.TransportHTTP,
+				Headers: map[string]string{"Authorization": "Bearer rep-1"}, Era: probe.EraAuto},
+			"legacy-events": {URL: "https://events.example.com/sse", Transport: probe.TransportSSE, Era: probe.EraAuto},
+		}},
+		{"claude desktop", "desktop/claude_desktop_config.json", map[string]probe.Target{
+			"filesystem": {Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop", "/Users/me/Downloads"},
+				Dir: filepath.Join(td, "desktop"), Transport: probe.TransportStdio, Era: probe.EraAuto},
+			"github": {Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"},
+				Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_desktopLiteralSecret1234567890"},
+				Dir: filepath.Join(td, "desktop"), Transport: probe.TransportStdio, Era: probe.EraAuto},
+			// old-server is disabled: not watched.
+		}},
+		{"vs code", "vscode/.vscode/mcp.json", map[string]probe.Target{
+			"perplexity": {Command: "npx", Args: []string{"-y", "server-perplexity-ask"},
+				// env wins over envFile
+				Env: map[string]string{"PERPLEXITY_API_KEY": "pplx-1", "PERPLEXITY_MODEL": "sonar"},
+				Dir: filepath.Join(td, "vscode"), Transport: probe.TransportStdio, Era: probe.EraAuto},
+			"github": {URL: "https://api.githubcopilot.com/mcp/", Transport: probe.TransportHTTP,
+				Headers: map[string]string{"Authorization": "Bearer gh-1"}, Era: probe.EraAuto},
+			"local-tools": {Command: filepath.Join(td, "vscode", "bin", "tools"), Args: []string{"--root", filepath.Join(td, "vscode")},
+				Dir: filepath.Join(td, "vscode", "work"), Transport: probe.TransportStdio, Era: probe.EraAuto},
+			"experimental": {Command: "node", Args: []string{"experimental.js"},
+				Dir: filepath.Join(td, "vscode"), Transport: probe.TransportStdio, Era: probe.EraAuto},
+		}},
+		{"vs code settings", "vscode-settings/settings.json", map[string]probe.Target{
+			"time": {Command: "uvx", Args: []string{"mcp-server-time", "--local-timezone=Europe/Paris"},
+				Dir: filepath.Join(td, "vscode-settings"), Transport: probe.TransportStdio, Era: probe.EraAuto},
+		}},
+		{"cursor", "cursor/.cursor/mcp.json", map[string]probe.Target{
+			"docs": {URL: "https://docs.example.com/mcp", Transport: probe.TransportAuto,
+				Headers: map[string]string{"X-API-Key": "docs-1"}, Era: probe.EraAuto},
+			"db": {Command: filepath.Join(td, "cursor", "scripts", "db-mcp.sh"), Args: []string{"--dsn", "postgres://db"},
+				Env: map[string]string{"LOG_LEVEL": "info"}, Dir: filepath.Join(td, "cursor"),
+				Transport: probe.TransportStdio, Era: probe.EraAuto},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			servers, err := LoadClientConfig(filepath.Join("testdata/clients", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]probe.Target{}
+			for _, s := range servers {
+				if s.Source != filepath.Join(td, tc.file) || s.Timeout != BuiltinDefaults().Timeout || s.Schedule != BuiltinDefaults().Schedule {
+					t.Errorf("%s: Source=%s Timeout=%s Schedule=%s", s.Name, s.Source, s.Timeout, s.Schedule)
+				}
+				target, err := s.Target(lookup)
+				if err != nil {
+					t.Fatalf("%s: %v", s.Name, err)
+				}
+				got[s.Name] = target
+			}
+			if !reflect.DeepEqual(got, tc.targets) {
+				t.Errorf("targets\n got: %+v\nwant: %+v", got, tc.targets)
+			}
+		})
+	}
+}
+
+func TestLoadClientConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, content, want string
+	}{
+		{"empty", "", "is empty; it needs a JSON object such as {\"mcpServers\": {...}}"},
+		{"not json", "mcpServers:\n  x: {}\n", "not valid JSON at line 1, column 1: invalid character looking for beginning of value"},
+		{"truncated", `{"mcpServers": {"a": {"command": "x"`, "not valid JSON at line 1, column 36: unexpected end of JSON input"},
+		{"top level list", `[{"mcpServers": {}}]`, "the top level must be a JSON object such as {\"mcpServers\": {...}}"},
+		{"servers not an object", `{"mcpServers": ["a"]}`, "mcpServers: expected a mapping, got a list"},
+		{"env not strings", `{"mcpServers": {"a": {"command": "x", "env": {"PORT": 8080}}}}`, "mcpServers.a.env.PORT: expected a string, got a number; quote the value"},
+		{"stdio with url", `{"mcpServers": {"a": {"type": "stdio", "command": "x", "url": "https://x.example.com"}}}`,
+			"mcpServers.a: both command and url are set; a server is either a process mcpwatch starts (command) or a remote server (url): keep one\n" +
+				"FILE: mcpServers.a.type: stdio is for command servers; use http, sse or auto with a url"},
+		{"http without url", `{"servers": {"a": {"type": "http", "command": "x"}}}`, "servers.a.type: is http but the server has no url; add one, or use stdio for a command"},
+		{"bad reference", `{"mcpServers": {"a": {"command": "x", "args": ["${file:}"]}}}`, "mcpServers.a.args[0]: bad reference at byte 0: ${file:} needs a path (write $$ for a literal $)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ".mcp.json")
+			writeFile(t, path, tc.content)
+			_, err := LoadClientConfig(path)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			want := path + ": " + strings.ReplaceAll(tc.want, "FILE", path)
+			if err.Error() != want {
+				t.Errorf("message\n got: %s\nwant: %s", err, want)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.File != path {
+				t.Errorf("not a *FieldError naming the file: %#v", err)
+			}
+		})
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"a": "http://x//y", "b": "/* not a comment */"}`, `{"a": "http://x//y", "b": "/* not a comment */"}`},
+		{"{\"a\": 1, // comment\n}", "{\"a\": 1" + strings.Repeat(" ", len(", // comment")) + "\n}"},
+		{`{"a": [1, 2,], /* c */ "b": "x\"//",}`, `{"a": [1, 2 ],         "b": "x\"//" }`},
+		{"{\"a\": 1, /* c */ }", "{\"a\": 1" + strings.Repeat(" ", len(", /* c */ ")) + "}"},
+	}
+	for _, tc := range cases {
+		got := string(stripJSONC([]byte(tc.in)))
+		if got != tc.want {
+			t.Errorf("stripJSONC(%q)\n got: %q\nwant: %q", tc.in, got, tc.want)
+		}
+		if len(got) != len(tc.in) {
+			t.Errorf("length changed: offsets in errors would be wrong")
+		}
+	}
+}
+
+func TestParseEnvFile(t *testing.T) {
+	env, err := parseEnvFile([]byte("# c\n\nA=1\nexport B = 'two words'\nC=\"x=y\"\nD=\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"A": "1", "B": "two words", "C": "x=y", "D": ""}
+	if !reflect.DeepEqual(env, want) {
+		t.Errorf("got %q", env)
+	}
+	_, err = parseEnvFile([]byte("A=1\nsecret-without-equals\n"))
+	if err == nil || err.Error() != "line 2 is not KEY=VALUE" {
+		t.Errorf("got %v", err)
+	}
+}

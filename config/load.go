@@ -1,0 +1,441 @@
+package config
+
+// mcpwatch.yml, every key (testdata/full.yml is a complete example):
+//
+//	defaults:                    # apply to every server that does not set its own
+//	  timeout: 10s               # one deadline per probe (Go duration, > 0)
+//	  schedule: "@every 30s"     # cron expression (5 fields) or descriptor (@every 1m, @hourly)
+//	  concurrency: 16            # probes at once (>= 1)
+//	  stdio_concurrency: 4       # stdio processes at once (>= 1)
+//	  era: auto                  # auto | modern | legacy
+//	  max_message_bytes: 4MiB    # integer bytes, or with a unit: B KB KiB MB MiB GB GiB
+//	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
+//	imports:                     # client config files whose servers are watched as they are
+//	  - .mcp.json                # a path, or a mapping:
+//	  - {path: ~/.config/Claude/claude_desktop_config.json, optional: true, exclude: [legacy]}
+//	inputs:                      # answers VS Code ${input:ID}; never prompted for
+//	  api-key: {env: API_KEY}    # from a variable, or
+//	  gh-token: {file: ./secrets/gh}  # from a file (one trailing newline trimmed)
+//	servers:
+//	  report:                    # the name: the metrics' server label
+//	    command: ./bin/reportserver   # a process mcpwatch starts ...
+//	    args: [--verbose]
+//	    env: {REPORT_API_TOKEN: "${file:./secrets/token}"}
+//	    cwd: .                   # default: this file's directory
+//	    inherit_env: false       # true passes mcpwatch's whole environment
+//	    timeout: 5s              # overrides defaults.timeout
+//	    schedule: "@every 15s"   # overrides defaults.schedule
+//	    era: auto                # overrides defaults.era
+//	    forbid: ["delete_*"]     # tool-name globs (path.Match) that must never appear
+//	  remote:
+//	    url: https://mcp.example.com/mcp   # ... or a remote server
+//	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse
+//	    headers: {Authorization: "Bearer ${TOKEN}"}
+//	    tls: {ca_file: ./ca.pem, insecure_skip_verify: false}
+//
+// Unknown keys are errors at every level. Relative paths (imports, lock,
+// input files, cwd, ca_file, a command holding a "/", ${file:...}) start at
+// the directory of the file that names them; "~/" starts at $HOME. String
+// values of command, args, env, cwd, url, headers and ca_file may hold
+// ${...} references (see expand.go): their syntax is checked at load, their
+// values are read at every probe (Server.Target), and Config.Check reports
+// the ones that cannot be read now.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/rawbytes"
+	"github.com/knadh/koanf/v2"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// DefaultLockFile is the lock's name when the config does not give one: the
+// seed preflight's name, so an existing lock keeps working.
+const DefaultLockFile = "mcp-tools.lock.json"
+
+// BuiltinDefaults are the defaults when mcpwatch.yml sets none.
+func BuiltinDefaults() Defaults {
+	return Defaults{
+		Timeout:          10 * time.Second,
+		Schedule:         "@every 30s",
+		Concurrency:      16,
+		StdioConcurrency: 4,
+		Era:              probe.EraAuto,
+		MaxMessageBytes:  4 << 20,
+	}
+}
+
+// Load reads and validates an mcpwatch.yml and the client configs it
+// imports. Every problem found is returned, joined; each names the file, the
+// key and the fix. Variables are not read: see Config.Check.
+func Load(path string) (*Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	raw, err := parseYAML(data)
+	if err != nil {
+		return nil, &FieldError{File: abs, Problem: err.Error()}
+	}
+
+	d := &decoder{file: abs}
+	dir := filepath.Dir(abs)
+	cfg := &Config{Path: abs, Defaults: BuiltinDefaults(), Lock: filepath.Join(dir, DefaultLockFile)}
+	root, _ := d.object("", raw, true)
+
+	if o, ok := root.sub("defaults", true); ok {
+		decodeDefaults(o, &cfg.Defaults)
+	}
+	if lock, ok := root.string("lock"); ok {
+		if lock == "" {
+			d.errorf("lock", "is empty; name the lock file or remove the key for %s", DefaultLockFile)
+		} else {
+			cfg.Lock = resolveLoadPath(lock, dir)
+		}
+	}
+	var inputs map[string]input
+	if o, ok := root.sub("inputs", false); ok {
+		inputs = decodeInputs(o, dir)
+	}
+	var imports []importSpec
+	if v, ok := root.get("imports"); ok {
+		imports = decodeImports(d, v, dir)
+	}
+	var own []Server
+	if o, ok := root.sub("servers", false); ok {
+		for _, name := range o.keys() {
+			if s, ok := decodeServer(d, joinKey("servers", name), name, o.m[name], cfg.Defaults, dir); ok {
+				s.inputs = inputs
+				own = append(own, s)
+			}
+		}
+	}
+	root.finish()
+
+	errs := d.errs
+	all := own
+	for _, im := range imports {
+		servers, err := loadClientConfig(im.path, cfg.Defaults, inputs)
+		var pe *fs.PathError
+		switch {
+		case err == nil:
+		case im.optional && errors.Is(err, fs.ErrNotExist):
+			continue
+		case errors.As(err, &pe):
+			errs = append(errs, &FieldError{File: abs, Key: im.key, Err: err,
+				Problem: fmt.Sprintf("cannot read %s (%s); fix the path, or write {path: ..., optional: true} if it may be absent", im.path, describeFileError(err))})
+			continue
+		default:
+			errs = append(errs, err)
+			continue
+		}
+		for _, s := range servers {
+			if !contains(im.exclude, s.Name) {
+				all = append(all, s)
+			}
+		}
+	}
+	servers, dupErrs := mergeServers(all)
+	errs = append(errs, dupErrs...)
+	if len(errs) == 0 && len(servers) == 0 {
+		errs = append(errs, &FieldError{File: abs, Problem: "no servers to watch; add servers: or imports:"})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	cfg.Servers = servers
+	return cfg, nil
+}
+
+// parseYAML reads the file through koanf, which keeps the nested map (server
+// names with dots stay whole).
+func parseYAML(data []byte) (map[string]any, error) {
+	k := koanf.New(".")
+	if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
+		// A type error from the YAML library quotes the value it met;
+		// that value could be a secret pasted at the wrong level.
+		if strings.Contains(err.Error(), "cannot unmarshal") {
+			return nil, errors.New("not a mapping at the top level; start with keys such as servers:")
+		}
+		// yaml.v3 spreads a list of errors over lines; one line reads better in a log.
+		return nil, errors.New("not valid YAML: " + strings.Join(strings.Fields(err.Error()), " "))
+	}
+	return k.Raw(), nil
+}
+
+func decodeDefaults(o *object, def *Defaults) {
+	if v, ok := o.duration("timeout"); ok {
+		def.Timeout = v
+	}
+	if v, ok := o.string("schedule"); ok {
+		if err := parseSchedule(v); err != nil {
+			o.d.errorf(o.key("schedule"), "%q is not a schedule (%v); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"", v, err)
+		} else {
+			def.Schedule = v
+		}
+	}
+	for _, c := range []struct {
+		key string
+		dst *int
+	}{{"concurrency", &def.Concurrency}, {"stdio_concurrency", &def.StdioConcurrency}} {
+		if v, ok := o.integer(c.key); ok {
+			if v < 1 || v > 1<<20 {
+				o.d.errorf(o.key(c.key), "must be at least 1, got %d", v)
+			} else {
+				*c.dst = int(v)
+			}
+		}
+	}
+	if era, ok := o.era(); ok {
+		def.Era = era
+	}
+	if v, ok := o.get("max_message_bytes"); ok {
+		if n, ok := parseSize(v); ok {
+			def.MaxMessageBytes = n
+		} else {
+			o.d.errorf(o.key("max_message_bytes"), "is not a positive size; write bytes (4194304) or a size with a unit (4MiB, 512KiB)")
+		}
+	}
+	o.finish()
+}
+
+func decodeInputs(o *object, dir string) map[string]input {
+	inputs := map[string]input{}
+	for _, id := range o.keys() {
+		in, ok := o.d.object(o.key(id), o.m[id], true)
+		if !ok {
+			continue
+		}
+		env, hasEnv := in.string("env")
+		file, hasFile := in.string("file")
+		in.finish()
+		switch {
+		case hasEnv == hasFile:
+			o.d.errorf(o.key(id), "give exactly one of env: VAR or file: PATH")
+		case hasEnv && env == "":
+			o.d.errorf(in.key("env"), "is empty; name the variable that holds the input")
+		case hasFile && file == "":
+			o.d.errorf(in.key("file"), "is empty; name the file that holds the input")
+		case hasFile:
+			inputs[id] = input{File: resolveLoadPath(file, dir)}
+		default:
+			inputs[id] = input{Env: env}
+		}
+	}
+	return inputs
+}
+
+// importSpec is one entry of imports:.
+type importSpec struct {
+	key      string // imports[i], for errors
+	path     string
+	optional bool     // a missing file is skipped (a desktop config absent on a server)
+	exclude  []string // server names not to watch
+}
+
+func decodeImports(d *decoder, v any, dir string) []importSpec {
+	list, ok := v.([]any)
+	if !ok {
+		d.errorf("imports", "expected a list of client config files, got %s", kindOf(v))
+		return nil
+	}
+	var specs []importSpec
+	for i, item := range list {
+		key := fmt.Sprintf("imports[%d]", i)
+		spec := importSpec{key: key}
+		switch item := item.(type) {
+		case string:
+			spec.path = item
+		case map[string]any:
+			o, _ := d.object(key, item, true)
+			spec.path, _ = o.string("path")
+			spec.optional, _ = o.boolean("optional")
+			spec.exclude, _ = o.strings("exclude")
+			o.finish()
+		default:
+			d.errorf(key, "expected a path or {path: ..., optional: ..., exclude: [...]}, got %s", kindOf(item))
+			continue
+		}
+		if spec.path == "" {
+			d.errorf(key, "names no file; give the path of a client config such as .mcp.json")
+			continue
+		}
+		spec.path = resolveLoadPath(spec.path, dir)
+		specs = append(specs, spec)
+	}
+	return specs
+}
+
+// decodeServer reads one entry of servers:.
+func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir string) (Server, bool) {
+	o, ok := d.object(prefix, v, true)
+	if !ok {
+		return Server{}, false
+	}
+	nerr := len(d.errs)
+	s := Server{
+		Name: name, Source: d.file, baseDir: dir,
+		Timeout: def.Timeout, Schedule: def.Schedule, Era: def.Era,
+	}
+	s.Command, _ = o.string("command")
+	s.Args, _ = o.strings("args")
+	s.Env, _ = o.stringMap("env")
+	cwd, hasCwd := o.string("cwd")
+	s.InheritEnv, _ = o.boolean("inherit_env")
+	s.URL, _ = o.string("url")
+	transport, hasTransport := o.string("transport")
+	s.Headers, _ = o.stringMap("headers")
+	if tls, ok := o.sub("tls", true); ok {
+		s.CAFile, _ = tls.string("ca_file")
+		s.Insecure, _ = tls.boolean("insecure_skip_verify")
+		tls.finish()
+	}
+	if v, ok := o.duration("timeout"); ok {
+		s.Timeout = v
+	}
+	if v, ok := o.string("schedule"); ok {
+		if err := parseSchedule(v); err != nil {
+			d.errorf(o.key("schedule"), "%q is not a schedule (%v); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"", v, err)
+		} else {
+			s.Schedule = v
+		}
+	}
+	if era, ok := o.era(); ok {
+		s.Era = era
+	}
+	s.Forbid, _ = o.strings("forbid")
+	o.finish()
+
+	if s.URL != "" {
+		s.Transport = probe.TransportAuto
+		if hasTransport {
+			if t, ok := parseTransport(transport); ok {
+				s.Transport = t
+			} else {
+				d.errorf(o.key("transport"), "%q is not a transport; use auto, http or sse", transport)
+			}
+		}
+		for _, k := range []string{"command", "args", "env", "cwd", "inherit_env"} {
+			if _, set := o.m[k]; set && s.Command == "" {
+				d.errorf(o.key(k), "applies only to command servers, and this one has a url; remove it")
+			}
+		}
+	} else if s.Command != "" {
+		s.Transport = probe.TransportStdio
+		if hasTransport && transport != string(probe.TransportStdio) {
+			d.errorf(o.key("transport"), "applies only to url servers, and this one has a command; remove it")
+		}
+		for _, k := range []string{"headers", "tls"} {
+			if _, set := o.m[k]; set {
+				d.errorf(o.key(k), "applies only to url servers, and this one has a command; remove it")
+			}
+		}
+	}
+	checkServer(d, &s, serverKeys{prefix: prefix, transport: "transport", caFile: joinKey(prefix, "tls.ca_file")})
+
+	if s.Command != "" {
+		s.Command = resolveCommand(s.Command, dir)
+		s.Dir = dir
+		if hasCwd {
+			s.Dir = resolveServerPath(cwd, dir)
+		}
+	}
+	s.CAFile = resolveServerPath(s.CAFile, dir)
+	return s, len(d.errs) == nerr
+}
+
+// resolveLoadPath resolves a path read once, at load (imports, lock, input
+// files): "~/" against the home directory, a relative path against dir.
+func resolveLoadPath(p, dir string) string {
+	if p == "" || strings.Contains(p, "${") {
+		return p
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+		return p
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// resolveServerPath makes a plain relative path of a server absolute
+// against dir. A path holding a reference or starting with "~" is left for
+// Target, which resolves it after expansion with the probe's variables.
+func resolveServerPath(p, dir string) string {
+	if p == "" || strings.Contains(p, "${") || strings.HasPrefix(p, "~") || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// resolveCommand resolves a command that names a path ("./bin/server");
+// a bare name ("npx") is looked up in PATH when the server starts.
+func resolveCommand(cmd, dir string) string {
+	if !strings.Contains(cmd, "/") {
+		return cmd
+	}
+	return resolveServerPath(cmd, dir)
+}
+
+// mergeServers sorts servers by name and reports a name defined twice,
+// naming both files.
+func mergeServers(all []Server) ([]Server, []error) {
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	var errs []error
+	out := all[:0:0]
+	for i, s := range all {
+		if i > 0 && all[i-1].Name == s.Name {
+			prev := all[i-1]
+			where := "in " + prev.Source + " and in " + s.Source
+			if prev.Source == s.Source {
+				where = "twice in " + s.Source
+			}
+			errs = append(errs, fmt.Errorf("server %q is defined %s; rename one, or list it under exclude: of its import", s.Name, where))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, errs
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// era reads an era key. A protocol version there (2025-06-18, which YAML
+// reads as a date) gets the same hint as any other wrong value.
+func (o *object) era() (probe.Era, bool) {
+	v, ok := o.get("era")
+	if !ok {
+		return "", false
+	}
+	if s, isString := v.(string); isString {
+		if era, ok := parseEra(s); ok {
+			return era, true
+		}
+	}
+	o.d.errorf(o.key("era"), "is not an era; use auto, modern or legacy (the protocol version is negotiated, not configured)")
+	return "", false
+}

@@ -1,0 +1,358 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// TestLoadErrors maps each bad config to its exact message, as
+// blackbox_exporter does: the message is the interface a person reads.
+func TestLoadErrors(t *testing.T) {
+	abs, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		file, want string
+	}{
+		{"args_not_list.yml",
+			"testdata/bad/args_not_list.yml: servers.report.args: expected a list of strings, got a string"},
+		{"bad_duration.yml",
+			"testdata/bad/bad_duration.yml: defaults.timeout: \"5 seconds\" is not a duration; write it like 10s or 1m30s"},
+		{"bad_era.yml",
+			"testdata/bad/bad_era.yml: defaults.era: is not an era; use auto, modern or legacy (the protocol version is negotiated, not configured)" +
+				"\n" + "testdata/bad/bad_era.yml: servers.report.era: is not an era; use auto, modern or legacy (the protocol version is negotiated, not configured)"},
+		{"bad_forbid.yml",
+			"testdata/bad/bad_forbid.yml: servers.report.forbid[1]: \"[abc\" is not a valid glob; use *, ? and [a-z] as in path.Match, and escape a literal one with \\"},
+		{"bad_max_message_bytes.yml",
+			"testdata/bad/bad_max_message_bytes.yml: defaults.max_message_bytes: is not a positive size; write bytes (4194304) or a size with a unit (4MiB, 512KiB)"},
+		{"bad_reference.yml",
+			"testdata/bad/bad_reference.yml: servers.report.env.REPORT_API_TOKEN: bad reference at byte 0: missing closing } (write $$ for a literal $)"},
+		{"bad_schedule.yml",
+			"testdata/bad/bad_schedule.yml: defaults.schedule: \"@every banana\" is not a schedule (failed to parse duration @every banana: time: invalid duration \"banana\"); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"" +
+				"\n" + "testdata/bad/bad_schedule.yml: servers.report.schedule: \"* * *\" is not a schedule (expected exactly 5 fields, found 3: [* * *]); use a cron expression like \"*/5 * * * *\" or \"@every 30s\""},
+		{"bad_transport.yml",
+			"testdata/bad/bad_transport.yml: servers.remote.transport: \"websocket\" is not a transport; use auto, http or sse"},
+		{"bad_url_scheme.yml",
+			"testdata/bad/bad_url_scheme.yml: servers.remote.url: must start with http:// or https://"},
+		{"both_command_and_url.yml",
+			"testdata/bad/both_command_and_url.yml: servers.report: both command and url are set; a server is either a process mcpwatch starts (command) or a remote server (url): keep one"},
+		{"concurrency_string.yml",
+			"testdata/bad/concurrency_string.yml: defaults.stdio_concurrency: expected an integer, got a string"},
+		{"duplicate_across_imports.yml",
+			"server \"report\" is defined in testdata/bad/clients/report.mcp.json and in testdata/bad/clients/vscode.json; rename one, or list it under exclude: of its import"},
+		{"duplicate_in_file.yml",
+			"testdata/bad/duplicate_in_file.yml: not valid YAML: yaml: unmarshal errors: line 3: mapping key \"report\" already defined at line 2"},
+		{"duplicate_with_import.yml",
+			"server \"report\" is defined in testdata/bad/duplicate_with_import.yml and in testdata/bad/clients/report.mcp.json; rename one, or list it under exclude: of its import"},
+		{"duration_without_unit.yml",
+			"testdata/bad/duration_without_unit.yml: servers.report.timeout: expected a duration with a unit, like 10s or 1m30s, got an integer"},
+		{"empty_lock.yml",
+			"testdata/bad/empty_lock.yml: lock: is empty; name the lock file or remove the key for mcp-tools.lock.json"},
+		{"env_on_url.yml",
+			"testdata/bad/env_on_url.yml: servers.remote.env: applies only to command servers, and this one has a url; remove it"},
+		{"env_value_not_string.yml",
+			"testdata/bad/env_value_not_string.yml: servers.report.env.DEBUG: has no value; write \"\" for an empty one" +
+				"\n" + "testdata/bad/env_value_not_string.yml: servers.report.env.PORT: expected a string, got an integer; quote the value"},
+		{"headers_on_command.yml",
+			"testdata/bad/headers_on_command.yml: servers.report.headers: applies only to url servers, and this one has a command; remove it"},
+		{"import_bad_type.yml",
+			"testdata/bad/clients/bad-type.json: mcpServers.args.args: expected a list of strings, got a string" +
+				"\n" + "testdata/bad/clients/bad-type.json: mcpServers.empty: neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server)" +
+				"\n" + "testdata/bad/clients/bad-type.json: mcpServers.ws.type: \"websocket\" is not a server type mcpwatch can probe; use stdio, http or sse" +
+				"\n" + "testdata/bad/clients/bad-type.json: mcpServers.ws.url: must start with http:// or https://"},
+		{"import_malformed.yml",
+			"testdata/bad/clients/malformed.json: not valid JSON at line 4, column 5: invalid character after object key:value pair"},
+		{"import_missing.yml",
+			"testdata/bad/import_missing.yml: imports[0]: cannot read testdata/bad/clients/nope.json (no such file or directory); fix the path, or write {path: ..., optional: true} if it may be absent"},
+		{"import_not_client_config.yml",
+			"testdata/bad/clients/package.json: holds no mcpServers or servers; is it a Claude Code, Claude Desktop, Cursor or VS Code MCP config?"},
+		{"imports_not_list.yml",
+			"testdata/bad/imports_not_list.yml: imports: expected a list of client config files, got a string"},
+		{"inputs_both.yml",
+			"testdata/bad/inputs_both.yml: inputs.api-key: give exactly one of env: VAR or file: PATH"},
+		{"negative_concurrency.yml",
+			"testdata/bad/negative_concurrency.yml: defaults.concurrency: must be at least 1, got -1"},
+		{"neither_command_nor_url.yml",
+			"testdata/bad/neither_command_nor_url.yml: servers.report: neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server)"},
+		{"no_servers.yml",
+			"testdata/bad/no_servers.yml: no servers to watch; add servers: or imports:"},
+		{"not_yaml.yml",
+			"testdata/bad/not_yaml.yml: not valid YAML: yaml: line 1: did not find expected key"},
+		{"server_not_mapping.yml",
+			"testdata/bad/server_not_mapping.yml: servers.report: expected a mapping, got a string"},
+		{"top_level_list.yml",
+			"testdata/bad/top_level_list.yml: not a mapping at the top level; start with keys such as servers:"},
+		{"transport_on_command.yml",
+			"testdata/bad/transport_on_command.yml: servers.report.transport: applies only to url servers, and this one has a command; remove it"},
+		{"unknown_defaults_key.yml",
+			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: concurrency, era, max_message_bytes, schedule, stdio_concurrency, timeout)"},
+		{"unknown_server_key.yml",
+			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: args, command, cwd, env, era, forbid, headers, inherit_env, schedule, timeout, tls, transport, url)"},
+		{"unknown_tls_key.yml",
+			"testdata/bad/unknown_tls_key.yml: servers.remote.tls.ca: unknown key; did you mean ca_file? (known keys here: ca_file, insecure_skip_verify)"},
+		{"unknown_top_key.yml",
+			"testdata/bad/unknown_top_key.yml: server: unknown key; did you mean servers? (known keys here: defaults, imports, inputs, lock, servers)"},
+		{"url_without_scheme.yml",
+			"testdata/bad/url_without_scheme.yml: servers.remote.url: must start with http:// or https://"},
+		{"zero_timeout.yml",
+			"testdata/bad/zero_timeout.yml: servers.report.timeout: must be positive, got 0s"},
+	}
+	seen := map[string]bool{}
+	for _, tc := range cases {
+		seen[tc.file] = true
+		t.Run(tc.file, func(t *testing.T) {
+			_, err := Load(filepath.Join("testdata", "bad", tc.file))
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			got := strings.ReplaceAll(err.Error(), abs, "testdata")
+			if got != tc.want {
+				t.Errorf("message\n got: %s\nwant: %s", got, tc.want)
+			}
+			for _, secret := range []string{"hunter2", "sk-live-123"} {
+				if strings.Contains(got, secret) {
+					t.Errorf("message carries the secret %q", secret)
+				}
+			}
+		})
+	}
+	files, _ := filepath.Glob("testdata/bad/*.yml")
+	for _, f := range files {
+		if !seen[filepath.Base(f)] {
+			t.Errorf("%s has no case in the table", f)
+		}
+	}
+}
+
+func TestLoadFull(t *testing.T) {
+	cfg, err := Load("testdata/full.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, _ := filepath.Abs("testdata")
+	vscode := filepath.Join(td, "clients", "vscode")
+	claude := filepath.Join(td, "clients", "claude-code")
+
+	if cfg.Path != filepath.Join(td, "full.yml") || cfg.Lock != filepath.Join(td, "mcp-tools.lock.json") {
+		t.Errorf("Path=%s Lock=%s", cfg.Path, cfg.Lock)
+	}
+	wantDefaults := Defaults{Timeout: 10 * time.Second, Schedule: "@every 30s", Concurrency: 16,
+		StdioConcurrency: 4, Era: probe.EraAuto, MaxMessageBytes: 4 << 20}
+	if cfg.Defaults != wantDefaults {
+		t.Errorf("Defaults = %+v", cfg.Defaults)
+	}
+	var names []string
+	for _, s := range cfg.Servers {
+		names = append(names, s.Name)
+	}
+	// experimental is excluded; the optional desktop import is absent.
+	if got, want := strings.Join(names, " "), "github legacy-events local-tools perplexity remote report report-cc report-remote"; got != want {
+		t.Fatalf("servers = %s, want %s", got, want)
+	}
+
+	env := mapLookup(map[string]string{"TOKEN": "tok-1", "VSCODE_API_KEY": "pplx-1", "REPORT_API_TOKEN": "rep-1", "HOME": "/home/u"})
+	cases := []struct {
+		server   string
+		target   probe.Target
+		timeout  time.Duration
+		schedule string
+		forbid   []string
+		source   string
+	}{
+		{"report", probe.Target{
+			Command: filepath.Join(td, "bin", "reportserver"), Args: []string{"--log-level", "debug"},
+			Env: map[string]string{"REPORT_API_TOKEN": "fixture-token", "REPORT_SCOPE": "full"},
+			Dir: td, Transport: probe.TransportStdio, Era: probe.EraAuto,
+		}, 5 * time.Second, "@every 15s", []string{"delete_*", "rotate_api_key"}, "full.yml"},
+		{"remote", probe.Target{
+			URL: "https://mcp.example.com/mcp", Transport: probe.TransportAuto,
+			Headers: map[string]string{"Authorization": "Bearer tok-1"},
+			CAFile:  filepath.Join(td, "certs", "ca.pem"), Era: probe.EraModern,
+		}, 10 * time.Second, "@every 30s", nil, "full.yml"},
+		{"report-cc", probe.Target{
+			Command: "python3", Args: []string{"./report_server.py"},
+			Env: map[string]string{"REPORT_API_TOKEN": "rep-1"},
+			Dir: claude, Transport: probe.TransportStdio, Era: probe.EraAuto,
+		}, 10 * time.Second, "@every 30s", nil, "clients/claude-code/.mcp.json"},
+		{"report-remote", probe.Target{
+			URL: "https://reports.example.com/mcp", Transport: probe.TransportHTTP,
+			Headers: map[string]string{"Authorization": "Bearer rep-1"}, Era: probe.EraAuto,
+		}, 10 * time.Second, "@every 30s", nil, "clients/claude-code/.mcp.json"},
+		{"legacy-events", probe.Target{
+			URL: "https://events.example.com/sse", Transport: probe.TransportSSE, Era: probe.EraAuto,
+		}, 10 * time.Second, "@every 30s", nil, "clients/claude-code/.mcp.json"},
+		{"github", probe.Target{
+			URL: "https://api.githubcopilot.com/mcp/", Transport: probe.TransportHTTP,
+			Headers: map[string]string{"Authorization": "Bearer gh-fixture"}, Era: probe.EraAuto,
+		}, 10 * time.Second, "@every 30s", nil, "clients/vscode/.vscode/mcp.json"},
+		{"local-tools", probe.Target{
+			Command: filepath.Join(vscode, "bin", "tools"), Args: []string{"--root", vscode},
+			Dir: filepath.Join(vscode, "work"), Transport: probe.TransportStdio, Era: probe.EraAuto,
+		}, 10 * time.Second, "@every 30s", nil, "clients/vscode/.vscode/mcp.json"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.server, func(t *testing.T) {
+			s, ok := cfg.Server(tc.server)
+			if !ok {
+				t.Fatalf("no server %q", tc.server)
+			}
+			if s.Source != filepath.Join(td, tc.source) {
+				t.Errorf("Source = %s", s.Source)
+			}
+			if s.Timeout != tc.timeout || s.Schedule != tc.schedule || !reflect.DeepEqual(s.Forbid, tc.forbid) {
+				t.Errorf("Timeout=%s Schedule=%q Forbid=%q", s.Timeout, s.Schedule, s.Forbid)
+			}
+			got, err := s.Target(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.target) {
+				t.Errorf("Target\n got: %+v\nwant: %+v", got, tc.target)
+			}
+		})
+	}
+	if _, ok := cfg.Server("experimental"); ok {
+		t.Error("excluded server experimental is watched")
+	}
+}
+
+func TestLoadAppliesDefaults(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"imported": {"url": "https://x.example.com/mcp"}}}`)
+	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), `
+defaults: {timeout: 3s, schedule: "*/5 * * * *", era: legacy, max_message_bytes: 1048576}
+imports: [.mcp.json]
+servers:
+  own: {command: server}
+  pinned: {command: server, timeout: 1s, era: modern, schedule: "@hourly"}
+`)
+	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Defaults.MaxMessageBytes != 1<<20 || cfg.Defaults.Concurrency != 16 || cfg.Defaults.StdioConcurrency != 4 {
+		t.Errorf("Defaults = %+v", cfg.Defaults)
+	}
+	for _, tc := range []struct {
+		name     string
+		timeout  time.Duration
+		schedule string
+		era      probe.Era
+	}{
+		{"own", 3 * time.Second, "*/5 * * * *", probe.EraLegacy},
+		{"imported", 3 * time.Second, "*/5 * * * *", probe.EraLegacy},
+		{"pinned", time.Second, "@hourly", probe.EraModern},
+	} {
+		s, _ := cfg.Server(tc.name)
+		if s.Timeout != tc.timeout || s.Schedule != tc.schedule || s.Era != tc.era {
+			t.Errorf("%s: Timeout=%s Schedule=%q Era=%s", tc.name, s.Timeout, s.Schedule, s.Era)
+		}
+	}
+	if cfg.Lock != filepath.Join(dir, DefaultLockFile) {
+		t.Errorf("Lock = %s", cfg.Lock)
+	}
+}
+
+// TestLoadRelativePaths: a config is read the same from any working
+// directory, and a ${file:...} path starts at the config's directory.
+func TestLoadRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "etc", "secrets", "token"), "rel-token\n")
+	writeFile(t, filepath.Join(dir, "etc", "mcpwatch.yml"), `
+lock: locks/tools.lock.json
+servers:
+  rel:
+    command: ./bin/server
+    args: [./data]
+    cwd: work
+    env: {TOKEN: "${file:secrets/token}"}
+  bare: {command: python3}
+  home: {command: "~/bin/server", cwd: "${HOME}/work"}
+  remote:
+    url: https://x.example.com/mcp
+    tls: {ca_file: ../ca.pem}
+`)
+	t.Chdir(t.TempDir()) // somewhere else entirely
+	cfg, err := Load(filepath.Join(dir, "etc", "mcpwatch.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	etc := filepath.Join(dir, "etc")
+	if cfg.Lock != filepath.Join(etc, "locks", "tools.lock.json") {
+		t.Errorf("Lock = %s", cfg.Lock)
+	}
+	lookup := mapLookup(map[string]string{"HOME": "/home/u"})
+	for _, tc := range []struct {
+		name, command, dir, token, ca string
+		args                          []string
+	}{
+		{"rel", filepath.Join(etc, "bin", "server"), filepath.Join(etc, "work"), "rel-token", "", []string{"./data"}},
+		{"bare", "python3", etc, "", "", nil},
+		{"home", "/home/u/bin/server", "/home/u/work", "", "", nil},
+		{"remote", "", "", "", filepath.Join(dir, "ca.pem"), nil},
+	} {
+		s, _ := cfg.Server(tc.name)
+		target, err := s.Target(lookup)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if target.Command != tc.command || target.Dir != tc.dir || target.Env["TOKEN"] != tc.token ||
+			target.CAFile != tc.ca || !reflect.DeepEqual(target.Args, tc.args) {
+			t.Errorf("%s: %+v", tc.name, target)
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "mcpwatch.yml"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("got %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestLoadServerNamesWithDots(t *testing.T) {
+	// koanf must not split "reports.v2" into nested keys.
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), "servers:\n  reports.v2: {command: server, tiemout: 1s}\n")
+	_, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	want := `servers."reports.v2".tiemout: unknown key; did you mean timeout?`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want it to contain %s", err, want)
+	}
+	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), "servers:\n  reports.v2: {command: server}\n")
+	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Server("reports.v2"); !ok {
+		t.Errorf("servers = %+v", cfg.Servers)
+	}
+}
+
+func TestLoadDoesNotReadVariables(t *testing.T) {
+	// Unset variables and absent secret files are a probe-time matter:
+	// Load succeeds, Check reports them.
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), `
+servers:
+  report:
+    command: /bin/sh
+    env: {TOKEN: "${MCPWATCH_TEST_SURELY_UNSET}", OTHER: "${file:/nonexistent/token}"}
+`)
+	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := cfg.Check(os.LookupEnv); len(errs) != 2 {
+		t.Errorf("Check = %v, want 2 errors", errs)
+	}
+}

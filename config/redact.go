@@ -1,0 +1,302 @@
+package config
+
+// What printing a server shows (config check, the status page, reports):
+//
+//   - env and header values: "<redacted>", unless the value is a pure
+//     reference, shown as written: "${TOKEN}", "${file:/run/secrets/token}",
+//     "Bearer ${TOKEN}" (an auth scheme word before references), "${A}:${B}"
+//     (references joined by punctuation). A reference names where a secret
+//     lives, not the secret, and seeing it is how a person debugs the wiring.
+//     A literal default is a secret written in the file: "${TOKEN:-<redacted>}".
+//   - URLs: userinfo, query values and the fragment are redacted, and so is
+//     a path segment that looks like a key (24 or more characters mixing
+//     letters and digits, as some hosted servers put in the path).
+//   - args: shown, except the value of a flag whose name says secret
+//     (--token=..., --api-key ..., --password ...), an argument that looks
+//     like a key, and the secret parts of a URL. This is a heuristic: put
+//     secrets in env, where they are always redacted.
+//   - command, cwd, ca_file, schedule, forbid: shown as written.
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Redacted is what a secret is printed as.
+const Redacted = "<redacted>"
+
+// RedactedServer is a Server fit to print or serve as JSON.
+type RedactedServer struct {
+	Name       string            `json:"name"`
+	Source     string            `json:"source"`
+	Command    string            `json:"command,omitempty"`
+	Args       []string          `json:"args,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	EnvFile    string            `json:"env_file,omitempty"`
+	Dir        string            `json:"cwd,omitempty"`
+	InheritEnv bool              `json:"inherit_env,omitempty"`
+	URL        string            `json:"url,omitempty"`
+	Transport  probe.Transport   `json:"transport"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	CAFile     string            `json:"ca_file,omitempty"`
+	Insecure   bool              `json:"insecure_skip_verify,omitempty"`
+	Timeout    time.Duration     `json:"timeout"`
+	Schedule   string            `json:"schedule"`
+	Era        probe.Era         `json:"era"`
+	Forbid     []string          `json:"forbid,omitempty"`
+}
+
+// Redacted returns the server with its secrets replaced (rules above).
+func (s Server) Redacted() RedactedServer {
+	r := RedactedServer{
+		Name: s.Name, Source: s.Source,
+		Command: s.Command, EnvFile: s.EnvFile, Dir: s.Dir, InheritEnv: s.InheritEnv,
+		Transport: s.Transport, CAFile: s.CAFile, Insecure: s.Insecure,
+		Timeout: s.Timeout, Schedule: s.Schedule, Era: s.Era,
+		Forbid: append([]string(nil), s.Forbid...),
+		Args:   RedactArgs(s.Args),
+		URL:    RedactURL(s.URL),
+	}
+	if len(s.Env) > 0 {
+		r.Env = make(map[string]string, len(s.Env))
+		for k, v := range s.Env {
+			r.Env[k] = RedactValue(v)
+		}
+	}
+	if len(s.Headers) > 0 {
+		r.Headers = make(map[string]string, len(s.Headers))
+		for k, v := range s.Headers {
+			r.Headers[k] = RedactValue(v)
+		}
+	}
+	return r
+}
+
+// RedactValue returns an env or header value as it may be printed: as
+// written when it is a pure reference, else Redacted.
+func RedactValue(v string) string {
+	if v == "" {
+		return ""
+	}
+	t, err := parseTemplate(v)
+	if err != nil || !pureReference(t) {
+		return Redacted
+	}
+	var b strings.Builder
+	for _, p := range t {
+		if p.kind == refLiteral {
+			b.WriteString(p.text)
+		} else {
+			b.WriteString(renderRef(p))
+		}
+	}
+	return b.String()
+}
+
+// pureReference: at least one reference; literal text only as a leading
+// auth scheme ("Bearer ") or as punctuation between references.
+func pureReference(t template) bool {
+	refs := 0
+	for i, p := range t {
+		if p.kind != refLiteral {
+			refs++
+			continue
+		}
+		if i == 0 && isSchemePrefix(p.text) || isPunctuation(p.text) {
+			continue
+		}
+		return false
+	}
+	return refs > 0
+}
+
+func isSchemePrefix(s string) bool {
+	word, ok := strings.CutSuffix(s, " ")
+	if !ok || word == "" || len(word) > 20 {
+		return false
+	}
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isPunctuation(s string) bool {
+	return len(s) <= 3 && strings.Trim(s, ":/@-_., ;|=") == ""
+}
+
+// renderRef prints a reference as written, but a default holding literal
+// text is a secret written in the file.
+func renderRef(p part) string {
+	if p.kind == refVar && p.def != nil && hasLiteral(*p.def) {
+		return p.head + ":-" + Redacted + "}"
+	}
+	return p.raw
+}
+
+func hasLiteral(t template) bool {
+	for _, p := range t {
+		switch {
+		case p.kind == refLiteral && p.text != "":
+			return true
+		case p.kind == refVar && p.def != nil && hasLiteral(*p.def):
+			return true
+		}
+	}
+	return false
+}
+
+// RedactURL returns a URL as it may be printed: userinfo, query values,
+// the fragment and key-like path segments redacted; references kept.
+func RedactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	t, err := parseTemplate(raw)
+	if err != nil {
+		return Redacted
+	}
+	// References cannot go through url.Parse ("${" is not valid in a host),
+	// so each stands in as a placeholder and is put back afterwards.
+	var b strings.Builder
+	refs := map[string]string{}
+	for i, p := range t {
+		if p.kind == refLiteral {
+			b.WriteString(p.text)
+			continue
+		}
+		ph := fmt.Sprintf("mcpwatchref%dx", i)
+		refs[ph] = renderRef(p)
+		if p.kind == refVar && p.def != nil && hasLiteral(*p.def) {
+			// A default URL is redacted by the URL rules, not wholesale.
+			refs[ph] = p.head + ":-" + RedactURL(p.defRaw) + "}"
+		}
+		b.WriteString(ph)
+	}
+	u, err := url.Parse(b.String())
+	if err != nil || u.Opaque != "" {
+		return Redacted
+	}
+	var out strings.Builder
+	if u.Scheme != "" {
+		out.WriteString(u.Scheme + "://")
+	}
+	if u.User != nil {
+		out.WriteString(Redacted + "@")
+	}
+	out.WriteString(u.Host)
+	segments := strings.Split(u.EscapedPath(), "/")
+	for i, seg := range segments {
+		if _, isRef := refs[seg]; !isRef && looksLikeKey(seg) {
+			segments[i] = Redacted
+		}
+	}
+	out.WriteString(strings.Join(segments, "/"))
+	if u.RawQuery != "" {
+		pairs := strings.Split(u.RawQuery, "&")
+		for i, pair := range pairs {
+			k, v, hasValue := strings.Cut(pair, "=")
+			if _, isRef := refs[v]; hasValue && v != "" && !isRef {
+				pairs[i] = k + "=" + Redacted
+			}
+		}
+		out.WriteString("?" + strings.Join(pairs, "&"))
+	}
+	if u.Fragment != "" {
+		out.WriteString("#" + Redacted)
+	}
+	s := out.String()
+	for ph, ref := range refs {
+		s = strings.ReplaceAll(s, ph, ref)
+	}
+	return s
+}
+
+// looksLikeKey: long, and mixing letters and digits, like a generated key
+// and unlike a word or a path.
+func looksLikeKey(s string) bool {
+	if len(s) < 24 || strings.ContainsAny(s, "/.") {
+		return false
+	}
+	var letters, digits bool
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isDigit(c):
+			digits = true
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letters = true
+		}
+	}
+	return letters && digits
+}
+
+// RedactArgs returns a server's arguments as they may be printed.
+func RedactArgs(args []string) []string {
+	if args == nil {
+		return nil
+	}
+	out := make([]string, len(args))
+	secretNext := false
+	for i, a := range args {
+		t, err := parseTemplate(a)
+		pure := err == nil && pureReference(t)
+		switch {
+		case pure:
+			out[i] = RedactValue(a)
+		case secretNext:
+			out[i] = Redacted
+		case strings.HasPrefix(a, "-") && strings.Contains(a, "="):
+			name, value, _ := strings.Cut(a, "=")
+			out[i] = name + "=" + redactArgValue(value, secretFlag(name))
+		case strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://"):
+			out[i] = RedactURL(a)
+		case !strings.HasPrefix(a, "-") && looksLikeKey(a) || hasSecretPrefix(a):
+			out[i] = Redacted
+		default:
+			out[i] = a
+		}
+		secretNext = strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && secretFlag(a)
+	}
+	return out
+}
+
+func redactArgValue(v string, secret bool) string {
+	switch {
+	case v == "":
+		return ""
+	case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"):
+		return RedactURL(v)
+	case secret || looksLikeKey(v) || hasSecretPrefix(v):
+		return RedactValue(v)
+	}
+	return v
+}
+
+// secretFlag: a flag whose name says its value is a credential.
+func secretFlag(flag string) bool {
+	name := strings.ToLower(strings.TrimLeft(flag, "-"))
+	for _, w := range []string{"token", "secret", "password", "passwd", "apikey", "api-key", "api_key", "auth", "credential", "private-key", "bearer"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSecretPrefix: the well-known prefixes of provider keys.
+func hasSecretPrefix(s string) bool {
+	for _, p := range []string{"sk-", "sk_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "glpat-", "AKIA"} {
+		if strings.HasPrefix(s, p) && len(s) >= len(p)+8 {
+			return true
+		}
+	}
+	return false
+}
