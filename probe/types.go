@@ -8,6 +8,13 @@
 // ends. It never trusts the server: every message, body and stderr tail is
 // bounded.
 //
+// The client side is a small JSON-RPC layer of our own over transports of our
+// own, not go-sdk's client: with its defaults that client leaks grandchild
+// processes, overruns deadlines (a 2 s probe of a silent server took 22 s),
+// loops on a cursor that never advances and hides JSON-RPC codes and HTTP
+// statuses (see SDK-NOTES.md). Exact era detection and per-phase timings need
+// the wire in hand. go-sdk serves as the server side in tests and examples.
+//
 // It knows nothing of locks, schedules or metrics.
 package probe
 

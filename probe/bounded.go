@@ -1,0 +1,92 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+)
+
+// errLineTooLarge is returned by readBoundedLine for a line over the cap.
+var errLineTooLarge = errors.New("line over the size cap")
+
+// readBoundedLine reads one newline-terminated line into buf (reused) and
+// returns it without the line ending. A line longer than max fails as soon as
+// the cap is passed, before the rest of it is read, so a hostile server
+// cannot make us hold more than max bytes plus the reader's buffer. The last
+// line of a stream may lack its newline.
+func readBoundedLine(r *bufio.Reader, max int64, buf []byte) ([]byte, error) {
+	buf = buf[:0]
+	for {
+		frag, err := r.ReadSlice('\n')
+		body := bytes.TrimRight(frag, "\r\n")
+		if int64(len(buf))+int64(len(body)) > max {
+			return nil, errLineTooLarge
+		}
+		buf = append(buf, frag...)
+		switch {
+		case err == nil:
+			return bytes.TrimRight(buf, "\r\n"), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case len(buf) > 0:
+			// The stream ended without a final newline; the next call
+			// reports the end.
+			return bytes.TrimRight(buf, "\r\n"), nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it: a server's stderr,
+// which may be endless.
+type tailBuffer struct {
+	max int
+
+	mu  sync.Mutex
+	buf []byte
+	cut bool // bytes were dropped from the front
+}
+
+func newTailBuffer(max int) *tailBuffer {
+	return &tailBuffer{max: max, buf: make([]byte, 0, 2*max)}
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) >= t.max {
+		p = p[len(p)-t.max:]
+		t.buf = t.buf[:0]
+		t.cut = true
+	}
+	if len(t.buf)+len(p) > cap(t.buf) {
+		// Slide the kept tail to the front: amortised, as the buffer holds
+		// twice the tail.
+		keep := t.max - len(p)
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-keep:]...)
+		t.cut = true
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// String is the kept tail as valid UTF-8, starting at a line boundary when
+// the front was cut and a line boundary is near.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+	}
+	if t.cut || len(b) < len(t.buf) {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 && i < 200 {
+			b = b[i+1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

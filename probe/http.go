@@ -1,0 +1,430 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// httpConn is a streamable HTTP conn: each message is its own POST, and the
+// answer comes back as one JSON body or as an event stream for that request
+// alone. It never opens the standalone GET stream: a probe has nothing to
+// wait for there.
+type httpConn struct {
+	client    *httpClient
+	endpoint  *url.URL
+	where     string // the endpoint without query or user info, for messages
+	maxBytes  int64
+	redirects int
+	obs       *observer
+	lastID    atomic.Int64
+
+	mu        sync.Mutex
+	era       Era    // set by setProtocol; empty until then
+	version   string // negotiated (or, until setProtocol, the initialize result's)
+	sessionID string // legacy: from the initialize response
+}
+
+var _ conn = (*httpConn)(nil)
+
+// newHTTPConn prepares a streamable HTTP conn. It does no network I/O.
+func newHTTPConn(t Target, opts Options, obs *observer) (conn, error) {
+	c, err := buildHTTPConn(t, opts, obs)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func buildHTTPConn(t Target, opts Options, obs *observer) (*httpConn, error) {
+	client, err := newHTTPClient(t, opts)
+	if err != nil {
+		return nil, err
+	}
+	endpoint, err := url.Parse(t.URL)
+	if err != nil {
+		return nil, failf(ReasonConfig, "server URL %s: %v", redactURL(t.URL), err)
+	}
+	return &httpConn{
+		client:    client,
+		endpoint:  endpoint,
+		where:     redacted(endpoint),
+		maxBytes:  opts.maxMessageBytes(),
+		redirects: opts.maxRedirects(),
+		obs:       orQuietObserver(obs),
+	}, nil
+}
+
+// orQuietObserver lets a conn run without a caller's observer (tests).
+func orQuietObserver(obs *observer) *observer {
+	if obs != nil {
+		return obs
+	}
+	return &observer{start: time.Now()}
+}
+
+func (c *httpConn) setProtocol(era Era, version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.era, c.version = era, version
+}
+
+func (c *httpConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	rawParams, err := marshalParams(method, params)
+	if err != nil {
+		return nil, err
+	}
+	id := json.RawMessage(strconv.FormatInt(c.lastID.Add(1), 10))
+	body, err := encodeRPC(id, method, rawParams)
+	if err != nil {
+		return nil, err
+	}
+	what := method + " to " + c.where
+	resp, err := c.post(ctx, method, rawParams, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, c.statusError(resp, method)
+	}
+	if method == "initialize" {
+		c.keepSession(resp.Header)
+	}
+	var msg *message
+	switch mt := mediaType(resp.Header.Get("Content-Type")); {
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		return nil, failf(ReasonProtocol, "%s: HTTP %d with no response, as if the request were a notification", what, resp.StatusCode)
+	case isEventStream(mt):
+		msg, err = c.readStream(ctx, resp.Body, id, what)
+	case mt == "application/json" || mt == "":
+		msg, err = c.readJSON(ctx, resp, id, what)
+	default:
+		return nil, failf(ReasonProtocol, "%s: HTTP %d with content type %q, neither JSON nor an event stream", what, resp.StatusCode, truncate(mt, 60))
+	}
+	if err != nil {
+		return nil, err
+	}
+	result, err := responseResult(msg, method, resp.StatusCode)
+	if err == nil && method == "initialize" {
+		c.keepInitializeVersion(result)
+	}
+	return result, err
+}
+
+func (c *httpConn) notify(ctx context.Context, method string, params any) error {
+	rawParams, err := marshalParams(method, params)
+	if err != nil {
+		return err
+	}
+	body, err := encodeRPC(nil, method, rawParams)
+	if err != nil {
+		return err
+	}
+	resp, err := c.post(ctx, method, rawParams, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return c.statusError(resp, method)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	return nil
+}
+
+// close ends a legacy session with DELETE (a 405 means the server keeps no
+// sessions to end, which is fine) and closes the probe's connections.
+func (c *httpConn) close(ctx context.Context) {
+	defer c.client.shutdown()
+	c.mu.Lock()
+	era, version, session := c.era, c.version, c.sessionID
+	c.mu.Unlock()
+	if session == "" || era == EraModern {
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint.String(), nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Mcp-Session-Id", session)
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	c.obs.record("send", nil, "DELETE session")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		if ctx.Err() == nil { // after the deadline, the failure says it all
+			c.obs.warn("ending the session: %v", httpTransportError(ctx, err, "DELETE "+c.where))
+		}
+		return
+	}
+	c.obs.record("recv", nil, fmt.Sprintf("HTTP %d", resp.StatusCode))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+}
+
+// post sends one message. method is empty for our replies to server
+// requests, which carry no Mcp-Method.
+func (c *httpConn) post(ctx context.Context, method string, params json.RawMessage, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, failf(ReasonConfig, "POST %s: %v", c.where, err)
+	}
+	c.setHeaders(req.Header, method, params)
+	c.obs.record("send", body, "POST")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		label := method
+		if label == "" {
+			label = "reply"
+		}
+		return nil, httpTransportError(ctx, err, label+" to "+c.where)
+	}
+	c.obs.record("recv", nil, statusNote(resp))
+	return resp, nil
+}
+
+// setHeaders writes the headers of one POST for the era in force. A
+// request whose _meta names a modern version is modern whatever was set
+// before: that is how the first server/discover goes out, and the header
+// must equal the _meta version.
+func (c *httpConn) setHeaders(h http.Header, method string, params json.RawMessage) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	c.mu.Lock()
+	era, version, session := c.era, c.version, c.sessionID
+	c.mu.Unlock()
+	p := peekParams(params)
+	if era == EraModern || (era != EraLegacy && p.Meta.Version != "") {
+		if p.Meta.Version != "" {
+			version = p.Meta.Version
+		}
+		if version != "" {
+			h.Set("MCP-Protocol-Version", headerSafe(version))
+		}
+		if method != "" {
+			h.Set("Mcp-Method", headerSafe(method))
+		}
+		if name := p.name(method); name != "" {
+			h.Set("Mcp-Name", headerSafe(name))
+		}
+		return
+	}
+	if session != "" {
+		h.Set("Mcp-Session-Id", session)
+	}
+	if version != "" && method != "initialize" {
+		h.Set("MCP-Protocol-Version", version)
+	}
+}
+
+// statusError maps a non-2xx answer; a 404 to a request that carried a
+// legacy session id means the server dropped the session.
+func (c *httpConn) statusError(resp *http.Response, method string) error {
+	err := httpStatusError(resp, method, c.where, c.redirects)
+	var f *Failure
+	if resp.StatusCode == http.StatusNotFound && resp.Request != nil &&
+		resp.Request.Header.Get("Mcp-Session-Id") != "" && errors.As(err, &f) {
+		f.Err = fmt.Errorf("%w (the server no longer knows the session: it expired or was ended)", f.Err)
+	}
+	return err
+}
+
+// keepSession remembers the legacy session id of an initialize response.
+func (c *httpConn) keepSession(h http.Header) {
+	id := h.Get("Mcp-Session-Id")
+	if id == "" {
+		return
+	}
+	if !visibleASCII(id) || len(id) > 1024 {
+		c.obs.warn("ignored the Mcp-Session-Id of %s: not visible ASCII of at most 1024 bytes", c.where)
+		return
+	}
+	c.mu.Lock()
+	c.sessionID = id
+	c.mu.Unlock()
+}
+
+// keepInitializeVersion takes the version from an initialize result, so
+// the requests sent before setProtocol (notifications/initialized) already
+// carry MCP-Protocol-Version.
+func (c *httpConn) keepInitializeVersion(result json.RawMessage) {
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(result, &r) != nil || !visibleASCII(r.ProtocolVersion) || len(r.ProtocolVersion) > 64 {
+		return
+	}
+	c.mu.Lock()
+	if c.version == "" {
+		c.version = r.ProtocolVersion
+	}
+	c.mu.Unlock()
+}
+
+// readJSON reads a single JSON-RPC response body.
+func (c *httpConn) readJSON(ctx context.Context, resp *http.Response, id json.RawMessage, what string) (*message, error) {
+	body, err := readBoundedBody(ctx, resp, c.maxBytes, what)
+	if err != nil {
+		return nil, err
+	}
+	c.obs.record("recv", body, "")
+	msg, err := decodeHTTPMessage(body)
+	if err != nil {
+		return nil, failf(ReasonProtocol, "%s: %v", what, err)
+	}
+	if msg.Method != "" {
+		return nil, failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, truncate(msg.Method, 60))
+	}
+	if !sameID(msg.ID, id) {
+		return nil, wrongID(what, msg.ID, id)
+	}
+	return msg, nil
+}
+
+// readStream reads the event stream of one request until the response with
+// its id: the priming event (empty data) is skipped, server requests (ping)
+// are answered with their own POST, and notifications go to the observer.
+func (c *httpConn) readStream(ctx context.Context, body io.Reader, id json.RawMessage, what string) (*message, error) {
+	events := newSSEReader(body, c.maxBytes)
+	for {
+		ev, err := events.next()
+		if errors.Is(err, io.EOF) {
+			return nil, failf(ReasonClosed, "%s: the event stream ended before the response", what)
+		}
+		if err != nil {
+			return nil, httpTransportError(ctx, err, what)
+		}
+		if (ev.Event != "" && ev.Event != "message") || ev.Data == "" {
+			continue
+		}
+		c.obs.record("recv", []byte(ev.Data), "")
+		msg, err := decodeHTTPMessage([]byte(ev.Data))
+		if err != nil {
+			return nil, failf(ReasonProtocol, "%s: an event of the stream: %v", what, err)
+		}
+		switch {
+		case msg.isRequest():
+			c.answer(ctx, msg)
+		case msg.isNotification():
+			c.obs.notification(msg.Method)
+		case sameID(msg.ID, id):
+			return msg, nil
+		default:
+			return nil, wrongID(what, msg.ID, id)
+		}
+	}
+}
+
+// answer replies to a request the server sent inside a response stream.
+// A failed reply is a warning: the server may still answer our request.
+func (c *httpConn) answer(ctx context.Context, req *message) {
+	body, err := json.Marshal(answerServerRequest(req))
+	if err != nil {
+		return
+	}
+	resp, err := c.post(ctx, "", nil, body)
+	if err != nil {
+		c.obs.warn("answering the server's %s request: %v", truncate(req.Method, 60), err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		c.obs.warn("answering the server's %s request: HTTP %d", truncate(req.Method, 60), resp.StatusCode)
+	}
+}
+
+func wrongID(what string, got, want json.RawMessage) error {
+	return failf(ReasonProtocol, "%s: a response with id %s, the request had id %s", what, truncate(string(got), 40), want)
+}
+
+// statusNote describes a response for the transcript without any header
+// value.
+func statusNote(resp *http.Response) string {
+	kind := ""
+	switch mt := mediaType(resp.Header.Get("Content-Type")); {
+	case isEventStream(mt):
+		kind = ", event stream"
+	case mt == "application/json":
+		kind = ", JSON"
+	}
+	return fmt.Sprintf("HTTP %d%s", resp.StatusCode, kind)
+}
+
+func marshalParams(method string, params any) (json.RawMessage, error) {
+	if params == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, failf(ReasonProtocol, "%s: encode params: %v", method, err)
+	}
+	return raw, nil
+}
+
+// sentParams is what the headers of a modern request repeat from its
+// params.
+type sentParams struct {
+	Meta struct {
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	} `json:"_meta"`
+	Name string `json:"name"`
+	URI  string `json:"uri"`
+}
+
+func peekParams(raw json.RawMessage) sentParams {
+	var p sentParams
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &p) // params we encoded ourselves; a miss only omits headers
+	}
+	return p
+}
+
+// name is the Mcp-Name value of the methods that have one.
+func (p sentParams) name(method string) string {
+	switch method {
+	case "tools/call", "prompts/get":
+		return p.Name
+	case "resources/read":
+		return p.URI
+	}
+	return ""
+}
+
+// headerSafe passes a value that can stand in a header as it is, and
+// encodes any other (or one that looks like the encoding) as
+// =?base64?...?=, as the modern transport says.
+func headerSafe(v string) string {
+	safe := len(v) > 0 && v[0] != ' ' && v[len(v)-1] != ' ' && !bytes.HasPrefix([]byte(v), []byte("=?base64?"))
+	for i := 0; safe && i < len(v); i++ {
+		safe = v[i] >= 0x20 && v[i] <= 0x7e
+	}
+	if safe {
+		return v
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+}
+
+func visibleASCII(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,273 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxResponseHeaderBytes bounds what a hostile server can make us hold in
+// headers (net/http's own default is 10 MB).
+const maxResponseHeaderBytes = 1 << 20
+
+// maxMessageBytes is the per-message (and per-body) size cap. Run applies
+// WithDefaults; conns built directly (tests) get the same defaults here.
+func (o Options) maxMessageBytes() int64 {
+	if o.MaxMessageBytes > 0 {
+		return o.MaxMessageBytes
+	}
+	return DefaultMaxMessageBytes
+}
+
+// maxRedirects is how many redirects are followed; a negative option means
+// none.
+func (o Options) maxRedirects() int {
+	switch {
+	case o.MaxRedirects < 0:
+		return 0
+	case o.MaxRedirects == 0:
+		return DefaultMaxRedirects
+	}
+	return o.MaxRedirects
+}
+
+// newHTTPClient builds the client of one probe: its own transport (so a
+// probe's connections are closed with it), the target's TLS settings, a
+// bounded redirect policy and the target's headers, which only ever go to
+// the target's own origin.
+func newHTTPClient(t Target, opts Options) (*httpClient, error) {
+	target, err := url.Parse(t.URL)
+	if err != nil {
+		return nil, failf(ReasonConfig, "server URL %q is not a URL: %v", redactURL(t.URL), err)
+	}
+	if target.Scheme != "http" && target.Scheme != "https" {
+		return nil, failf(ReasonConfig, "server URL %s: scheme must be http or https", redactURL(t.URL))
+	}
+	for name, value := range t.Headers {
+		if !isTokenString(name) || strings.ContainsAny(value, "\r\n\x00") {
+			return nil, failf(ReasonConfig, "header %q: not a valid header name, or a value with a line break or NUL", truncate(name, 60))
+		}
+	}
+	tlsConfig, err := tlsConfigFor(t)
+	if err != nil {
+		return nil, err
+	}
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return nil, failf(ReasonConfig, "net/http default transport is not an *http.Transport")
+	}
+	transport := base.Clone()
+	transport.TLSClientConfig = tlsConfig
+	transport.MaxResponseHeaderBytes = maxResponseHeaderBytes
+	transport.IdleConnTimeout = 30 * time.Second
+	conns := &connTracker{open: map[*trackedConn]struct{}{}}
+	transport.DialContext = conns.wrap(transport.DialContext)
+	limit := opts.maxRedirects()
+	client := &http.Client{
+		Transport: &headerTransport{base: transport, origin: originOf(target), headers: t.Headers},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			// Hand the 3xx back (the status mapping reports it as
+			// http_status) past the limit, and when net/http would turn
+			// a POST into a GET (301, 302, 303): the message would be lost.
+			if len(via) > limit || req.Method != via[len(via)-1].Method {
+				return http.ErrUseLastResponse
+			}
+			// net/http keeps Authorization on a redirect to a subdomain;
+			// a credential meant for one host never goes to another.
+			if originOf(req.URL) != originOf(via[0].URL) {
+				req.Header.Del("Authorization")
+				req.Header.Del("Cookie")
+			}
+			return nil
+		},
+	}
+	return &httpClient{Client: client, conns: conns}, nil
+}
+
+// httpClient is the client of one probe, with every connection it dialed.
+type httpClient struct {
+	*http.Client
+	conns *connTracker
+}
+
+// shutdown closes every connection of the probe. CloseIdleConnections
+// alone is not enough: net/http hands a connection back to its idle pool
+// from its own goroutine after the body is read, which may come after the
+// call, and that connection would then linger until the idle timeout.
+func (c *httpClient) shutdown() {
+	c.CloseIdleConnections()
+	c.conns.closeAll()
+}
+
+// connTracker remembers the open connections of one transport.
+type connTracker struct {
+	mu     sync.Mutex
+	open   map[*trackedConn]struct{}
+	closed bool
+}
+
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func (t *connTracker) wrap(dial dialFunc) dialFunc {
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := &trackedConn{Conn: conn, tracker: t}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.closed {
+			conn.Close()
+			return nil, net.ErrClosed
+		}
+		t.open[tc] = struct{}{}
+		return tc, nil
+	}
+}
+
+func (t *connTracker) closeAll() {
+	t.mu.Lock()
+	t.closed = true
+	open := t.open
+	t.open = map[*trackedConn]struct{}{}
+	t.mu.Unlock()
+	for c := range open {
+		c.Conn.Close()
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	tracker *connTracker
+}
+
+func (c *trackedConn) Close() error {
+	c.tracker.mu.Lock()
+	delete(c.tracker.open, c)
+	c.tracker.mu.Unlock()
+	return c.Conn.Close()
+}
+
+func isTokenString(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isTokenChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// tlsConfigFor builds the TLS settings of a target: a CA file replaces the
+// system roots (a private CA is the reason to name one), and skipping
+// verification is an explicit choice.
+func tlsConfigFor(t Target) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // opt-in per target
+	if t.CAFile == "" {
+		return cfg, nil
+	}
+	pem, err := os.ReadFile(t.CAFile)
+	if err != nil {
+		return nil, failf(ReasonConfig, "read CA file %s: %w", t.CAFile, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, failf(ReasonConfig, "CA file %s holds no PEM certificate", t.CAFile)
+	}
+	cfg.RootCAs = pool
+	return cfg, nil
+}
+
+// headerTransport adds the target's configured headers (credentials, as a
+// rule) to requests for the target's origin, and to no other.
+type headerTransport struct {
+	base    *http.Transport
+	origin  string
+	headers map[string]string
+}
+
+func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(h.headers) == 0 || originOf(req.URL) != h.origin {
+		return h.base.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	for name, value := range h.headers {
+		key := http.CanonicalHeaderKey(name)
+		if key == "Host" {
+			req.Host = value
+			continue
+		}
+		// The protocol's own headers (Content-Type, Accept, MCP-*) win
+		// over configured ones: a probe that speaks wrong proves nothing.
+		if _, set := req.Header[key]; !set {
+			req.Header.Set(key, value)
+		}
+	}
+	return h.base.RoundTrip(req)
+}
+
+// originOf is scheme://host:port with the default port made explicit, so
+// http://h and http://h:80 compare equal.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// redactURL shows a URL without user info, query or fragment, where
+// credentials tend to hide, for error messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return redacted(u)
+}
+
+func redacted(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	c.ForceQuery = false
+	c.Fragment = ""
+	c.RawFragment = ""
+	return c.String()
+}
+
+// describeTLS names a certificate or handshake problem in one line.
+func describeTLS(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &unknown):
+		return "certificate signed by an unknown authority (set the CA file, or insecure for a test server)"
+	case errors.As(err, &hostname):
+		return fmt.Sprintf("certificate is not valid for host %s", hostname.Host)
+	case errors.As(err, &invalid):
+		return "certificate is invalid: " + invalid.Error()
+	}
+	return "TLS handshake failed: " + err.Error()
+}

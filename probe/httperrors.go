@@ -1,0 +1,206 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// maxErrorBody bounds what is read of a non-2xx body: enough for a
+// JSON-RPC error, and a 500 page is not worth more.
+const maxErrorBody = 64 << 10
+
+// httpTransportError turns what net/http returned instead of a response,
+// or a failed body read, into a *Failure. The deadline comes first: once it
+// has passed, whatever else broke is its consequence.
+func httpTransportError(ctx context.Context, err error, what string) error {
+	if f := (*Failure)(nil); errors.As(err, &f) {
+		return err
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Failure{Reason: ReasonTimeout, Err: fmt.Errorf("%s: no complete answer before the deadline: %w", what, context.DeadlineExceeded)}
+	case ctx.Err() != nil:
+		return &Failure{Reason: ReasonCanceled, Err: fmt.Errorf("%s: %w", what, ctx.Err())}
+	}
+	// url.Error repeats the URL, query included; the caller already named
+	// the endpoint without it.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if isTLSError(err) {
+		return &Failure{Reason: ReasonTLS, Err: fmt.Errorf("%s: %s", what, describeTLS(err))}
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &Failure{Reason: ReasonClosed, Err: fmt.Errorf("%s: the server closed the connection: %w", what, err)}
+	}
+	return &Failure{Reason: ReasonConnection, Err: fmt.Errorf("%s: %w", what, err)}
+}
+
+func isTLSError(err error) bool {
+	var (
+		verify   *tls.CertificateVerificationError
+		record   tls.RecordHeaderError
+		alert    tls.AlertError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
+		errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid)
+}
+
+// httpStatusError maps a response that is not 2xx. 401 and 403 are
+// authorization outcomes with their challenge; a body that is a JSON-RPC
+// error becomes an *RPCError carrying the status (era detection reads the
+// 400 and 404 bodies); anything else is http_status with at most one short
+// line of the body. Header values never reach the message.
+func httpStatusError(resp *http.Response, method, where string, redirects int) error {
+	what := method + " to " + where
+	code := resp.StatusCode
+	status := fmt.Sprintf("HTTP %d", code)
+	if text := http.StatusText(code); text != "" {
+		status += " " + text
+	}
+	switch {
+	case code == http.StatusUnauthorized:
+		ch := parseChallenge(resp.Header)
+		return &Failure{Reason: ReasonUnauthorized, HTTPStatus: code, Challenge: ch,
+			Err: fmt.Errorf("%s: %s: the server refused the credentials%s; check the Authorization header", what, status, challengeNote(ch))}
+	case code == http.StatusForbidden:
+		ch := parseChallenge(resp.Header)
+		if ch != nil && ch.Error == "insufficient_scope" {
+			need := ""
+			if ch.Scope != "" {
+				need = fmt.Sprintf(" (it asks for scope %q)", ch.Scope)
+			}
+			return &Failure{Reason: ReasonForbidden, HTTPStatus: code, Challenge: ch,
+				Err: fmt.Errorf("%s: %s: insufficient scope%s; the token needs more scope", what, status, need)}
+		}
+		return &Failure{Reason: ReasonForbidden, HTTPStatus: code, Challenge: ch,
+			Err: fmt.Errorf("%s: %s without an insufficient_scope challenge: refused by policy or an Origin check", what, status)}
+	case code >= 300 && code < 400:
+		return &Failure{Reason: ReasonHTTPStatus, HTTPStatus: code,
+			Err: fmt.Errorf("%s: %s not followed (at most %d redirects, and a POST only through 307 or 308); configure the final URL", what, status, redirects)}
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if msg, err := decodeHTTPMessage(body); err == nil && msg.Error != nil {
+		rpcErr := *msg.Error
+		rpcErr.HTTPStatus = code
+		rpcErr.Method = method
+		return &rpcErr
+	}
+	line := firstLine(body, 120)
+	if line != "" {
+		line = ": " + line
+	}
+	return &Failure{Reason: ReasonHTTPStatus, HTTPStatus: code, Err: fmt.Errorf("%s: %s%s", what, status, line)}
+}
+
+// challengeNote summarises a challenge for an error line.
+func challengeNote(ch *Challenge) string {
+	if ch == nil {
+		return " (no WWW-Authenticate challenge)"
+	}
+	var parts []string
+	if ch.Error != "" {
+		parts = append(parts, fmt.Sprintf("error=%q", ch.Error))
+	}
+	if ch.Scope != "" {
+		parts = append(parts, fmt.Sprintf("scope=%q", ch.Scope))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf(" (%s challenge)", ch.Scheme)
+	}
+	return fmt.Sprintf(" (%s %s)", ch.Scheme, strings.Join(parts, ", "))
+}
+
+// firstLine is the first non-blank line of a body, printable characters
+// only, cut to n bytes: enough to tell a proxy's page from a server's
+// message, never a whole page.
+func firstLine(body []byte, n int) string {
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		s := strings.Map(func(r rune) rune {
+			if unicode.IsPrint(r) {
+				return r
+			}
+			return -1
+		}, string(bytes.TrimSpace(line)))
+		if s != "" {
+			return truncate(s, n)
+		}
+	}
+	return ""
+}
+
+// readBoundedBody reads a whole body of at most max bytes; a longer one
+// fails too_large without being held in memory.
+func readBoundedBody(ctx context.Context, resp *http.Response, max int64, what string) ([]byte, error) {
+	if resp.ContentLength > max {
+		return nil, &Failure{Reason: ReasonTooLarge, Err: fmt.Errorf("%s: the body is %d bytes, over the cap of %d", what, resp.ContentLength, max)}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, httpTransportError(ctx, err, what)
+	}
+	if int64(len(body)) > max {
+		return nil, &Failure{Reason: ReasonTooLarge, Err: fmt.Errorf("%s: the body is over the cap of %d bytes", what, max)}
+	}
+	return body, nil
+}
+
+// decodeHTTPMessage parses one JSON-RPC message. Batches are refused: no
+// revision a probe speaks lets a server answer a single request with one.
+func decodeHTTPMessage(raw []byte) (*message, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return nil, errors.New("a JSON-RPC batch, where one message was expected")
+	}
+	var m message
+	if err := json.Unmarshal(trimmed, &m); err != nil {
+		return nil, fmt.Errorf("not a JSON-RPC message: %w", err)
+	}
+	if m.Method == "" && len(m.ID) == 0 && m.Error == nil {
+		return nil, errors.New("not a JSON-RPC message: no method, id or error")
+	}
+	return &m, nil
+}
+
+// sameID compares JSON-RPC ids as JSON text: 3 and "3" differ.
+func sameID(a, b json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
+}
+
+// responseResult turns the response to our request into its result or an
+// *RPCError (carrying the HTTP status that brought it).
+func responseResult(msg *message, method string, httpStatus int) (json.RawMessage, error) {
+	if msg.Error != nil {
+		rpcErr := *msg.Error
+		rpcErr.HTTPStatus = httpStatus
+		rpcErr.Method = method
+		return nil, &rpcErr
+	}
+	if len(msg.Result) == 0 {
+		return nil, failf(ReasonProtocol, "%s: the response has neither result nor error", method)
+	}
+	return msg.Result, nil
+}
+
+// encodeRPC marshals an outgoing request (id set) or notification.
+func encodeRPC(id json.RawMessage, method string, params json.RawMessage) ([]byte, error) {
+	raw, err := json.Marshal(&message{JSONRPC: "2.0", ID: id, Method: method, Params: params})
+	if err != nil {
+		return nil, failf(ReasonProtocol, "%s: encode the request: %v", method, err)
+	}
+	return raw, nil
+}

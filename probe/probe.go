@@ -1,0 +1,200 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxMessageBytes = 4 << 20
+	DefaultMaxPages        = 100
+	DefaultStderrTailBytes = 4 << 10
+	DefaultDiscoverTimeout = 3 * time.Second
+	DefaultMaxRedirects    = 3
+	DefaultClientName      = "mcpwatch"
+	DefaultClientVersion   = "dev"
+)
+
+// WithDefaults returns o with every zero field set to its default.
+func (o Options) WithDefaults() Options {
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = DefaultMaxPages
+	}
+	if o.StderrTailBytes <= 0 {
+		o.StderrTailBytes = DefaultStderrTailBytes
+	}
+	if o.DiscoverTimeout <= 0 {
+		o.DiscoverTimeout = DefaultDiscoverTimeout
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = DefaultMaxRedirects
+	}
+	if o.ClientName == "" {
+		o.ClientName = DefaultClientName
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = DefaultClientVersion
+	}
+	return o
+}
+
+// Run probes one target within ctx: its deadline covers spawning or
+// connecting, the handshake and every page of tools/list, and Run returns by
+// then (a silent server gets reason timeout; a ctx canceled by the caller,
+// canceled). It always returns a Result; OK is false and Reason set when the
+// probe failed. Nothing Run starts outlives it: a stdio server's process
+// group is killed and reaped, an HTTP session is closed.
+func Run(ctx context.Context, t Target, opts Options) *Result {
+	started := time.Now()
+	opts = opts.WithDefaults()
+	obs := &observer{start: started, transcript: opts.Transcript}
+	s := &session{opts: opts, obs: obs, res: &Result{Started: started, Tools: []Tool{}}}
+
+	err := s.probe(ctx, t)
+	s.release(ctx)
+	s.finish(ctx, err, started)
+	return s.res
+}
+
+// probe picks the transport and runs the session over it.
+func (s *session) probe(ctx context.Context, t Target) error {
+	d, err := s.dialerFor(t)
+	if err != nil {
+		return err
+	}
+	s.res.Transport = d.transport
+	era := t.Era
+	switch era {
+	case "", EraAuto, EraModern, EraLegacy:
+	default:
+		return failf(ReasonConfig, "unknown era %q (want auto, modern or legacy)", truncate(string(era), 20))
+	}
+	return s.run(ctx, d, era)
+}
+
+// dialerFor builds the dialer of a target's transport.
+func (s *session) dialerFor(t Target) (*dialer, error) {
+	switch {
+	case t.Command != "" && t.URL != "":
+		return nil, failf(ReasonConfig, "a target has either a command or a URL, not both")
+	case t.Command != "":
+		if t.Transport != "" && t.Transport != TransportStdio {
+			return nil, failf(ReasonConfig, "command %q: transport %q is for URLs", t.Command, t.Transport)
+		}
+		return &dialer{
+			transport:      TransportStdio,
+			detect:         true,
+			freshForLegacy: true,
+			open: func(ctx context.Context) (conn, error) {
+				return startStdio(ctx, t, s.opts, s.obs)
+			},
+		}, nil
+	case t.URL == "":
+		return nil, failf(ReasonConfig, "a target needs a command or a URL")
+	}
+	sse := &dialer{
+		transport: TransportSSE,
+		open: func(ctx context.Context) (conn, error) {
+			return newSSEConn(ctx, t, s.opts, s.obs)
+		},
+	}
+	streamable := &dialer{
+		transport: TransportHTTP,
+		detect:    true,
+		open: func(context.Context) (conn, error) {
+			return newHTTPConn(t, s.opts, s.obs)
+		},
+	}
+	switch t.Transport {
+	case TransportHTTP:
+		return streamable, nil
+	case TransportSSE:
+		return sse, nil
+	case "", TransportAuto:
+		streamable.fallback = sse
+		return streamable, nil
+	}
+	return nil, failf(ReasonConfig, "unknown transport %q for a URL (want auto, http or sse)", truncate(string(t.Transport), 20))
+}
+
+// finish fills the result's outcome, timings and what the observer saw.
+func (s *session) finish(ctx context.Context, err error, started time.Time) {
+	r := s.res
+	if err == nil {
+		r.OK = true
+	} else {
+		r.Tools = []Tool{} // a failed probe's partial list must not pass for a surface
+		r.Reason, r.HTTPStatus, r.RPCCode, r.Challenge = classify(ctx, err)
+		r.Error = oneLine(err.Error())
+	}
+	s.obs.mu.Lock()
+	r.Warnings = dedupe(s.obs.warnings)
+	r.ListChanged = s.obs.listChanged
+	r.Transcript = s.obs.entries
+	s.obs.mu.Unlock()
+	r.Timings.Total = time.Since(started)
+	r.Duration = r.Timings.Total.Seconds()
+}
+
+// classify maps an error to its reason and the details that go with it.
+func classify(ctx context.Context, err error) (Reason, int, int, *Challenge) {
+	var (
+		reason    Reason
+		status    int
+		code      int
+		challenge *Challenge
+		f         *Failure
+		rpcErr    *RPCError
+	)
+	if errors.As(err, &f) {
+		reason, status, challenge = f.Reason, f.HTTPStatus, f.Challenge
+	}
+	if errors.As(err, &rpcErr) {
+		code = rpcErr.Code
+		if status == 0 {
+			status = rpcErr.HTTPStatus
+		}
+		if reason == "" {
+			reason = ReasonRPCError
+		}
+	}
+	// Once the context has ended, a broken pipe or connection is its
+	// consequence, not the server's doing.
+	if ctx.Err() != nil {
+		switch {
+		case reason == "", reason == ReasonConnection, reason == ReasonClosed, reason == ReasonExited,
+			errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+			reason = ReasonCanceled
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				reason = ReasonTimeout
+			}
+		}
+	}
+	if reason == "" {
+		reason = ReasonProtocol
+	}
+	return reason, status, code, challenge
+}
+
+// oneLine keeps an error message on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func dedupe(in []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range in {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}

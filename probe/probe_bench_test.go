@@ -1,0 +1,101 @@
+package probe_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+// Benchmarks of one whole probe through Run, as the daemon makes it: a new
+// client, the handshake of the era, tools/list, and everything closed again.
+// The server runs in the same process (HTTP) or is the re-executed test
+// binary (stdio), so ns/op is the cost of both sides; allocs/op and B/op
+// include the in-process server's.
+
+// benchTools is a realistic surface: 25 tools with small schemas.
+func benchTools() []probetest.Tool {
+	tools := make([]probetest.Tool, 25)
+	for i := range tools {
+		tools[i] = probetest.Tool{
+			Name:        fmt.Sprintf("tool_%02d", i),
+			Description: fmt.Sprintf("Tool %d: fetches a report for a date range.", i),
+			InputSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"from": map[string]any{"type": "string", "format": "date"},
+					"to":   map[string]any{"type": "string", "format": "date"},
+				},
+				"required": []any{"from"},
+			},
+		}
+	}
+	return tools
+}
+
+// BenchmarkRunHTTP probes a streamable HTTP server over loopback TCP.
+// "remembered" runs pin the era, as the daemon does from the second probe
+// of a server on; "auto" runs detect it, as a first probe does.
+func BenchmarkRunHTTP(b *testing.B) {
+	cases := []struct {
+		name      string
+		serverEra probetest.Era
+		era       probe.Era
+		sse       bool // answer with text/event-stream
+	}{
+		{"modern/remembered", probetest.EraModern, probe.EraModern, false},
+		{"modern/auto", probetest.EraModern, probe.EraAuto, false},
+		{"legacy/remembered", probetest.EraLegacy, probe.EraLegacy, false},
+		{"legacy/auto", probetest.EraLegacy, probe.EraAuto, false},
+		{"legacy/remembered/sse-responses", probetest.EraLegacy, probe.EraLegacy, true},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			kit := probetest.NewServer(probetest.Config{Era: c.serverEra, Tools: benchTools(), SSEResponses: c.sse})
+			srv := httptest.NewServer(kit)
+			defer srv.Close()
+			defer kit.Close()
+			target := probe.Target{URL: srv.URL + "/mcp", Transport: probe.TransportHTTP, Era: c.era}
+			benchRun(b, target, 25)
+		})
+	}
+}
+
+// BenchmarkRunStdio probes the re-executed test binary over stdio: the cost
+// is dominated by starting and reaping a process.
+func BenchmarkRunStdio(b *testing.B) {
+	cases := []struct {
+		name      string
+		serverEra probetest.Era
+		era       probe.Era
+	}{
+		{"modern/remembered", probetest.EraModern, probe.EraModern},
+		{"legacy/remembered", probetest.EraLegacy, probe.EraLegacy},
+		{"legacy/auto", probetest.EraLegacy, probe.EraAuto},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			path, args, env := probetest.Command(probetest.Config{Era: c.serverEra, Tools: benchTools()})
+			target := probe.Target{Command: path, Args: args, Env: env, Era: c.era}
+			benchRun(b, target, 25)
+		})
+	}
+}
+
+func benchRun(b *testing.B, target probe.Target, wantTools int) {
+	b.Helper()
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res := probe.Run(ctx, target, probe.Options{})
+		cancel()
+		if !res.OK || len(res.Tools) != wantTools {
+			b.Fatalf("probe failed: ok=%v reason=%s tools=%d: %s", res.OK, res.Reason, len(res.Tools), res.Error)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "probes/s")
+}

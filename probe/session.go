@@ -1,0 +1,457 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The MCP logic of a probe, written once for every transport: era detection,
+// the legacy handshake, and tools/list with its pages. A conn moves the
+// messages.
+//
+// What a conn can rely on: a modern request's params always carry the
+// _meta with io.modelcontextprotocol/protocolVersion (server/discover
+// included, which is sent before setProtocol, since detection is not over
+// yet); setProtocol is called once the era and version are settled (modern:
+// before the first tools/list; legacy: right after the initialize result,
+// before notifications/initialized). A conn returns an *RPCError when the
+// server answered with a JSON-RPC error (with the HTTP status that carried
+// it), and a *Failure otherwise.
+
+// JSON-RPC error codes that decide the era.
+const (
+	codeMethodNotFound     = -32601
+	codeHeaderMismatch     = -32020
+	codeMissingCapability  = -32021
+	codeUnsupportedVersion = -32022
+)
+
+// modernVersions are the stateless versions a probe speaks, preferred first.
+var modernVersions = []string{VersionModern}
+
+// implementation is clientInfo and serverInfo.
+type implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// requestMeta is the _meta every modern request carries.
+type requestMeta struct {
+	ProtocolVersion    string         `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientInfo         implementation `json:"io.modelcontextprotocol/clientInfo"`
+	ClientCapabilities struct{}       `json:"io.modelcontextprotocol/clientCapabilities"`
+}
+
+type discoverParams struct {
+	Meta *requestMeta `json:"_meta"`
+}
+
+type initializeParams struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    struct{}       `json:"capabilities"`
+	ClientInfo      implementation `json:"clientInfo"`
+}
+
+// listParams are the params of tools/list. In the modern era an empty cursor
+// is a cursor, so presence is a pointer.
+type listParams struct {
+	Meta   *requestMeta `json:"_meta,omitempty"`
+	Cursor *string      `json:"cursor,omitempty"`
+}
+
+// resultMeta is the _meta of a modern result.
+type resultMeta struct {
+	ServerInfo *implementation `json:"io.modelcontextprotocol/serverInfo"`
+}
+
+// dialer makes fresh conns to one target.
+type dialer struct {
+	transport Transport
+	open      func(ctx context.Context) (conn, error)
+	// freshForLegacy: after server/discover said legacy, initialize on a
+	// new conn. On stdio some legacy servers exit (or misbehave) after a
+	// first request that is not initialize.
+	freshForLegacy bool
+	// detect: send server/discover when the era is not known. Off for the
+	// legacy HTTP+SSE transport, which no modern server speaks.
+	detect bool
+	// fallback is tried when a legacy initialize fails with an error that
+	// sseFallback recognises (streamable HTTP in auto mode).
+	fallback *dialer
+}
+
+// session is one probe in progress: what it has learnt so far, and the conn
+// it holds.
+type session struct {
+	opts Options
+	obs  *observer
+	res  *Result
+	cur  conn
+}
+
+// run probes with d, honouring an era pin or hint.
+func (s *session) run(ctx context.Context, d *dialer, era Era) error {
+	c, err := s.connect(ctx, d)
+	if err != nil {
+		return err
+	}
+	switch {
+	case era == EraModern:
+		return s.modern(ctx, c, VersionModern)
+	case era == EraLegacy || !d.detect:
+		return s.legacy(ctx, c, d)
+	}
+	verdict, version, err := s.detect(ctx, c)
+	if err != nil {
+		return err
+	}
+	if verdict == EraModern {
+		return s.modern(ctx, c, version)
+	}
+	if d.freshForLegacy {
+		s.release(ctx) // the probed process goes before its successor starts
+		if c, err = s.connect(ctx, d); err != nil {
+			return err
+		}
+	}
+	return s.legacy(ctx, c, d)
+}
+
+// connect opens a conn with d and makes it the session's current one.
+func (s *session) connect(ctx context.Context, d *dialer) (conn, error) {
+	s.res.Transport = d.transport
+	start := time.Now()
+	c, err := d.open(ctx)
+	s.res.Timings.Connect += time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	if ct, ok := c.(interface{ connectTime() time.Duration }); ok {
+		s.res.Timings.Connect += ct.connectTime()
+	}
+	s.cur = c
+	return c, nil
+}
+
+// release closes the current conn, keeping its stderr tail.
+func (s *session) release(ctx context.Context) {
+	if s.cur == nil {
+		return
+	}
+	s.cur.close(ctx)
+	if st, ok := s.cur.(interface{ stderrTail() string }); ok {
+		if tail := st.stderrTail(); tail != "" {
+			s.res.StderrTail = tail
+		}
+	}
+	s.cur = nil
+}
+
+func (s *session) meta(version string) *requestMeta {
+	return &requestMeta{
+		ProtocolVersion: version,
+		ClientInfo:      implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
+	}
+}
+
+// discoverBudget is the sub-deadline of server/discover: the configured
+// timeout, but never more than half of what remains, so a legacy server that
+// ignores unknown methods leaves time for initialize.
+func (s *session) discoverBudget(ctx context.Context) time.Duration {
+	budget := s.opts.DiscoverTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(deadline)/2)
+	}
+	return budget
+}
+
+// detect asks server/discover under its own short deadline and reads the
+// era from the answer (MCP-PROTOCOL.md section 1). Authorization, connection
+// and TLS failures are not era signals: they end the probe. A version list
+// (a discover result's, or -32022's data) decides by eraOf.
+func (s *session) detect(ctx context.Context, c conn) (Era, string, error) {
+	sub, cancel := context.WithTimeout(ctx, s.discoverBudget(ctx))
+	defer cancel()
+	start := time.Now()
+	raw, err := c.call(sub, "server/discover", discoverParams{Meta: s.meta(VersionModern)})
+	s.res.Timings.Handshake += time.Since(start)
+	if ctx.Err() != nil {
+		return "", "", ctxFailure(ctx, "server/discover", s.obs.start)
+	}
+	if err == nil {
+		return s.discovered(raw)
+	}
+	var rpcErr *RPCError
+	var f *Failure
+	switch {
+	case errors.As(err, &f) && isFinal(f.Reason):
+		return "", "", err
+	case !errors.As(err, &rpcErr):
+		return EraLegacy, "", nil // silence, exit, garbage: a legacy server
+	case rpcErr.Code == codeUnsupportedVersion:
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		_ = json.Unmarshal(rpcErr.Data, &data)
+		return eraOf(data.Supported)
+	case rpcErr.Code == codeMissingCapability, rpcErr.Code == codeHeaderMismatch,
+		rpcErr.Code == codeMethodNotFound && rpcErr.HTTPStatus == 404:
+		return EraModern, VersionModern, nil
+	}
+	return EraLegacy, "", nil
+}
+
+// isFinal says whether a failure of server/discover ends the probe instead
+// of meaning "legacy".
+func isFinal(r Reason) bool {
+	switch r {
+	case ReasonUnauthorized, ReasonForbidden, ReasonConnection, ReasonTLS,
+		ReasonSpawnFailed, ReasonCanceled, ReasonConfig:
+		return true
+	}
+	return false
+}
+
+// discovered reads a server/discover result: one with supportedVersions is
+// a modern server.
+func (s *session) discovered(raw json.RawMessage) (Era, string, error) {
+	var r struct {
+		SupportedVersions json.RawMessage `json:"supportedVersions"`
+		Meta              json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(raw, &r) != nil || isAbsent(r.SupportedVersions) {
+		return EraLegacy, "", nil
+	}
+	var versions []string
+	if err := json.Unmarshal(r.SupportedVersions, &versions); err != nil {
+		return "", "", failf(ReasonProtocol, "server/discover: supportedVersions is not a list of strings")
+	}
+	s.serverInfoFrom(r.Meta)
+	return eraOf(versions)
+}
+
+// eraOf picks the era from the versions a server says it supports: a modern
+// one we speak, else legacy when it names an initialize-era version we speak
+// (go-sdk v1.8.0 configured for the legacy era answers server/discover with
+// -32022 naming only those: initialize is the only way to use them).
+func eraOf(supported []string) (Era, string, error) {
+	if version, ok := pickVersion(supported, modernVersions); ok {
+		return EraModern, version, nil
+	}
+	if _, ok := pickVersion(supported, LegacyVersions); ok {
+		return EraLegacy, "", nil
+	}
+	return "", "", failf(ReasonProtocol, "server/discover: the server supports protocol versions %s, none of which mcpwatch speaks (%s, %s)",
+		listVersions(supported), strings.Join(modernVersions, ", "), strings.Join(LegacyVersions, ", "))
+}
+
+// modern lists tools statelessly: no handshake, _meta on every request.
+func (s *session) modern(ctx context.Context, c conn, version string) error {
+	s.res.Era = EraModern
+	s.res.ProtocolVersion = version
+	c.setProtocol(EraModern, version)
+	return s.listTools(ctx, c, s.meta(version))
+}
+
+// legacy runs initialize, notifications/initialized and tools/list. On
+// streamable HTTP in auto mode, an initialize refused by the spec's rule
+// moves the probe to the legacy HTTP+SSE transport.
+func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
+	s.res.Era = EraLegacy
+	raw, err := s.initialize(ctx, c)
+	if err != nil && d.fallback != nil && sseFallback(err) {
+		s.release(ctx)
+		if c, err = s.connect(ctx, d.fallback); err != nil {
+			return err
+		}
+		raw, err = s.initialize(ctx, c)
+	}
+	if err != nil {
+		return err
+	}
+	var r struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		ServerInfo      json.RawMessage `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return failf(ReasonProtocol, "initialize: the result is not an initialize result: %v", err)
+	}
+	if !slices.Contains(LegacyVersions, r.ProtocolVersion) {
+		return failf(ReasonProtocol, "initialize: the server chose protocol version %q, which mcpwatch does not speak in the legacy era (%s)",
+			truncate(r.ProtocolVersion, 40), strings.Join(LegacyVersions, ", "))
+	}
+	s.res.ProtocolVersion = r.ProtocolVersion
+	s.setServerInfo(r.ServerInfo)
+	c.setProtocol(EraLegacy, r.ProtocolVersion)
+
+	start := time.Now()
+	err = c.notify(ctx, "notifications/initialized", nil)
+	s.res.Timings.Handshake += time.Since(start)
+	if err != nil {
+		return err
+	}
+	return s.listTools(ctx, c, nil)
+}
+
+func (s *session) initialize(ctx context.Context, c conn) (json.RawMessage, error) {
+	start := time.Now()
+	defer func() { s.res.Timings.Handshake += time.Since(start) }()
+	return c.call(ctx, "initialize", initializeParams{
+		ProtocolVersion: LegacyVersions[0],
+		ClientInfo:      implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
+	})
+}
+
+// listTools reads every page of tools/list. meta is nil in the legacy era.
+// A cursor seen before, or more pages than the cap, fails at once: a server
+// whose cursor never advances would otherwise hold the probe to its deadline.
+func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) error {
+	seen := map[string]bool{}
+	names := map[string]bool{}
+	var cursor *string
+	for page := 1; ; page++ {
+		start := time.Now()
+		raw, err := c.call(ctx, "tools/list", listParams{Meta: meta, Cursor: cursor})
+		s.res.Timings.Pages = append(s.res.Timings.Pages, time.Since(start))
+		if err != nil {
+			return onPage(err, page)
+		}
+		next, err := s.readPage(raw, meta != nil, names)
+		if err != nil {
+			return onPage(err, page)
+		}
+		s.res.Pages = page
+		switch {
+		case next == nil:
+			return nil
+		case seen[*next]:
+			return failf(ReasonPagination, "tools/list: page %d returned cursor %q again; the server's pagination does not advance", page, truncate(*next, 40))
+		case page >= s.opts.MaxPages:
+			return failf(ReasonPagination, "tools/list: still more tools after %d pages, the page cap", page)
+		}
+		seen[*next] = true
+		cursor = next
+	}
+}
+
+// readPage adds one page's tools to the result and returns the next cursor
+// (nil at the end).
+func (s *session) readPage(raw json.RawMessage, modern bool, names map[string]bool) (*string, error) {
+	var r struct {
+		Tools      json.RawMessage `json:"tools"`
+		NextCursor json.RawMessage `json:"nextCursor"`
+		TTLMs      json.RawMessage `json:"ttlMs"`
+		Meta       json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, failf(ReasonProtocol, "tools/list: the result is not an object")
+	}
+	if t := bytes.TrimSpace(r.Tools); len(t) == 0 || t[0] != '[' {
+		return nil, failf(ReasonProtocol, "tools/list: the result has no tools array")
+	}
+	var tools []Tool
+	if err := json.Unmarshal(r.Tools, &tools); err != nil {
+		return nil, failf(ReasonProtocol, "tools/list: a tool is malformed: %v", err)
+	}
+	for _, t := range tools {
+		switch {
+		case t.Name == "":
+			s.obs.warn("tools/list: a tool has no name")
+		case names[t.Name]:
+			s.obs.warn("tools/list: tool %q is listed more than once", truncate(t.Name, 80))
+		}
+		names[t.Name] = true
+	}
+	s.res.Tools = append(s.res.Tools, tools...)
+
+	if modern && s.res.TTLMillis == nil && !isAbsent(r.TTLMs) {
+		var ttl float64
+		if json.Unmarshal(r.TTLMs, &ttl) == nil {
+			ms := int64(ttl)
+			s.res.TTLMillis = &ms
+		}
+	}
+	s.serverInfoFrom(r.Meta)
+
+	if isAbsent(r.NextCursor) {
+		return nil, nil
+	}
+	var next string
+	if err := json.Unmarshal(r.NextCursor, &next); err != nil {
+		return nil, failf(ReasonProtocol, "tools/list: nextCursor is not a string")
+	}
+	if next == "" && !modern {
+		// Legacy servers use an empty cursor for "no more"; in the modern
+		// era only its absence means that.
+		return nil, nil
+	}
+	return &next, nil
+}
+
+// onPage names the page of a tools/list failure after the first one.
+func onPage(err error, page int) error {
+	if page == 1 {
+		return err
+	}
+	var f *Failure
+	if errors.As(err, &f) {
+		return &Failure{Reason: f.Reason, HTTPStatus: f.HTTPStatus, Challenge: f.Challenge, Err: fmt.Errorf("%w (page %d)", err, page)}
+	}
+	return &Failure{Reason: ReasonRPCError, Err: fmt.Errorf("%w (page %d)", err, page)}
+}
+
+// serverInfoFrom takes serverInfo from a modern result's _meta, once.
+func (s *session) serverInfoFrom(meta json.RawMessage) {
+	if s.res.ServerName != "" || isAbsent(meta) {
+		return
+	}
+	var m resultMeta
+	if json.Unmarshal(meta, &m) == nil && m.ServerInfo != nil {
+		s.res.ServerName = truncate(m.ServerInfo.Name, 200)
+		s.res.ServerVersion = truncate(m.ServerInfo.Version, 100)
+	}
+}
+
+func (s *session) setServerInfo(raw json.RawMessage) {
+	var info implementation
+	if json.Unmarshal(raw, &info) == nil {
+		s.res.ServerName = truncate(info.Name, 200)
+		s.res.ServerVersion = truncate(info.Version, 100)
+	}
+}
+
+// pickVersion is the first of ours that the server lists.
+func pickVersion(theirs, ours []string) (string, bool) {
+	for _, v := range ours {
+		if slices.Contains(theirs, v) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func listVersions(vs []string) string {
+	if len(vs) == 0 {
+		return "(none listed)"
+	}
+	vs = slices.Clone(vs)
+	if len(vs) > 8 {
+		vs = append(vs[:8], "…")
+	}
+	for i, v := range vs {
+		vs[i] = truncate(v, 20)
+	}
+	return "[" + strings.Join(vs, ", ") + "]"
+}
+
+// isAbsent is true for a missing or null JSON field.
+func isAbsent(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}

@@ -1,0 +1,467 @@
+package probe_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+// stdioTarget starts the test binary as a probetest server with cfg, with
+// extra variables in its environment.
+func stdioTarget(cfg probetest.Config, env map[string]string) probe.Target {
+	path, args, own := probetest.Command(cfg)
+	maps.Copy(own, env)
+	return probe.Target{Command: path, Args: args, Env: own}
+}
+
+func runProbe(t *testing.T, target probe.Target, timeout time.Duration, opts probe.Options) *probe.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res := probe.Run(ctx, target, opts)
+	if res == nil {
+		t.Fatal("Run returned nil")
+	}
+	if res.OK == (res.Reason != "") {
+		t.Fatalf("OK %v with reason %q", res.OK, res.Reason)
+	}
+	if strings.Contains(res.Error, "\n") {
+		t.Errorf("error is not one line: %q", res.Error)
+	}
+	return res
+}
+
+// sentMethods are the methods of the requests and notifications a probe
+// sent, from its transcript.
+func sentMethods(res *probe.Result) []string {
+	var methods []string
+	for _, e := range res.Transcript {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if e.Direction == "send" && json.Unmarshal(e.Message, &m) == nil && m.Method != "" {
+			methods = append(methods, m.Method)
+		}
+	}
+	return methods
+}
+
+func TestStdioBehaviors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		cfg        probetest.Config
+		env        map[string]string
+		reason     probe.Reason
+		tools      []string // nil: not checked
+		toolCount  int      // checked when tools is nil and OK
+		pages      int
+		warning    string // a warning that must be there
+		stderr     string // in the stderr tail
+		errorHas   string
+		listChange bool
+	}{
+		{name: "healthy", cfg: probetest.Config{}, tools: []string{"fetch_daily_report", "list_report_dates"}, pages: 1},
+		{name: "token-gated with the token", cfg: probetest.Config{Behavior: probetest.TokenGated, Token: "t0k"},
+			env: map[string]string{"REPORT_API_TOKEN": "t0k"}, tools: []string{"fetch_daily_report", "list_report_dates"}, pages: 1},
+		{name: "token-gated without the token lists nothing, and succeeds", cfg: probetest.Config{Behavior: probetest.TokenGated, Token: "t0k"},
+			tools: []string{}, pages: 1},
+		{name: "scoped to read", cfg: probetest.Config{Behavior: probetest.Scoped},
+			env: map[string]string{probetest.ScopeEnv: "read", "REPORT_API_TOKEN": "x"}, tools: []string{"list_report_dates"}, pages: 1},
+		{name: "1000 tools in 10 pages", cfg: probetest.Config{Behavior: probetest.ManyTools}, toolCount: probetest.ManyToolsCount, pages: 10},
+		{name: "cursor that never advances", cfg: probetest.Config{Behavior: probetest.StuckCursor}, reason: probe.ReasonPagination, errorHas: "again"},
+		{name: "exits at once", cfg: probetest.Config{Behavior: probetest.ExitAtOnce}, reason: probe.ReasonExited,
+			errorHas: "exit status 1", stderr: "fatal: REPORT_API_TOKEN is not set"},
+		{name: "50 MiB line", cfg: probetest.Config{Behavior: probetest.HugeLine}, reason: probe.ReasonTooLarge},
+		{name: "banner before the first message", cfg: probetest.Config{Behavior: probetest.Banner},
+			tools: []string{"fetch_daily_report", "list_report_dates"}, warning: "report-server 1.0.0 ready"},
+		{name: "wrong id", cfg: probetest.Config{Behavior: probetest.WrongID}, reason: probe.ReasonProtocol, errorHas: "tools/list"},
+		{name: "ping before the answer", cfg: probetest.Config{Behavior: probetest.PingFirst}, tools: []string{"fetch_daily_report", "list_report_dates"}},
+		{name: "list_changed notification", cfg: probetest.Config{Behavior: probetest.ListChanged},
+			tools: []string{"fetch_daily_report", "list_report_dates"}, listChange: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := runProbe(t, stdioTarget(tc.cfg, tc.env), 20*time.Second, probe.Options{})
+			if res.Reason != tc.reason {
+				t.Fatalf("reason %q (%s), want %q", res.Reason, res.Error, tc.reason)
+			}
+			if res.Transport != probe.TransportStdio {
+				t.Errorf("transport %q", res.Transport)
+			}
+			if tc.tools != nil && !slices.Equal(res.ToolNames(), tc.tools) {
+				t.Errorf("tools %q, want %q", res.ToolNames(), tc.tools)
+			}
+			if tc.tools == nil && res.OK && len(res.Tools) != tc.toolCount {
+				t.Errorf("%d tools, want %d", len(res.Tools), tc.toolCount)
+			}
+			if tc.pages != 0 && res.Pages != tc.pages {
+				t.Errorf("%d pages, want %d", res.Pages, tc.pages)
+			}
+			if res.OK && len(res.Timings.Pages) != res.Pages {
+				t.Errorf("%d page timings for %d pages", len(res.Timings.Pages), res.Pages)
+			}
+			if tc.warning != "" && !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, tc.warning) }) {
+				t.Errorf("warnings %q lack %q", res.Warnings, tc.warning)
+			}
+			if !strings.Contains(res.StderrTail, tc.stderr) {
+				t.Errorf("stderr tail %q lacks %q", res.StderrTail, tc.stderr)
+			}
+			if !strings.Contains(res.Error, tc.errorHas) {
+				t.Errorf("error %q lacks %q", res.Error, tc.errorHas)
+			}
+			if tc.listChange != (res.ListChanged > 0) {
+				t.Errorf("%d list_changed notifications counted", res.ListChanged)
+			}
+			if !res.OK && len(res.Tools) != 0 {
+				t.Errorf("a failed probe reports %d tools", len(res.Tools))
+			}
+			if res.Timings.Total <= 0 || res.Duration != res.Timings.Total.Seconds() {
+				t.Errorf("total %s, duration %v", res.Timings.Total, res.Duration)
+			}
+		})
+	}
+}
+
+func TestStdioEras(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		serverEra  probetest.Era
+		pin        probe.Era
+		era        probe.Era
+		version    string
+		initialize bool // whether initialize must have been sent
+		discover   bool // whether server/discover must have been sent
+		reason     probe.Reason
+	}{
+		{"modern-only, detected", probetest.EraModern, probe.EraAuto, probe.EraModern, probe.VersionModern, false, true, ""},
+		{"legacy-only, detected", probetest.EraLegacy, probe.EraAuto, probe.EraLegacy, "2025-11-25", true, true, ""},
+		{"dual, detected as modern", probetest.EraDual, "", probe.EraModern, probe.VersionModern, false, true, ""},
+		{"dual, pinned legacy", probetest.EraDual, probe.EraLegacy, probe.EraLegacy, "2025-11-25", true, false, ""},
+		{"modern-only, pinned modern", probetest.EraModern, probe.EraModern, probe.EraModern, probe.VersionModern, false, false, ""},
+		// The kit's legacy server, like some real ones, lists tools without
+		// a handshake: a pin is obeyed, not second-guessed.
+		{"legacy-only, pinned modern", probetest.EraLegacy, probe.EraModern, probe.EraModern, probe.VersionModern, false, false, ""},
+		{"modern-only, pinned legacy", probetest.EraModern, probe.EraLegacy, probe.EraLegacy, "", true, false, probe.ReasonRPCError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			target := stdioTarget(probetest.Config{Era: tc.serverEra}, nil)
+			target.Era = tc.pin
+			res := runProbe(t, target, 20*time.Second, probe.Options{Transcript: true})
+			if res.Reason != tc.reason {
+				t.Fatalf("reason %q (%s), want %q", res.Reason, res.Error, tc.reason)
+			}
+			if res.Era != tc.era || res.ProtocolVersion != tc.version {
+				t.Errorf("era %q version %q, want %q %q", res.Era, res.ProtocolVersion, tc.era, tc.version)
+			}
+			sent := sentMethods(res)
+			if slices.Contains(sent, "initialize") != tc.initialize || slices.Contains(sent, "server/discover") != tc.discover {
+				t.Errorf("sent %q; want initialize %v, server/discover %v", sent, tc.initialize, tc.discover)
+			}
+			if tc.reason == "" && len(res.Tools) != 2 {
+				t.Errorf("tools %q", res.ToolNames())
+			}
+			if tc.reason == "" && tc.serverEra != probetest.EraLegacy && res.ServerName != "probetest" {
+				t.Errorf("server name %q", res.ServerName)
+			}
+			if tc.era == probe.EraModern && tc.serverEra != probetest.EraLegacy && tc.reason == "" && res.TTLMillis == nil {
+				t.Errorf("modern result without ttlMs")
+			}
+			if tc.initialize && tc.reason == "" {
+				i := slices.Index(sent, "initialize")
+				if i+2 >= len(sent) || sent[i+1] != "notifications/initialized" || sent[i+2] != "tools/list" {
+					t.Errorf("legacy order: sent %q", sent)
+				}
+			}
+		})
+	}
+}
+
+// Detection restarts a stdio server before initialize: the legacy server
+// that saw server/discover is not the one that gets initialize.
+func TestStdioLegacyRunsInFreshProcess(t *testing.T) {
+	t.Parallel()
+	res := runProbe(t, stdioTarget(probetest.Config{Era: probetest.EraLegacy}, nil), 20*time.Second, probe.Options{})
+	if !res.OK {
+		t.Fatalf("%s: %s", res.Reason, res.Error)
+	}
+	// The kit logs each method it receives on stderr; the tail is the last
+	// process's, which must not have seen server/discover.
+	if strings.Contains(res.StderrTail, "server/discover") || !strings.Contains(res.StderrTail, "recv initialize") {
+		t.Errorf("stderr of the process that got initialize:\n%s", res.StderrTail)
+	}
+}
+
+// The deadline holds whatever the server does: a 2 s probe returns at 2 s
+// (generous upper bound for a busy machine), with reason timeout.
+//
+// Not parallel with the other tests: on a loaded 2-core machine, killing a
+// -race test server can take a few hundred milliseconds by itself.
+func TestStdioDeadline(t *testing.T) {
+	tests := []struct {
+		name     string
+		behavior probetest.Behavior
+		pin      probe.Era
+	}{
+		{"stalls on tools/list", probetest.StallToolsList, ""},
+		{"never answers, auto era", probetest.Unresponsive, ""},
+		{"never answers, legacy pinned", probetest.Unresponsive, probe.EraLegacy},
+		{"drips its answers a byte at a time", probetest.SlowBody, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+			target := stdioTarget(probetest.Config{Behavior: tc.behavior, PIDFile: pidFile}, nil)
+			target.Era = tc.pin
+			start := time.Now()
+			res := runProbe(t, target, 2*time.Second, probe.Options{})
+			elapsed := time.Since(start)
+			if res.Reason != probe.ReasonTimeout {
+				t.Fatalf("reason %q (%s), want timeout", res.Reason, res.Error)
+			}
+			if elapsed < 2*time.Second || elapsed > 2300*time.Millisecond {
+				t.Errorf("returned after %s, want 2.0-2.3 s", elapsed)
+			}
+			if tc.behavior == probetest.Unresponsive {
+				assertGone(t, pidFile)
+			}
+		})
+	}
+}
+
+// assertGone checks that the process whose pid the grandchild wrote is dead:
+// gone, or a zombie. The grandchild was orphaned, so init reaps it, on its
+// own schedule (some container inits only every few seconds); a zombie runs
+// nothing and holds nothing.
+func assertGone(t *testing.T, pidFile string) {
+	t.Helper()
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the grandchild wrote no pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pid <= 1 {
+		t.Fatalf("pid file holds %q", raw)
+	}
+	if err := syscall.Kill(pid, 0); err == nil && processState(pid) != "Z" {
+		t.Errorf("grandchild %d is still alive after the probe (state %q)", pid, processState(pid))
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func TestStdioCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	res := probe.Run(ctx, stdioTarget(probetest.Config{Behavior: probetest.StallToolsList}, nil), probe.Options{})
+	if res.Reason != probe.ReasonCanceled {
+		t.Fatalf("reason %q (%s), want canceled", res.Reason, res.Error)
+	}
+}
+
+// The 50 MiB line fails as soon as the cap is passed, not after reading it.
+func TestStdioHugeLineIsFast(t *testing.T) {
+	t.Parallel()
+	res := runProbe(t, stdioTarget(probetest.Config{Behavior: probetest.HugeLine, Era: probetest.EraLegacy}, nil), 20*time.Second,
+		probe.Options{MaxMessageBytes: 1 << 20, Transcript: true})
+	if res.Reason != probe.ReasonTooLarge {
+		t.Fatalf("reason %q (%s), want too_large", res.Reason, res.Error)
+	}
+	if res.Timings.Total > 5*time.Second {
+		t.Errorf("took %s", res.Timings.Total)
+	}
+	if !strings.Contains(res.Error, "1048576") {
+		t.Errorf("error %q does not name the cap", res.Error)
+	}
+}
+
+func TestStdioSpawnFailed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		target probe.Target
+		has    string
+	}{
+		{"no such command", probe.Target{Command: "mcpwatch-no-such-server"}, `"mcpwatch-no-such-server"`},
+		{"no such directory", probe.Target{Command: "/bin/sh", Dir: "/nonexistent/dir"}, "working directory /nonexistent/dir"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := runProbe(t, tc.target, 5*time.Second, probe.Options{})
+			if res.Reason != probe.ReasonSpawnFailed || !strings.Contains(res.Error, tc.has) {
+				t.Errorf("reason %q error %q, want spawn_failed naming %s", res.Reason, res.Error, tc.has)
+			}
+		})
+	}
+}
+
+// A stdio server sees the minimal environment plus its own variables, not
+// mcpwatch's other variables, unless it inherits everything.
+func TestStdioEnvironment(t *testing.T) {
+	t.Setenv("MCPWATCH_TEST_TOKEN", "from-mcpwatch")
+	cfg := probetest.Config{Behavior: probetest.TokenGated, Token: "from-mcpwatch", TokenEnv: "MCPWATCH_TEST_TOKEN"}
+	tests := []struct {
+		name    string
+		inherit bool
+		env     map[string]string
+		tools   int
+	}{
+		{"not inherited", false, nil, 0},
+		{"inherited", true, nil, 2},
+		{"own variable", false, map[string]string{"MCPWATCH_TEST_TOKEN": "from-mcpwatch"}, 2},
+		{"own variable wins over inherited", true, map[string]string{"MCPWATCH_TEST_TOKEN": "other"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			target := stdioTarget(cfg, tc.env)
+			target.InheritEnv = tc.inherit
+			res := runProbe(t, target, 20*time.Second, probe.Options{})
+			if !res.OK || len(res.Tools) != tc.tools {
+				t.Errorf("ok %v (%s), %d tools, want %d", res.OK, res.Error, len(res.Tools), tc.tools)
+			}
+		})
+	}
+}
+
+// Dir and the stderr tail's bound, with a plain shell as the server.
+func TestStdioDirAndStderrTail(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := `pwd >&2; i=0; while [ $i -lt 2000 ]; do echo "noise line $i" >&2; i=$((i+1)); done; echo "last words" >&2; exit 7`
+	res := runProbe(t, probe.Target{Command: "/bin/sh", Args: []string{"-c", script}, Dir: dir, Era: probe.EraLegacy},
+		10*time.Second, probe.Options{StderrTailBytes: 256})
+	if res.Reason != probe.ReasonExited || !strings.Contains(res.Error, "exit status 7") {
+		t.Fatalf("reason %q error %q, want exited with status 7", res.Reason, res.Error)
+	}
+	if len(res.StderrTail) > 256 || !strings.HasSuffix(res.StderrTail, "last words\n") {
+		t.Errorf("stderr tail (%d bytes) %q", len(res.StderrTail), res.StderrTail)
+	}
+
+	res = runProbe(t, probe.Target{Command: "/bin/sh", Args: []string{"-c", "pwd >&2; exit 1"}, Dir: dir, Era: probe.EraLegacy},
+		10*time.Second, probe.Options{})
+	if strings.TrimSpace(res.StderrTail) != dir {
+		t.Errorf("server ran in %q, want %q", res.StderrTail, dir)
+	}
+}
+
+func TestStdioTranscript(t *testing.T) {
+	t.Parallel()
+	target := stdioTarget(probetest.Config{Era: probetest.EraModern}, nil)
+	res := runProbe(t, target, 20*time.Second, probe.Options{Transcript: true})
+	if !res.OK {
+		t.Fatalf("%s: %s", res.Reason, res.Error)
+	}
+	if got := sentMethods(res); !slices.Equal(got, []string{"server/discover", "tools/list"}) {
+		t.Errorf("sent %q", got)
+	}
+	var recv int
+	for _, e := range res.Transcript {
+		if e.Direction == "recv" {
+			recv++
+		}
+	}
+	if recv != 2 {
+		t.Errorf("%d messages received in the transcript, want 2", recv)
+	}
+	// Every modern request carries _meta with the version and capabilities.
+	for _, e := range res.Transcript {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if e.Direction != "send" || json.Unmarshal(e.Message, &m) != nil {
+			continue
+		}
+		if string(m.Params.Meta["io.modelcontextprotocol/protocolVersion"]) != `"2026-07-28"` || m.Params.Meta["io.modelcontextprotocol/clientCapabilities"] == nil {
+			t.Errorf("%s sent without the modern _meta: %s", m.Method, e.Message)
+		}
+	}
+	if res2 := runProbe(t, target, 20*time.Second, probe.Options{}); len(res2.Transcript) != 0 {
+		t.Errorf("transcript kept without being asked for")
+	}
+}
+
+func TestTargetErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		target probe.Target
+	}{
+		{"nothing", probe.Target{}},
+		{"both", probe.Target{Command: "x", URL: "http://127.0.0.1:1/"}},
+		{"command with an HTTP transport", probe.Target{Command: "x", Transport: probe.TransportHTTP}},
+		{"unknown era", probe.Target{Command: "x", Era: "future"}},
+		{"unknown transport", probe.Target{URL: "http://127.0.0.1:1/", Transport: "carrier-pigeon"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := runProbe(t, tc.target, 5*time.Second, probe.Options{})
+			if res.Reason != probe.ReasonConfig {
+				t.Errorf("reason %q (%s), want config", res.Reason, res.Error)
+			}
+		})
+	}
+}
+
+// processState is the state letter of /proc/PID/stat ("" when gone).
+func processState(pid int) string {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	_, rest, _ := strings.Cut(string(stat[bytes.LastIndexByte(stat, ')')+1:]), " ")
+	state, _, _ := strings.Cut(rest, " ")
+	return state
+}
+
+// A context that has already ended starts nothing.
+func TestRunWithEndedContext(t *testing.T) {
+	t.Parallel()
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		reason probe.Reason
+	}{
+		{"canceled", canceled, probe.ReasonCanceled},
+		{"expired", expired, probe.ReasonTimeout},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+			res := probe.Run(tc.ctx, stdioTarget(probetest.Config{Behavior: probetest.Unresponsive, PIDFile: pidFile}, nil), probe.Options{})
+			if res.Reason != tc.reason || !strings.Contains(res.Error, "not started") {
+				t.Errorf("reason %q error %q, want %s", res.Reason, res.Error, tc.reason)
+			}
+			if _, err := os.Stat(pidFile); err == nil {
+				t.Errorf("a server was started")
+			}
+		})
+	}
+}
