@@ -1,0 +1,355 @@
+package kubernetes_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+)
+
+// kustomization holds the fields of kustomization.yaml this directory uses;
+// decoding it strictly makes an unknown (misspelt) field an error.
+type kustomization struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Labels     []struct {
+		Pairs            map[string]string `json:"pairs"`
+		IncludeSelectors bool              `json:"includeSelectors,omitempty"`
+	} `json:"labels"`
+	Resources []string `json:"resources"`
+	Images    []struct {
+		Name    string `json:"name"`
+		NewName string `json:"newName"`
+		NewTag  string `json:"newTag"`
+	} `json:"images"`
+}
+
+// manifests is every object of the kustomization, strictly decoded into
+// its real Kubernetes or prometheus-operator type.
+type manifests struct {
+	deployment     *appsv1.Deployment
+	service        *corev1.Service
+	configMap      *corev1.ConfigMap
+	secret         *corev1.Secret
+	serviceMonitor *monitoringv1.ServiceMonitor
+	prometheusRule *monitoringv1.PrometheusRule
+}
+
+func decodeStrict(t *testing.T, file string, b []byte, into any) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict(b, into); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+func load(t *testing.T) manifests {
+	t.Helper()
+	var k kustomization
+	decodeStrict(t, "kustomization.yaml", read(t, "kustomization.yaml"), &k)
+
+	var m manifests
+	for _, file := range k.Resources {
+		b := read(t, file)
+		if strings.Contains(string(b), "\n---") {
+			t.Fatalf("%s: one object per file", file)
+		}
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(b, &tm); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var obj any
+		switch tm.APIVersion + " " + tm.Kind {
+		case "apps/v1 Deployment":
+			m.deployment = &appsv1.Deployment{}
+			obj = m.deployment
+		case "v1 Service":
+			m.service = &corev1.Service{}
+			obj = m.service
+		case "v1 ConfigMap":
+			m.configMap = &corev1.ConfigMap{}
+			obj = m.configMap
+		case "v1 Secret":
+			m.secret = &corev1.Secret{}
+			obj = m.secret
+		case "monitoring.coreos.com/v1 ServiceMonitor":
+			m.serviceMonitor = &monitoringv1.ServiceMonitor{}
+			obj = m.serviceMonitor
+		case "monitoring.coreos.com/v1 PrometheusRule":
+			m.prometheusRule = &monitoringv1.PrometheusRule{}
+			obj = m.prometheusRule
+		default:
+			t.Fatalf("%s: unexpected %s %s", file, tm.APIVersion, tm.Kind)
+		}
+		decodeStrict(t, file, b, obj)
+	}
+	if m.deployment == nil || m.service == nil || m.configMap == nil || m.secret == nil ||
+		m.serviceMonitor == nil || m.prometheusRule == nil {
+		t.Fatalf("kustomization.yaml lacks one of Deployment, Service, ConfigMap, Secret, ServiceMonitor, PrometheusRule: %v", k.Resources)
+	}
+	return m
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestEveryManifestIsInTheKustomization: a manifest left out is never applied.
+func TestEveryManifestIsInTheKustomization(t *testing.T) {
+	var k kustomization
+	decodeStrict(t, "kustomization.yaml", read(t, "kustomization.yaml"), &k)
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return f == "kustomization.yaml" })
+	listed := slices.Clone(k.Resources)
+	sort.Strings(files)
+	sort.Strings(listed)
+	if !slices.Equal(files, listed) {
+		t.Errorf("manifests %v, kustomization resources %v", files, listed)
+	}
+	load(t) // every listed file decodes strictly into its type
+}
+
+func TestStrictDecodingRejectsUnknownFields(t *testing.T) {
+	b := strings.Replace(string(read(t, "deployment.yaml")), "  replicas: 1", "  replicas: 1\n  replica: 1", 1)
+	var d appsv1.Deployment
+	if err := yaml.UnmarshalStrict([]byte(b), &d); err == nil || !strings.Contains(err.Error(), "replica") {
+		t.Fatalf("a misspelt field decoded without error (%v): the manifest test would miss it", err)
+	}
+}
+
+func TestDeployment(t *testing.T) {
+	m := load(t)
+	d := m.deployment
+	pod := d.Spec.Template.Spec
+	if d.Spec.Selector == nil || !matches(d.Spec.Selector.MatchLabels, d.Spec.Template.Labels) {
+		t.Errorf("selector %v does not match the pod labels %v", d.Spec.Selector, d.Spec.Template.Labels)
+	}
+	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		t.Error("the pod must run as a non-root user (runAsNonRoot, runAsUser)")
+	}
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	sc := c.SecurityContext
+	switch {
+	case sc == nil:
+		t.Fatal("container has no securityContext")
+	case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
+		t.Error("readOnlyRootFilesystem must be true")
+	case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+		t.Error("allowPrivilegeEscalation must be false")
+	case sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL"):
+		t.Error("capabilities must drop ALL")
+	}
+	if !slices.Contains(c.Args, "--config.file=/etc/mcpwatch/mcpwatch.yml") || c.Args[0] != "serve" {
+		t.Errorf("args %q: want serve --config.file=/etc/mcpwatch/mcpwatch.yml", c.Args)
+	}
+	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9713 {
+		t.Fatalf("ports %v: want one, 9713", c.Ports)
+	}
+	for _, p := range []struct {
+		name  string
+		probe *corev1.Probe
+		path  string
+	}{{"liveness", c.LivenessProbe, "/-/healthy"}, {"readiness", c.ReadinessProbe, "/-/ready"}} {
+		if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.String() != c.Ports[0].Name {
+			t.Errorf("%s probe: want GET %s on port %s", p.name, p.path, c.Ports[0].Name)
+		}
+	}
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Errorf("resources %v: want cpu and memory requests and a memory limit", c.Resources)
+	}
+	volumes := map[string]corev1.Volume{}
+	for _, v := range pod.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, vm := range c.VolumeMounts {
+		if _, ok := volumes[vm.Name]; !ok {
+			t.Errorf("volumeMount %s has no volume", vm.Name)
+		}
+		if vm.SubPath != "" {
+			t.Errorf("volumeMount %s uses subPath: the kubelet would never update a rotated secret in it", vm.Name)
+		}
+	}
+}
+
+// files maps each path under /etc/mcpwatch to its ConfigMap or Secret key, as
+// the Deployment's projected volume lays them out.
+func projectedFiles(t *testing.T, m manifests) map[string]string {
+	t.Helper()
+	c := m.deployment.Spec.Template.Spec.Containers[0]
+	var mountVolume string
+	for _, vm := range c.VolumeMounts {
+		if vm.MountPath == "/etc/mcpwatch" {
+			mountVolume = vm.Name
+		}
+	}
+	files := map[string]string{}
+	for _, v := range m.deployment.Spec.Template.Spec.Volumes {
+		if v.Name != mountVolume || v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			switch {
+			case src.ConfigMap != nil:
+				if src.ConfigMap.Name != m.configMap.Name {
+					t.Errorf("projected ConfigMap %q, the kustomization has %q", src.ConfigMap.Name, m.configMap.Name)
+				}
+				for _, it := range src.ConfigMap.Items {
+					if _, ok := m.configMap.Data[it.Key]; !ok {
+						t.Errorf("ConfigMap has no key %q", it.Key)
+					}
+					files["/etc/mcpwatch/"+it.Path] = "configmap:" + it.Key
+				}
+			case src.Secret != nil:
+				if src.Secret.Name != m.secret.Name {
+					t.Errorf("projected Secret %q, the kustomization has %q", src.Secret.Name, m.secret.Name)
+				}
+				for _, it := range src.Secret.Items {
+					if _, ok := m.secret.StringData[it.Key]; !ok {
+						t.Errorf("Secret has no key %q", it.Key)
+					}
+					files["/etc/mcpwatch/"+it.Path] = "secret:" + it.Key
+				}
+			}
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no projected volume mounted at /etc/mcpwatch")
+	}
+	return files
+}
+
+// TestConfigMapConfigLoads loads the ConfigMap's mcpwatch.yml with the
+// config package, parses its lock with the lock store, and checks that every
+// ${file:...} it reads is a file the pod has.
+func TestConfigMapConfigLoads(t *testing.T) {
+	m := load(t)
+	files := projectedFiles(t, m)
+	for _, want := range []string{"/etc/mcpwatch/mcpwatch.yml", "/etc/mcpwatch/mcp-tools.lock.json"} {
+		if _, ok := files[want]; !ok {
+			t.Errorf("the pod has no %s (files: %v)", want, files)
+		}
+	}
+
+	yml := m.configMap.Data["mcpwatch.yml"]
+	path := filepath.Join(t.TempDir(), "mcpwatch.yml")
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatalf("ConfigMap mcpwatch.yml: %v", err)
+	}
+	if _, ok := files[cfg.Lock]; !ok {
+		t.Errorf("lock %s is not a file of the pod", cfg.Lock)
+	}
+	lock, err := lockstore.Parse([]byte(m.configMap.Data["mcp-tools.lock.json"]))
+	if err != nil {
+		t.Fatalf("ConfigMap mcp-tools.lock.json: %v", err)
+	}
+	for _, s := range cfg.Servers {
+		if _, ok := lock.Entry(s.Name); !ok {
+			t.Errorf("server %s has no entry in the lock", s.Name)
+		}
+	}
+
+	refs := regexp.MustCompile(`\$\{file:([^}]+)\}`).FindAllStringSubmatch(yml, -1)
+	if len(refs) == 0 {
+		t.Fatal("mcpwatch.yml reads no token from a file; the Secret is unused")
+	}
+	for _, r := range refs {
+		if src, ok := files[r[1]]; !ok || !strings.HasPrefix(src, "secret:") {
+			t.Errorf("${file:%s}: not a Secret file of the pod (files: %v)", r[1], files)
+		}
+	}
+}
+
+func TestServiceAndServiceMonitor(t *testing.T) {
+	m := load(t)
+	svc, sm := m.service, m.serviceMonitor
+	// The operator names the job after the Service; the rules expect "mcpwatch".
+	if svc.Name != "mcpwatch" {
+		t.Errorf("Service %q: name it mcpwatch, the job the alert rules select", svc.Name)
+	}
+	if !matches(svc.Spec.Selector, m.deployment.Spec.Template.Labels) {
+		t.Errorf("Service selector %v does not match the pod labels", svc.Spec.Selector)
+	}
+	if !matches(sm.Spec.Selector.MatchLabels, svc.Labels) {
+		t.Errorf("ServiceMonitor selector %v does not match the Service labels %v", sm.Spec.Selector.MatchLabels, svc.Labels)
+	}
+	ports := map[string]bool{}
+	for _, p := range svc.Spec.Ports {
+		ports[p.Name] = true
+		if p.TargetPort.String() != m.deployment.Spec.Template.Spec.Containers[0].Ports[0].Name {
+			t.Errorf("Service port %s targets %s, not the container's port", p.Name, p.TargetPort.String())
+		}
+	}
+	for _, e := range sm.Spec.Endpoints {
+		if !ports[e.Port] {
+			t.Errorf("ServiceMonitor endpoint port %q is not a Service port", e.Port)
+		}
+	}
+}
+
+// TestPrometheusRuleHasEveryRule compares the PrometheusRule's groups with
+// the rules file. (gen's test compares the bytes; this compares meaning.)
+func TestPrometheusRuleHasEveryRule(t *testing.T) {
+	m := load(t)
+	var file struct {
+		Groups []monitoringv1.RuleGroup `json:"groups"`
+	}
+	decodeStrict(t, "mcpwatch.rules.yml", read(t, "../prometheus/rules/mcpwatch.rules.yml"), &file)
+	got, want := m.prometheusRule.Spec.Groups, file.Groups
+	if len(got) != len(want) || len(want) == 0 {
+		t.Fatalf("%d groups, rules file has %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Name != want[i].Name || len(got[i].Rules) != len(want[i].Rules) {
+			t.Fatalf("group %d: %s with %d rules, want %s with %d", i, got[i].Name, len(got[i].Rules), want[i].Name, len(want[i].Rules))
+		}
+		for j := range want[i].Rules {
+			g, w := got[i].Rules[j], want[i].Rules[j]
+			if g.Alert != w.Alert || g.Expr.String() != w.Expr.String() || !ptrEqual(g.For, w.For) {
+				t.Errorf("rule %s differs from the rules file", w.Alert)
+			}
+		}
+	}
+}
+
+func ptrEqual[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// matches reports whether selector selects labels.
+func matches(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
