@@ -1,0 +1,240 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// apiServer is one server in /api/v1/servers. It carries what a probe
+// observed and how it compared with the lock; never the target's
+// environment, headers or arguments, which may hold credentials.
+type apiServer struct {
+	Name            string                  `json:"name"`
+	State           State                   `json:"state"`
+	Transport       probe.Transport         `json:"transport"`
+	Schedule        string                  `json:"schedule"`
+	IntervalSeconds float64                 `json:"interval_seconds,omitempty"`
+	OK              *bool                   `json:"ok,omitempty"` // absent until the first probe
+	Reason          probe.Reason            `json:"reason,omitempty"`
+	Error           string                  `json:"error,omitempty"`
+	HTTPStatus      int                     `json:"http_status,omitempty"`
+	RPCCode         int                     `json:"rpc_code,omitempty"`
+	Challenge       *probe.Challenge        `json:"challenge,omitempty"`
+	Era             probe.Era               `json:"era,omitempty"`
+	ProtocolVersion string                  `json:"protocol_version,omitempty"`
+	ServerName      string                  `json:"server_name,omitempty"`
+	ServerVersion   string                  `json:"server_version,omitempty"`
+	Tools           []string                `json:"tools"`
+	ToolsSeen       int                     `json:"tools_seen"`
+	ToolsExpected   int                     `json:"tools_expected"`
+	Diff            lockstore.Diff          `json:"diff"`
+	LastProbe       *time.Time              `json:"last_probe,omitempty"`
+	LastSuccess     *time.Time              `json:"last_success,omitempty"`
+	DurationSeconds float64                 `json:"duration_seconds"`
+	Timings         *apiTimings             `json:"timings_seconds,omitempty"`
+	StderrTail      string                  `json:"stderr_tail,omitempty"`
+	Warnings        []string                `json:"warnings,omitempty"`
+	Probes          uint64                  `json:"probes"`
+	Failures        map[probe.Reason]uint64 `json:"failures,omitempty"`
+	Skipped         uint64                  `json:"skipped"`
+	History         []Record                `json:"history,omitempty"`
+}
+
+type apiTimings struct {
+	Connect   float64 `json:"connect"`
+	Handshake float64 `json:"handshake"`
+	List      float64 `json:"list"`
+	Total     float64 `json:"total"`
+}
+
+func newAPIServer(dt details) apiServer {
+	st := dt.Status
+	a := apiServer{
+		Name:            st.Name,
+		State:           stateOf(st.Last, st.Diff),
+		Transport:       st.Transport,
+		Schedule:        st.Schedule,
+		IntervalSeconds: st.Interval.Seconds(),
+		Tools:           []string{},
+		ToolsExpected:   len(st.Diff.Expected),
+		Diff:            st.Diff,
+		Probes:          st.Probes,
+		Failures:        st.Failures,
+		Skipped:         dt.Skipped,
+	}
+	if !st.LastSuccess.IsZero() {
+		t := st.LastSuccess
+		a.LastSuccess = &t
+	}
+	if ok := st.LastOK; ok != nil {
+		a.Era, a.ProtocolVersion, a.ServerName, a.ServerVersion = ok.Era, ok.ProtocolVersion, ok.ServerName, ok.ServerVersion
+	}
+	last := st.Last
+	if last == nil {
+		return a
+	}
+	a.OK = &last.OK
+	a.Reason, a.Error, a.HTTPStatus, a.RPCCode, a.Challenge = last.Reason, last.Error, last.HTTPStatus, last.RPCCode, last.Challenge
+	if last.Era != "" {
+		a.Era, a.ProtocolVersion, a.ServerName, a.ServerVersion = last.Era, last.ProtocolVersion, last.ServerName, last.ServerVersion
+	}
+	a.Tools = last.ToolNames()
+	a.ToolsSeen = len(last.Tools)
+	end := last.Started.Add(last.Timings.Total)
+	a.LastProbe = &end
+	a.DurationSeconds = last.Timings.Total.Seconds()
+	a.Timings = &apiTimings{
+		Connect:   last.Timings.Connect.Seconds(),
+		Handshake: last.Timings.Handshake.Seconds(),
+		List:      sumDurations(last.Timings.Pages).Seconds(),
+		Total:     last.Timings.Total.Seconds(),
+	}
+	a.StderrTail, a.Warnings = last.StderrTail, last.Warnings
+	return a
+}
+
+func sumDurations(ds []time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum
+}
+
+func (d *Daemon) handleAPIServers(w http.ResponseWriter, _ *http.Request) {
+	names := d.serverNames()
+	out := struct {
+		Servers []apiServer `json:"servers"`
+	}{Servers: make([]apiServer, 0, len(names))}
+	for _, name := range names {
+		s, ok := d.lookup(name)
+		if !ok {
+			continue // removed since the names were read
+		}
+		out.Servers = append(out.Servers, newAPIServer(s.details()))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (d *Daemon) handleAPIServer(w http.ResponseWriter, r *http.Request) {
+	s, ok := d.lookup(r.PathValue("name"))
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no server of that name in the running configuration"})
+		return
+	}
+	dt := s.details()
+	a := newAPIServer(dt)
+	a.History = dt.History
+	writeJSON(w, http.StatusOK, a)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// handleProbe probes one server now, through the same path and pool as the
+// schedule, and answers with that server's metrics after the probe, as a
+// blackbox exporter's /probe does. debug=true answers with a text report
+// instead: the result, the transcript of every message, and the metrics.
+func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("server")
+	if name == "" {
+		writeText(w, http.StatusBadRequest, "missing the server parameter: /probe?server=NAME\n")
+		return
+	}
+	s, ok := d.lookup(name)
+	if !ok {
+		writeText(w, http.StatusNotFound, "no server of that name in the running configuration; see /api/v1/servers\n")
+		return
+	}
+	debug := r.URL.Query().Get("debug") == "true"
+	res, st, recorded, err := d.probeNow(r.Context(), s, debug)
+	if err == nil && !recorded {
+		err = errors.New("probe canceled before it ended")
+	}
+	if err != nil {
+		writeText(w, http.StatusServiceUnavailable, fmt.Sprintf("probe of %q not done: %v\n", name, err))
+		return
+	}
+	reg := metrics.ProbeRegistry(st)
+	if !debug {
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		return
+	}
+	var b strings.Builder
+	writeDebugReport(&b, name, res, st)
+	b.WriteString("\nMetrics that would be returned:\n\n")
+	if mfs, err := reg.Gather(); err == nil {
+		enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, mf := range mfs {
+			_ = enc.Encode(mf)
+		}
+	}
+	writeText(w, http.StatusOK, b.String())
+}
+
+// writeDebugReport writes a probe for a person: the outcome, the diff, the
+// stderr tail, the warnings and every message sent and received (header
+// values are never in a transcript).
+func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st metrics.ServerStatus) {
+	fmt.Fprintf(b, "Probe of server %q\n\n", name)
+	fmt.Fprintf(b, "state:            %s\n", stateOf(res, st.Diff))
+	fmt.Fprintf(b, "ok:               %t\n", res.OK)
+	if !res.OK {
+		fmt.Fprintf(b, "reason:           %s\n", res.Reason)
+		fmt.Fprintf(b, "error:            %s\n", res.Error)
+	}
+	fmt.Fprintf(b, "transport:        %s\n", res.Transport)
+	fmt.Fprintf(b, "era:              %s\n", res.Era)
+	fmt.Fprintf(b, "protocol version: %s\n", res.ProtocolVersion)
+	fmt.Fprintf(b, "server:           %s %s\n", res.ServerName, res.ServerVersion)
+	fmt.Fprintf(b, "duration:         %s (connect %s, handshake %s, list %s in %d pages)\n",
+		res.Timings.Total, res.Timings.Connect, res.Timings.Handshake, sumDurations(res.Timings.Pages), res.Pages)
+	fmt.Fprintf(b, "tools:            %d %v\n", len(res.Tools), res.ToolNames())
+	if st.Diff.Locked {
+		fmt.Fprintf(b, "expected:         %d %v\n", len(st.Diff.Expected), st.Diff.Expected)
+		fmt.Fprintf(b, "missing:          %v\n", st.Diff.Missing)
+		fmt.Fprintf(b, "extra:            %v\n", st.Diff.Extra)
+	} else {
+		b.WriteString("expected:         (the lock has no entry for this server)\n")
+	}
+	if len(st.Diff.Forbidden) > 0 {
+		fmt.Fprintf(b, "forbidden:        %v\n", st.Diff.Forbidden)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(b, "warning:          %s\n", w)
+	}
+	if res.StderrTail != "" {
+		fmt.Fprintf(b, "\nstderr (tail):\n%s\n", strings.TrimRight(res.StderrTail, "\n"))
+	}
+	b.WriteString("\nTranscript:\n")
+	if len(res.Transcript) == 0 {
+		b.WriteString("  (no messages)\n")
+	}
+	for _, e := range res.Transcript {
+		fmt.Fprintf(b, "%10s %-4s", e.At.Round(time.Microsecond), e.Direction)
+		if len(e.Message) > 0 {
+			fmt.Fprintf(b, " %s", e.Message)
+		}
+		if e.Note != "" {
+			fmt.Fprintf(b, " (%s)", e.Note)
+		}
+		b.WriteString("\n")
+	}
+}

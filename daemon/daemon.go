@@ -1,0 +1,298 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/metrics"
+)
+
+// Options are a Daemon's process-level settings: what a reload of the
+// configuration file does not change. Zero values take the defaults.
+type Options struct {
+	// Logger receives the state changes of servers, reloads and errors.
+	// Default: no logging.
+	Logger *zap.Logger
+	// Registry serves /metrics. The daemon registers its collector and its
+	// own metrics on it. Default: a fresh registry (never the global one).
+	Registry *prometheus.Registry
+	// History is how many probes are kept per server, and as many failed
+	// ones besides. Default 20.
+	History int
+	// Lookup reads the variables that ${VAR} references name. Default
+	// os.LookupEnv.
+	Lookup func(string) (string, bool)
+	// ConfigFile is the file a reload reads. Default: the Path of the
+	// configuration given to New.
+	ConfigFile string
+	// Load reads the configuration file on reload. Default config.Load.
+	Load func(path string) (*config.Config, error)
+	// FirstRoundSpread caps the window over which the first probes of the
+	// servers present at start are spread. Default 5s.
+	FirstRoundSpread time.Duration
+	// AddedSpread caps the same window for servers a reload adds. Default 1s.
+	AddedSpread time.Duration
+	// ShutdownTimeout bounds how long Close waits for running probes after
+	// canceling them. Default 5s.
+	ShutdownTimeout time.Duration
+	// EnablePprof serves net/http/pprof under /debug/pprof/.
+	EnablePprof bool
+	// Version is reported to servers as clientInfo.version.
+	Version string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.History <= 0 {
+		o.History = 20
+	}
+	if o.Lookup == nil {
+		o.Lookup = os.LookupEnv
+	}
+	if o.Load == nil {
+		o.Load = config.Load
+	}
+	if o.FirstRoundSpread <= 0 {
+		o.FirstRoundSpread = 5 * time.Second
+	}
+	if o.AddedSpread <= 0 {
+		o.AddedSpread = time.Second
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 5 * time.Second
+	}
+	return o
+}
+
+// Daemon probes the configured servers on their schedules and keeps their
+// latest status. It implements metrics.Source.
+type Daemon struct {
+	opts  Options
+	log   *zap.Logger
+	reg   *prometheus.Registry
+	self  *metrics.Daemon
+	lock  *lockFile
+	table *timetable
+	pages *pages
+
+	// ctx ends every goroutine and probe the daemon started; wg waits for
+	// them.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	enterMu sync.Mutex // orders wg.Add against Close
+	closing bool
+
+	startOnce sync.Once
+	closeOnce sync.Once
+	closeErr  error
+
+	reloadMu sync.Mutex // one reload at a time
+
+	mu      sync.RWMutex // guards the configuration side
+	cfg     *config.Config
+	servers map[string]*server
+	names   []string  // sorted keys of servers
+	gens    uint64    // the last schedule generation handed out; see nextGen
+	started time.Time // when Start scheduled the first round; zero before
+	pool    *pool
+
+	// The first round: ready once every server present at start has
+	// finished a probe, or readyBy has passed.
+	firstMu      sync.Mutex
+	firstPending map[string]bool
+	readyBy      time.Time
+	ready        atomic.Bool
+}
+
+var _ metrics.Source = (*Daemon)(nil)
+
+// ErrClosed is returned by what a closed Daemon can no longer do.
+var ErrClosed = errors.New("daemon is shut down")
+
+// New returns a Daemon for a loaded configuration. It starts nothing: call
+// Start, then Close. An error means the configuration cannot run (a
+// schedule mcpwatch cannot read) and names the server.
+func New(cfg *config.Config, opts Options) (*Daemon, error) {
+	opts = opts.withDefaults()
+	d := &Daemon{
+		opts:    opts,
+		log:     opts.Logger,
+		reg:     opts.Registry,
+		lock:    newLockFile(opts.Logger),
+		table:   newTimetable(),
+		servers: map[string]*server{},
+	}
+	if d.reg == nil {
+		d.reg = prometheus.NewRegistry()
+	}
+	plans, err := plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	d.pages = pages
+	if err := d.reg.Register(metrics.NewCollector(d)); err != nil {
+		return nil, fmt.Errorf("register the server metrics: %w", err)
+	}
+	self, err := metrics.NewDaemon(d.reg)
+	if err != nil {
+		return nil, err
+	}
+	d.self = self
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.install(cfg, plans)
+	d.self.ReloadSucceeded(time.Now())
+	return d, nil
+}
+
+// Start begins the schedules: a first probe of every server, spread with
+// jitter over a few seconds, then each on its own schedule. It returns at
+// once; Close stops everything it started.
+func (d *Daemon) Start() {
+	d.startOnce.Do(func() {
+		now := time.Now()
+		d.mu.Lock()
+		d.started = now
+		var longest time.Duration
+		d.firstMu.Lock()
+		d.firstPending = make(map[string]bool, len(d.servers))
+		for _, name := range d.names {
+			s := d.servers[name]
+			d.firstPending[name] = true
+			longest = max(longest, timeoutOf(s.cfg, d.cfg.Defaults))
+			d.table.add(slot{due: now.Add(jitter(typicalGap(s.sched, now), d.opts.FirstRoundSpread)), name: name, gen: s.gen})
+		}
+		// Ready at the latest when the last first probe, started at the end
+		// of the spread and then waiting its turn, would have timed out.
+		d.readyBy = now.Add(d.opts.FirstRoundSpread + longest + time.Second)
+		if len(d.firstPending) == 0 {
+			d.ready.Store(true)
+		}
+		d.firstMu.Unlock()
+		d.mu.Unlock()
+
+		if !d.enter() {
+			return // closed before it started
+		}
+		go func() {
+			defer d.wg.Done()
+			d.table.run(d.ctx, d.fire)
+		}()
+	})
+}
+
+// Close stops the schedules, cancels the running probes (which kills their
+// process groups) and waits for every goroutine of the daemon, within
+// Options.ShutdownTimeout or ctx, whichever ends first.
+func (d *Daemon) Close(ctx context.Context) error {
+	d.closeOnce.Do(func() {
+		d.stop()
+		done := make(chan struct{})
+		go func() {
+			d.wg.Wait()
+			close(done)
+		}()
+		timer := time.NewTimer(d.opts.ShutdownTimeout)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			d.closeErr = fmt.Errorf("shut down: probes still running: %w", ctx.Err())
+		case <-timer.C:
+			d.closeErr = fmt.Errorf("shut down: probes still running after %s", d.opts.ShutdownTimeout)
+		}
+	})
+	return d.closeErr
+}
+
+// stop refuses new work and cancels everything running: the schedules,
+// the probes (killing their process groups) and on-demand requests.
+func (d *Daemon) stop() {
+	d.enterMu.Lock()
+	d.closing = true
+	d.enterMu.Unlock()
+	d.cancel()
+}
+
+// Ready reports whether the first round of probes has finished, or had the
+// time to.
+func (d *Daemon) Ready() bool {
+	if d.ready.Load() {
+		return true
+	}
+	d.firstMu.Lock()
+	defer d.firstMu.Unlock()
+	if d.firstPending != nil && time.Now().After(d.readyBy) {
+		d.ready.Store(true)
+	}
+	return d.ready.Load()
+}
+
+// firstDone notes the first probe of a server of the first round.
+func (d *Daemon) firstDone(name string) {
+	if d.ready.Load() {
+		return
+	}
+	d.firstMu.Lock()
+	defer d.firstMu.Unlock()
+	if d.firstPending == nil {
+		return
+	}
+	delete(d.firstPending, name)
+	if len(d.firstPending) == 0 {
+		d.ready.Store(true)
+	}
+}
+
+// Statuses returns the status of every configured server, sorted by name.
+// It implements metrics.Source.
+func (d *Daemon) Statuses() []metrics.ServerStatus {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make([]metrics.ServerStatus, len(d.names))
+	for i, name := range d.names {
+		out[i] = d.servers[name].snapshot()
+	}
+	return out
+}
+
+// Registry is the registry /metrics serves.
+func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
+
+// Config returns the running configuration.
+func (d *Daemon) Config() *config.Config {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.cfg
+}
+
+// lookup returns the server of that name, if configured.
+func (d *Daemon) lookup(name string) (*server, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	s, ok := d.servers[name]
+	return s, ok
+}
+
+// serverNames returns the sorted names of the configured servers.
+func (d *Daemon) serverNames() []string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return slices.Clone(d.names)
+}

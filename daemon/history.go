@@ -1,0 +1,109 @@
+package daemon
+
+import (
+	"slices"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Record is one finished probe as the history keeps it: what a person needs
+// to see why it passed or failed, without the tool list itself, so a
+// server listing thousands of tools costs the history little.
+type Record struct {
+	Seq             uint64        `json:"seq"`
+	Trigger         string        `json:"trigger"` // "schedule" or "request" (/probe)
+	State           State         `json:"state"`
+	Started         time.Time     `json:"started"`
+	Duration        time.Duration `json:"-"`
+	DurationSeconds float64       `json:"duration_seconds"`
+	Reason          probe.Reason  `json:"reason,omitempty"`
+	Error           string        `json:"error,omitempty"`
+	Era             probe.Era     `json:"era,omitempty"`
+	ProtocolVersion string        `json:"protocol_version,omitempty"`
+	Tools           int           `json:"tools"`
+	Expected        int           `json:"expected"`
+	Missing         []string      `json:"missing,omitempty"`
+	Extra           []string      `json:"extra,omitempty"`
+	Forbidden       []string      `json:"forbidden,omitempty"`
+	StderrTail      string        `json:"stderr_tail,omitempty"`
+}
+
+func newRecord(seq uint64, trigger string, res *probe.Result, diff lockstore.Diff) Record {
+	r := Record{
+		Seq:             seq,
+		Trigger:         trigger,
+		State:           stateOf(res, diff),
+		Started:         res.Started,
+		Duration:        res.Timings.Total,
+		DurationSeconds: res.Timings.Total.Seconds(),
+		Reason:          res.Reason,
+		Error:           res.Error,
+		Era:             res.Era,
+		ProtocolVersion: res.ProtocolVersion,
+		Tools:           len(res.Tools),
+		Expected:        len(diff.Expected),
+		StderrTail:      res.StderrTail,
+	}
+	if res.OK {
+		r.Missing, r.Extra, r.Forbidden = diff.Missing, diff.Extra, diff.Forbidden
+	}
+	return r
+}
+
+// history keeps the last probes of one server in two rings: every probe,
+// and the probes that did not pass. A run of passing probes cannot push the
+// last failure out, which is the probe a person opens the page to see.
+type history struct {
+	all, failed ring
+}
+
+func newHistory(limit int) history {
+	return history{all: ring{limit: limit}, failed: ring{limit: limit}}
+}
+
+func (h *history) add(r Record) {
+	h.all.add(r)
+	if r.State != StateOK {
+		h.failed.add(r)
+	}
+}
+
+// records returns the kept probes, newest first, each once.
+func (h *history) records() []Record {
+	out := make([]Record, 0, len(h.all.items)+len(h.failed.items))
+	out = append(out, h.all.items...)
+	for _, r := range h.failed.items {
+		if !slices.ContainsFunc(h.all.items, func(a Record) bool { return a.Seq == r.Seq }) {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b Record) int {
+		switch {
+		case a.Seq > b.Seq:
+			return -1
+		case a.Seq < b.Seq:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// ring keeps the last limit records, oldest first.
+type ring struct {
+	limit int
+	items []Record
+}
+
+func (r *ring) add(rec Record) {
+	if r.limit <= 0 {
+		return
+	}
+	if len(r.items) == r.limit {
+		copy(r.items, r.items[1:])
+		r.items = r.items[:len(r.items)-1]
+	}
+	r.items = append(r.items, rec)
+}

@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+)
+
+// Handler serves every endpoint of the daemon:
+//
+//	/                      status page, one row per server
+//	/server/NAME           one server and its last probes
+//	/metrics               Prometheus metrics (the daemon's own registry)
+//	/probe?server=NAME     probe now, answer with that probe's metrics (&debug=true: a text transcript)
+//	/api/v1/servers        the latest results as JSON, redacted
+//	/api/v1/servers/NAME   one server, with its last probes
+//	/-/healthy, /-/ready   liveness, and readiness after the first round
+//	POST /-/reload         reload the configuration file
+//	/debug/pprof/          profiles, with Options.EnablePprof
+func (d *Daemon) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", d.handleIndex)
+	mux.HandleFunc("GET /server/{name}", d.handleServerPage)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
+		ErrorLog:      zap.NewStdLog(d.log.Named("metrics")),
+		ErrorHandling: promhttp.ContinueOnError,
+	}))
+	mux.HandleFunc("GET /probe", d.handleProbe)
+	mux.HandleFunc("GET /api/v1/servers", d.handleAPIServers)
+	mux.HandleFunc("GET /api/v1/servers/{name}", d.handleAPIServer)
+	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		writeText(w, http.StatusOK, "mcpwatch is healthy.\n")
+	})
+	mux.HandleFunc("GET /-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if d.Ready() {
+			writeText(w, http.StatusOK, "mcpwatch is ready.\n")
+			return
+		}
+		writeText(w, http.StatusServiceUnavailable, "mcpwatch is not ready: the first round of probes is still running.\n")
+	})
+	mux.HandleFunc("POST /-/reload", d.handleReload)
+	if d.opts.EnablePprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
+	return mux
+}
+
+func (d *Daemon) handleReload(w http.ResponseWriter, _ *http.Request) {
+	if err := d.Reload(); err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, ErrClosed) {
+			status = http.StatusServiceUnavailable
+		}
+		writeText(w, status, fmt.Sprintf("reload failed, the running configuration stays in force: %v\n", err))
+		return
+	}
+	writeText(w, http.StatusOK, "configuration reloaded.\n")
+}
+
+func writeText(w http.ResponseWriter, status int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(text))
+}
+
+// Serve serves Handler on the listeners through the exporter toolkit (TLS
+// and basic auth from webConfigFile, if set) and runs until ctx is done or
+// serving fails. Then it shuts everything down: HTTP, the schedules, the
+// running probes, within Options.ShutdownTimeout. Start must have been
+// called for probes to run; Serve closes the Daemon before it returns.
+func (d *Daemon) Serve(ctx context.Context, listeners []net.Listener, webConfigFile string) error {
+	addrs := make([]string, len(listeners))
+	for i, l := range listeners {
+		addrs[i] = l.Addr().String()
+	}
+	systemd := false
+	flags := &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfigFile}
+	srv := &http.Server{
+		Handler:           d.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          zap.NewStdLog(d.log.Named("http")),
+		// Requests end with the daemon: an on-demand probe is canceled at
+		// shutdown like a scheduled one.
+		BaseContext: func(net.Listener) context.Context { return d.ctx },
+	}
+
+	if !d.enter() {
+		return ErrClosed
+	}
+	errc := make(chan error, 1)
+	go func() {
+		defer d.wg.Done()
+		errc <- web.ServeMultiple(listeners, srv, flags, SlogLogger(d.log.Named("web")))
+	}()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			serveErr = fmt.Errorf("serve HTTP: %w", err)
+		}
+	}
+
+	// Refuse new work and cancel what runs, so HTTP shutdown does not wait
+	// out a /probe; then stop HTTP; then wait for the rest.
+	d.stop()
+	sctx, cancel := context.WithTimeout(context.Background(), d.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	return errors.Join(serveErr, d.Close(sctx))
+}
+
+// SlogLogger bridges zap to the *slog.Logger the exporter toolkit wants.
+func SlogLogger(log *zap.Logger) *slog.Logger {
+	return slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName(log.Name())))
+}

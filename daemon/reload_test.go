@@ -1,0 +1,145 @@
+package daemon
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+// A broken configuration file keeps the running configuration (and its
+// probes) and sets the reload metric to 0; a fixed one swaps in, sets it to
+// 1, drops a removed server from every output at once and probes an added
+// one promptly.
+func TestReload(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "mcp-tools.lock.json", `{"alpha": ["fetch_daily_report", "list_report_dates"], "beta": ["fetch_daily_report", "list_report_dates"]}`)
+	healthy := stdioServer(probetest.Config{}, nil)
+	path := writeConfig(t, dir, map[string]any{
+		"defaults": map[string]any{"schedule": "@every 100ms"},
+		"servers":  map[string]any{"alpha": healthy, "beta": healthy},
+	})
+	h := start(t, path, Options{})
+	h.waitState("alpha", StateOK)
+	h.waitState("beta", StateOK)
+	if m := h.metricsText(); !strings.Contains(m, "mcpwatch_config_last_reload_successful 1") {
+		t.Fatalf("reload metric is not 1 at start")
+	}
+
+	// Broken: an unknown key. The old configuration keeps probing.
+	if err := os.WriteFile(path, []byte("servers:\n  alpha:\n    comand: nope\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, body := h.post("/-/reload")
+	if code != http.StatusInternalServerError || !strings.Contains(body, "comand") {
+		t.Errorf("POST /-/reload of a broken file = %d %q, want 500 naming the bad key", code, body)
+	}
+	if m := h.metricsText(); !strings.Contains(m, "mcpwatch_config_last_reload_successful 0") {
+		t.Errorf("reload metric is not 0 after a failed reload")
+	}
+	before := h.status("beta").Probes
+	waitFor(t, "beta to keep being probed on the old configuration", func() bool {
+		return h.status("beta").Probes >= before+2
+	})
+	if !contains(h.d.serverNames(), "alpha") || !contains(h.d.serverNames(), "beta") {
+		t.Errorf("servers after a failed reload: %v", h.d.serverNames())
+	}
+
+	// Fixed: beta removed, gamma added on a schedule so long that only the
+	// prompt probe of an added server can reach it in this test.
+	writeConfig(t, dir, map[string]any{
+		"defaults": map[string]any{"schedule": "@every 100ms"},
+		"servers": map[string]any{
+			"alpha": healthy,
+			"gamma": merge(healthy, map[string]any{"schedule": "@every 1h"}),
+		},
+	})
+	if err := h.d.Reload(); err != nil {
+		t.Fatalf("reload of a fixed file: %v", err)
+	}
+	m := h.metricsText()
+	if !strings.Contains(m, "mcpwatch_config_last_reload_successful 1") {
+		t.Errorf("reload metric is not 1 after a good reload")
+	}
+	if strings.Contains(m, `server="beta"`) {
+		t.Errorf("/metrics still has series of the removed server beta")
+	}
+	if _, page := h.get("/"); strings.Contains(page, "beta") {
+		t.Errorf("the status page still shows the removed server beta")
+	}
+	if _, api := h.get("/api/v1/servers"); strings.Contains(api, "beta") {
+		t.Errorf("the JSON API still shows the removed server beta")
+	}
+	if code, _ := h.get("/server/beta"); code != http.StatusNotFound {
+		t.Errorf("GET /server/beta = %d, want 404", code)
+	}
+	h.waitState("gamma", StateOK)
+	if m := h.metricsText(); !strings.Contains(m, `mcpwatch_probe_success{server="gamma"} 1`) {
+		t.Errorf("/metrics lacks the added server gamma")
+	}
+}
+
+// A lock file updated on disk is used at the next probe without a reload;
+// one that does not parse leaves the last good one in force.
+func TestLockFileChangesArePickedUp(t *testing.T) {
+	dir := t.TempDir()
+	lock := writeFile(t, dir, "mcp-tools.lock.json", `{"report": ["fetch_daily_report"]}`)
+	path := writeConfig(t, dir, map[string]any{
+		"defaults": map[string]any{"schedule": "@every 100ms"},
+		"servers":  map[string]any{"report": stdioServer(probetest.Config{}, nil)},
+	})
+	h := start(t, path, Options{})
+	st := h.waitState("report", StateOK)
+	if st.ToolsExpected != 1 || len(st.Diff.Extra) != 1 {
+		t.Fatalf("expected/extra = %d/%v, want 1 and list_report_dates extra", st.ToolsExpected, st.Diff.Extra)
+	}
+
+	// Written by an atomic rename, as mcpwatch lock does.
+	writeFile(t, dir, "next.json", `{"report": ["fetch_daily_report", "list_report_dates", "send_report"]}`)
+	if err := os.Rename(dir+"/next.json", lock); err != nil {
+		t.Fatal(err)
+	}
+	st = h.waitState("report", StateMissing)
+	if strings.Join(st.Diff.Missing, " ") != "send_report" {
+		t.Errorf("missing = %v, want [send_report]", st.Diff.Missing)
+	}
+
+	if err := os.WriteFile(lock, []byte(`{"report": [`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seen := h.status("report").Probes
+	waitFor(t, "two probes after the lock broke", func() bool { return h.status("report").Probes >= seen+2 })
+	if st := h.status("report"); st.State != StateMissing || st.ToolsExpected != 3 {
+		t.Errorf("after a malformed lock: state %s expected %d, want the last good lock (missing, 3)", st.State, st.ToolsExpected)
+	}
+	errorsLogged := 0
+	for _, e := range h.logs.All() {
+		if strings.HasPrefix(e.Message, "cannot read the lock file") {
+			errorsLogged++
+		}
+	}
+	if errorsLogged != 1 {
+		t.Errorf("the malformed lock was logged %d times, want once", errorsLogged)
+	}
+
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the server to be unlocked once the lock is gone", func() bool {
+		st := h.status("report")
+		return !st.Diff.Locked && st.State == StateOK
+	})
+}
+
+func merge(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}

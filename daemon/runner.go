@@ -1,0 +1,210 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Triggers of a probe, as the history records them.
+const (
+	triggerSchedule = "schedule"
+	triggerRequest  = "request"
+)
+
+// defaultTimeout applies when neither the server nor the defaults set one
+// (a configuration built in code rather than loaded).
+const defaultTimeout = 10 * time.Second
+
+// fire starts the probe of a due slot, unless the server left the
+// configuration or changed schedule since (a stale slot), or its previous
+// probe still runs (skipped: the next firing will try again). It returns
+// the server's next slot.
+func (d *Daemon) fire(sl slot) (slot, bool) {
+	d.mu.RLock()
+	s, ok := d.servers[sl.name]
+	if !ok || s.gen != sl.gen {
+		d.mu.RUnlock()
+		return slot{}, false
+	}
+	sched := s.sched
+	d.mu.RUnlock()
+
+	next := slot{due: nextAfter(sched, sl.due, time.Now()), name: sl.name, gen: sl.gen}
+	hasNext := !next.due.IsZero()
+
+	select {
+	case s.busy <- struct{}{}:
+	default:
+		s.mu.Lock()
+		s.skipped++
+		s.mu.Unlock()
+		d.log.Debug("probe skipped: the previous probe of this server is still running",
+			zap.String("server", s.name), zap.Time("scheduled", sl.due))
+		return next, hasNext
+	}
+	if !d.enter() {
+		<-s.busy
+		return slot{}, false
+	}
+	go func() {
+		defer d.wg.Done()
+		defer func() { <-s.busy }()
+		d.probe(s.ctx, s, sl.due, triggerSchedule, false)
+	}()
+	return next, hasNext
+}
+
+// enter counts a goroutine or request in for Close to wait on; false once
+// the daemon is shutting down.
+func (d *Daemon) enter() bool {
+	d.enterMu.Lock()
+	defer d.enterMu.Unlock()
+	if d.closing {
+		return false
+	}
+	d.wg.Add(1)
+	return true
+}
+
+// probeNow runs a probe of the server at once, for /probe: it waits for a
+// probe of the same server already running to end (never two at once), then
+// takes its turn in the pool like any other. It returns the result and the
+// server's status right after it. recorded is false when the probe was
+// canceled before it ended (the request went away, or the server or the
+// daemon is going).
+func (d *Daemon) probeNow(ctx context.Context, s *server, transcript bool) (res *probe.Result, st metrics.ServerStatus, recorded bool, err error) {
+	if !d.enter() {
+		return nil, st, false, ErrClosed
+	}
+	defer d.wg.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer stop()
+
+	select {
+	case s.busy <- struct{}{}:
+	case <-ctx.Done():
+		return nil, st, false, ctx.Err()
+	}
+	defer func() { <-s.busy }()
+	res, recorded = d.probe(ctx, s, time.Time{}, triggerRequest, transcript)
+	return res, s.snapshot(), recorded, nil
+}
+
+// probe runs one probe of s and records it. scheduled is when it was due
+// (zero for an on-demand probe). The caller holds s.busy.
+func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trigger string, transcript bool) (*probe.Result, bool) {
+	d.mu.RLock()
+	cfg := s.cfg
+	defaults := d.cfg.Defaults
+	lockPath := d.cfg.Lock
+	pool := d.pool
+	d.mu.RUnlock()
+
+	release, err := pool.acquire(ctx, isStdio(cfg))
+	if err != nil {
+		return canceledResult(cfg), false
+	}
+	done := d.self.ProbeStarted(scheduled, time.Now())
+	res := d.run(ctx, s, cfg, defaults, transcript)
+	done()
+	release()
+
+	if ctx.Err() != nil {
+		// Canceled from outside (shutdown, the server removed, the request
+		// gone): not the server's doing, so not recorded against it.
+		return res, false
+	}
+	entry, locked := d.lock.entry(lockPath, s.name)
+	diff := diffOf(res, entry, locked, cfg.Forbid)
+	was, now := s.recordResult(trigger, res, diff)
+	d.firstDone(s.name)
+
+	// Checked first: at a fleet's probe rate, building fields that the
+	// level then drops is measurable.
+	if ce := d.log.Check(zap.DebugLevel, "probe finished"); ce != nil {
+		ce.Write(zap.String("server", s.name), zap.String("trigger", trigger),
+			zap.String("state", string(now.state)), zap.Bool("ok", res.OK), zap.String("reason", string(res.Reason)),
+			zap.Int("tools", len(res.Tools)), zap.Duration("duration", res.Timings.Total))
+	}
+	if was == nil || !was.equal(now) {
+		logTransition(d.log, s.name, was, now, res, diff)
+	}
+	return res, true
+}
+
+// run builds the target, expanding its ${...} references now so a rotated
+// secret file is read afresh, and probes it within the server's timeout.
+func (d *Daemon) run(ctx context.Context, s *server, cfg config.Server, defaults config.Defaults, transcript bool) *probe.Result {
+	started := time.Now()
+	target, err := cfg.Target(d.opts.Lookup)
+	if err != nil {
+		// An unset variable or a secret file that cannot be read is a wiring
+		// fault, reported apart from an empty credential (which probes, and
+		// shows as missing tools). The error names the file or variable,
+		// never a value.
+		return &probe.Result{
+			Reason:    probe.ReasonConfig,
+			Error:     err.Error(),
+			Transport: transportOf(cfg),
+			Tools:     []probe.Tool{},
+			Started:   started,
+			Timings:   probe.Timings{Total: time.Since(started)},
+			Duration:  time.Since(started).Seconds(),
+		}
+	}
+	if cfg.Era == "" || cfg.Era == probe.EraAuto {
+		if era := s.rememberedEra(); era != "" {
+			target.Era = era
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeoutOf(cfg, defaults))
+	defer cancel()
+	return probe.Run(pctx, target, probe.Options{
+		MaxMessageBytes: defaults.MaxMessageBytes,
+		ClientVersion:   d.opts.Version,
+		Transcript:      transcript,
+	})
+}
+
+// timeoutOf is the deadline of one probe of the server.
+func timeoutOf(cfg config.Server, defaults config.Defaults) time.Duration {
+	switch {
+	case cfg.Timeout > 0:
+		return cfg.Timeout
+	case defaults.Timeout > 0:
+		return defaults.Timeout
+	}
+	return defaultTimeout
+}
+
+func canceledResult(cfg config.Server) *probe.Result {
+	return &probe.Result{
+		Reason:    probe.ReasonCanceled,
+		Error:     "canceled before it started",
+		Transport: transportOf(cfg),
+		Tools:     []probe.Tool{},
+		Started:   time.Now(),
+	}
+}
+
+// diffOf compares a probe with the server's lock entry. A failed probe
+// observed nothing: its diff keeps only what the lock expects.
+func diffOf(res *probe.Result, entry lockstore.Entry, locked bool, forbid []string) lockstore.Diff {
+	if !res.OK {
+		return lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)}
+	}
+	observed := make([]lockstore.Observed, len(res.Tools))
+	for i, t := range res.Tools {
+		observed[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	return lockstore.Compare(entry, locked, observed, forbid)
+}

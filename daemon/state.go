@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// State is the verdict on a server's last probe, as the status page, the
+// JSON API and the logs show it.
+type State string
+
+const (
+	StatePending   State = "pending"   // not probed yet
+	StateOK        State = "ok"        // probed, every locked tool present, nothing forbidden
+	StateMissing   State = "missing"   // probed, some locked tools missing
+	StateForbidden State = "forbidden" // probed, a tool matching a forbid pattern present
+	StateFailed    State = "failed"    // the probe itself failed: see the reason
+)
+
+// stateOf judges one probe against its diff. A nil result is pending.
+func stateOf(res *probe.Result, diff lockstore.Diff) State {
+	switch {
+	case res == nil:
+		return StatePending
+	case !res.OK:
+		return StateFailed
+	case len(diff.Missing) > 0:
+		return StateMissing
+	case len(diff.Forbidden) > 0:
+		return StateForbidden
+	}
+	return StateOK
+}
+
+// verdict is what a state-change log line is about. Two probes with the
+// same verdict make no line at info level, however their timings or error
+// wording differ; a change of the missing set or of the failure reason does.
+type verdict struct {
+	state     State
+	reason    probe.Reason
+	missing   []string
+	forbidden []string
+}
+
+func verdictOf(res *probe.Result, diff lockstore.Diff) verdict {
+	v := verdict{state: stateOf(res, diff)}
+	switch v.state {
+	case StateFailed:
+		v.reason = res.Reason
+	case StateMissing, StateForbidden:
+		v.missing, v.forbidden = diff.Missing, diff.Forbidden
+	}
+	return v
+}
+
+func (v verdict) equal(o verdict) bool {
+	return v.state == o.state && v.reason == o.reason &&
+		slices.Equal(v.missing, o.missing) && slices.Equal(v.forbidden, o.forbidden)
+}
+
+// String is the short form used as the "was" of a transition:
+// "ok", "missing [a b]", "failed reason=timeout".
+func (v verdict) String() string {
+	switch v.state {
+	case StateFailed:
+		return "failed reason=" + string(v.reason)
+	case StateMissing:
+		return "missing [" + strings.Join(v.missing, " ") + "]"
+	case StateForbidden:
+		return "forbidden [" + strings.Join(v.forbidden, " ") + "]"
+	}
+	return string(v.state)
+}
+
+// logTransition writes the one line for a server whose verdict changed.
+// was is nil for the server's first probe.
+func logTransition(log *zap.Logger, server string, was *verdict, now verdict, res *probe.Result, diff lockstore.Diff) {
+	fields := []zap.Field{zap.String("server", server), zap.String("state", string(now.state))}
+	if was != nil {
+		fields = append(fields, zap.String("was", was.String()))
+	}
+	level, msg := zapcore.WarnLevel, ""
+	switch now.state {
+	case StateOK:
+		level, msg = zapcore.InfoLevel, "recovered"
+		fields = append(fields, zap.Int("tools", len(res.Tools)))
+		if diff.Locked {
+			fields = append(fields, zap.Int("expected", len(diff.Expected)))
+		}
+	case StateMissing:
+		msg = "locked tools missing"
+		fields = append(fields, zap.Strings("missing", diff.Missing),
+			zap.Int("tools", len(res.Tools)), zap.Int("expected", len(diff.Expected)))
+		if len(diff.Forbidden) > 0 {
+			fields = append(fields, zap.Strings("forbidden", diff.Forbidden))
+		}
+	case StateForbidden:
+		msg = "forbidden tools present"
+		fields = append(fields, zap.Strings("forbidden", diff.Forbidden), zap.Int("tools", len(res.Tools)))
+	case StateFailed:
+		msg = "probe failed"
+		fields = append(fields, zap.String("reason", string(res.Reason)), zap.String("error", res.Error))
+		if line := lastLine(res.StderrTail); line != "" {
+			fields = append(fields, zap.String("stderr", line))
+		}
+	}
+	if was == nil {
+		msg = "first probe: " + msg
+		if now.state == StateOK {
+			msg = "first probe: ok"
+		}
+	}
+	log.Log(level, msg, fields...)
+}
+
+// lastLine is the last non-empty line of a stderr tail, cut to a length
+// that keeps a log line readable.
+func lastLine(tail string) string {
+	tail = strings.TrimRight(tail, "\r\n\t ")
+	if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	const maxLen = 200
+	if len(tail) > maxLen {
+		tail = strings.ToValidUTF8(tail[:maxLen], "") + "…"
+	}
+	return tail
+}
