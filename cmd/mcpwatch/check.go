@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/prometheus/common/version"
+	"github.com/spf13/pflag"
+
+	"github.com/mcpwatch/mcpwatch/preflight"
+)
+
+const checkHelp = `Usage:
+  mcpwatch check [flags]
+
+Probes the configured MCP servers once, in parallel, each within its own
+deadline, and compares the tools each offers with the lock: the CI
+preflight, and the step before an unattended agent starts.
+
+  report: 2/2 tools missing -> fetch_daily_report, list_report_dates
+
+A locked tool that is missing fails; so do a server that cannot be probed
+(with the reason and the last lines of its stderr), a tool matching a
+forbid pattern, and a locked server the configuration no longer defines.
+An extra tool passes and is reported. --strict also fails extra tools,
+changed schema or description fingerprints, and servers not in the lock.
+
+With no --config.file it reads ./mcpwatch.yml if there is one, else
+./.mcp.json (or $MCP_CONFIG) with the lock ./mcp-tools.lock.json (or
+$MCP_TOOL_LOCK) and the timeout $MCP_PROBE_TIMEOUT_S, as the seed's
+preflight script did. --config.file may also name a client config
+(.mcp.json, claude_desktop_config.json, .vscode/mcp.json).
+
+Probes run at once up to defaults.concurrency, stdio servers up to
+defaults.stdio_concurrency (mcpwatch.yml); the servers of a client config
+are all started at once, as the client starts them.
+
+Formats: text (for people); json (the full report); junit (JUnit XML, one
+testcase per server); github (text and ::error annotations on stdout, and
+a Markdown summary appended to $GITHUB_STEP_SUMMARY or written to
+--output). With --output, json and junit go to the file and the text to
+stdout. --receipt writes a JSON record of everything observed (handshake,
+versions, tools and schemas, timings, verdicts), with no secret in it.
+
+Exit codes: 0 every locked tool is present; 78 a locked tool is missing, a
+server could not be probed, a forbidden tool is offered, the lock is
+missing or unreadable, or the configuration is unusable; 1 an output file
+could not be written; 2 usage error; 130 interrupted.
+
+Flags:
+%s
+Examples:
+  mcpwatch lock && git add mcp-tools.lock.json     # record today's surface
+  mcpwatch check                                   # then, before every run
+  mcpwatch check --format junit --output mcp-preflight.xml --receipt mcp-receipt.json
+  mcpwatch check --format github --strict --server report
+`
+
+type checkFlags struct {
+	configFile string
+	lockFile   string
+	timeout    time.Duration
+	servers    []string
+	format     string
+	output     string
+	receipt    string
+	strict     bool
+}
+
+func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are printed once, by cmdCheck
+	fs.SortFlags = false
+	addPreflightFlags(fs, &f.configFile, &f.lockFile, &f.timeout, &f.servers)
+	fs.StringVar(&f.format, "format", "text", "output format: text, json, junit or github")
+	fs.StringVarP(&f.output, "output", "o", "", "write the json or junit report (github: the Markdown summary) to this `file` instead of stdout")
+	fs.StringVar(&f.receipt, "receipt", "", "write a redacted JSON receipt of everything observed to this `file`")
+	fs.BoolVar(&f.strict, "strict", false, "also fail on extra tools, changed fingerprints and servers not in the lock")
+	return fs
+}
+
+func cmdCheck(ctx context.Context, c *cli, args []string) int {
+	var f checkFlags
+	fs := newCheckFlagSet(&f)
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(c.stdout, checkHelp, fs.FlagUsages())
+		return exitOK
+	}
+	if err == nil {
+		err = checkPreflightArgs(fs, f.timeout)
+	}
+	if err == nil {
+		err = oneOf("format", f.format, "text", "json", "junit", "github")
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch check: %v\nRun 'mcpwatch check --help' for usage.\n", err)
+		return exitUsage
+	}
+
+	started := time.Now()
+	var report *preflight.Report
+	setup, err := loadPreflight(c, f.configFile, f.lockFile)
+	if err == nil {
+		err = setup.readLock(true)
+		if uerr := setup.selectServers(f.servers, true); uerr != nil {
+			fmt.Fprintf(c.stderr, "mcpwatch check: %v\n", uerr)
+			return exitUsage
+		}
+	}
+	if err != nil {
+		report = preflight.Failed(err, setup.source, setup.lockPath, version.Version, started)
+		report.Strict = f.strict
+	} else {
+		opts := setup.options(c, f.timeout)
+		opts.Strict = f.strict
+		report = preflight.Check(ctx, preflight.Input{
+			Config: setup.cfg, ConfigSource: setup.source,
+			Lock: setup.lock, LockPath: setup.lockPath, Servers: f.servers,
+		}, opts)
+	}
+
+	code := exitOK
+	if !report.OK {
+		code = exitConfig
+	}
+	if werr := writeCheckOutputs(c, &f, report); werr != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch check: %v\n", werr)
+		if code == exitOK {
+			code = exitFailed
+		}
+	}
+	if ctx.Err() != nil {
+		return exitSignals
+	}
+	return code
+}
+
+// writeCheckOutputs writes the report in the chosen format, and the
+// receipt. It goes on after a failed write so that one unwritable path
+// does not cost the others; the first error is returned.
+func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
+	var errs []error
+	toFile := func(path string, write func(io.Writer, *preflight.Report) error) {
+		var buf bytes.Buffer
+		if err := write(&buf, r); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if err := preflight.WriteFileAtomic(path, buf.Bytes()); err != nil {
+			errs = append(errs, fmt.Errorf("write %s: %w", path, err))
+		}
+	}
+	toStdout := func(write func(io.Writer, *preflight.Report) error) {
+		if err := write(c.stdout, r); err != nil {
+			errs = append(errs, fmt.Errorf("write to stdout: %w", err))
+		}
+	}
+
+	switch f.format {
+	case "text":
+		if f.output != "" {
+			toFile(f.output, preflight.WriteText)
+		} else {
+			toStdout(preflight.WriteText)
+		}
+	case "json", "junit":
+		write := preflight.WriteJSON
+		if f.format == "junit" {
+			write = preflight.WriteJUnit
+		}
+		if f.output != "" {
+			toFile(f.output, write)
+			toStdout(preflight.WriteText)
+		} else {
+			toStdout(write)
+		}
+	case "github":
+		toStdout(preflight.WriteText)
+		toStdout(preflight.WriteAnnotations)
+		switch summary := c.getenv("GITHUB_STEP_SUMMARY"); {
+		case f.output != "":
+			toFile(f.output, preflight.WriteMarkdown)
+		case summary != "":
+			if err := appendMarkdown(summary, r); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if f.receipt != "" {
+		if err := preflight.WriteReceipt(f.receipt, r); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.receipt, err))
+		}
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// appendMarkdown appends the summary to $GITHUB_STEP_SUMMARY, which other
+// steps write to as well: appended, never replaced.
+func appendMarkdown(path string, r *preflight.Report) error {
+	var buf bytes.Buffer
+	if err := preflight.WriteMarkdown(&buf, r); err != nil {
+		return err
+	}
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open $GITHUB_STEP_SUMMARY: %w", err)
+	}
+	_, err = file.Write(buf.Bytes())
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write $GITHUB_STEP_SUMMARY: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcpwatch/mcpwatch/config"
+)
+
+const configHelp = `Usage:
+  mcpwatch config check [flags]
+
+Validates a configuration and prints its servers, with every secret
+redacted: env and header values show as <redacted> unless they are
+references such as ${TOKEN} or ${file:/run/secrets/token}, which are shown
+as written. Then it tries every reference now, as a probe would, and lists
+each unset variable, unreadable secret file, command not found, missing cwd
+or CA file, naming the server and the key.
+
+With no --config.file it reads ./mcpwatch.yml if there is one, else
+./.mcp.json (or $MCP_CONFIG) with the lock mcp-tools.lock.json (or
+$MCP_TOOL_LOCK), as 'mcpwatch check' does.
+
+Exit codes: 0 the configuration is usable; 2 usage error; 78 it is not, or
+a reference cannot be read now.
+
+Flags:
+%s`
+
+type configFlags struct {
+	configFile string
+	output     string
+}
+
+func newConfigFlagSet(f *configFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("config check", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are printed once, by cmdConfig
+	fs.SortFlags = false
+	fs.StringVarP(&f.configFile, "config.file", "c", "", "configuration `file` (default ./mcpwatch.yml, else ./.mcp.json)")
+	fs.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	return fs
+}
+
+func cmdConfig(_ context.Context, c *cli, args []string) int {
+	var f configFlags
+	fs := newConfigFlagSet(&f)
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w, code := c.stdout, exitOK
+		if len(args) == 0 {
+			w, code = c.stderr, exitUsage
+		}
+		fmt.Fprintf(w, configHelp, fs.FlagUsages())
+		return code
+	}
+	if args[0] != "check" {
+		fmt.Fprintf(c.stderr, "mcpwatch config: unknown subcommand %q; the one there is: check\n", args[0])
+		return exitUsage
+	}
+	err := fs.Parse(args[1:])
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(c.stdout, configHelp, fs.FlagUsages())
+		return exitOK
+	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err == nil && f.output != "text" && f.output != "json" {
+		err = fmt.Errorf("--output must be text or json, got %q", f.output)
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch config check: %v\nRun 'mcpwatch config --help' for usage.\n", err)
+		return exitUsage
+	}
+
+	cfg, source, err := loadConfig(f.configFile, c.getenv)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch config check: %s is unusable:\n", source)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(c.stderr, "  - %s\n", line)
+		}
+		return exitConfig
+	}
+	problems := cfg.Check(c.lookupEnv)
+
+	if f.output == "json" {
+		if err := writeConfigJSON(c.stdout, cfg, source, problems); err != nil {
+			fmt.Fprintf(c.stderr, "mcpwatch config check: write the result: %v\n", err)
+			return exitFailed
+		}
+	} else {
+		writeConfigText(c.stdout, cfg, source)
+		if len(problems) > 0 {
+			fmt.Fprintf(c.stdout, "\n%d problem(s) a probe would meet now:\n", len(problems))
+			for _, p := range problems {
+				fmt.Fprintf(c.stdout, "  - %v\n", p)
+			}
+		}
+		fmt.Fprintf(c.stdout, "\n%s: %d server(s), %d problem(s)\n", verdict(problems), len(cfg.Servers), len(problems))
+	}
+	if len(problems) > 0 {
+		return exitConfig
+	}
+	return exitOK
+}
+
+func verdict(problems []error) string {
+	if len(problems) > 0 {
+		return "FAILED"
+	}
+	return "OK"
+}
+
+// loadConfig reads the named file, else ./mcpwatch.yml, else the seed
+// preflight's .mcp.json. source describes what was read, for messages.
+func loadConfig(file string, getenv func(string) string) (*config.Config, string, error) {
+	if file != "" {
+		cfg, err := config.Load(file)
+		return cfg, file, err
+	}
+	if _, err := os.Stat("mcpwatch.yml"); err == nil {
+		cfg, err := config.Load("mcpwatch.yml")
+		return cfg, "mcpwatch.yml", err
+	}
+	source := config.DefaultClientConfig
+	if v := getenv(config.EnvMCPConfig); v != "" {
+		source = v
+	}
+	cfg, err := config.Default(".", getenv)
+	return cfg, source, err
+}
+
+func writeConfigText(w io.Writer, cfg *config.Config, source string) {
+	if cfg.Path != "" {
+		source = cfg.Path
+	}
+	d := cfg.Defaults
+	fmt.Fprintf(w, "configuration: %s\n", source)
+	fmt.Fprintf(w, "lock:          %s\n", cfg.Lock)
+	fmt.Fprintf(w, "defaults:      timeout %s, schedule %q, era %s, concurrency %d (stdio %d), max message %d bytes\n",
+		d.Timeout, d.Schedule, d.Era, d.Concurrency, d.StdioConcurrency, d.MaxMessageBytes)
+	for _, s := range cfg.Servers {
+		r := s.Redacted()
+		fmt.Fprintf(w, "\n%s  (%s, from %s)\n", r.Name, r.Transport, r.Source)
+		field := func(name, value string) {
+			if name != "" {
+				name += ":"
+			}
+			fmt.Fprintf(w, "  %-9s %s\n", name, value)
+		}
+		if r.Command != "" {
+			field("command", shellJoin(append([]string{r.Command}, r.Args...)))
+			if r.Dir != "" {
+				field("cwd", r.Dir)
+			}
+			if r.EnvFile != "" {
+				field("env file", r.EnvFile)
+			}
+			for i, k := range sortedKeys(r.Env) {
+				name := ""
+				if i == 0 {
+					name = "env"
+				}
+				field(name, k+"="+r.Env[k])
+			}
+			if r.InheritEnv {
+				field("inherit", "mcpwatch's whole environment")
+			}
+		}
+		if r.URL != "" {
+			field("url", r.URL)
+			for i, k := range sortedKeys(r.Headers) {
+				name := ""
+				if i == 0 {
+					name = "headers"
+				}
+				field(name, k+": "+r.Headers[k])
+			}
+			if r.CAFile != "" {
+				field("ca file", r.CAFile)
+			}
+			if r.Insecure {
+				field("tls", "certificate NOT verified (insecure_skip_verify)")
+			}
+		}
+		field("probe", fmt.Sprintf("timeout %s, schedule %q, era %s", r.Timeout, r.Schedule, r.Era))
+		if len(r.Forbid) > 0 {
+			field("forbid", strings.Join(r.Forbid, ", "))
+		}
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// shellJoin prints a command line that can be pasted back into a shell.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || a != config.Redacted && strings.ContainsAny(a, " \t\n\"'\\|&;<>()*?#~`!") {
+			out[i] = strconv.Quote(a)
+		} else {
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// configReport is the JSON form of config check.
+type configReport struct {
+	Config   string                  `json:"config"`
+	Lock     string                  `json:"lock"`
+	Defaults configReportDefaults    `json:"defaults"`
+	Servers  []config.RedactedServer `json:"servers"`
+	Problems []string                `json:"problems"`
+	OK       bool                    `json:"ok"`
+}
+
+type configReportDefaults struct {
+	Timeout          string `json:"timeout"`
+	Schedule         string `json:"schedule"`
+	Concurrency      int    `json:"concurrency"`
+	StdioConcurrency int    `json:"stdio_concurrency"`
+	Era              string `json:"era"`
+	MaxMessageBytes  int64  `json:"max_message_bytes"`
+}
+
+func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []error) error {
+	if cfg.Path != "" {
+		source = cfg.Path
+	}
+	d := cfg.Defaults
+	rep := configReport{
+		Config: source, Lock: cfg.Lock,
+		Defaults: configReportDefaults{Timeout: d.Timeout.String(), Schedule: d.Schedule, Concurrency: d.Concurrency,
+			StdioConcurrency: d.StdioConcurrency, Era: string(d.Era), MaxMessageBytes: d.MaxMessageBytes},
+		Servers:  make([]config.RedactedServer, 0, len(cfg.Servers)),
+		Problems: make([]string, 0, len(problems)),
+		OK:       len(problems) == 0,
+	}
+	for _, s := range cfg.Servers {
+		rep.Servers = append(rep.Servers, s.Redacted())
+	}
+	for _, p := range problems {
+		rep.Problems = append(rep.Problems, p.Error())
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runConfig(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c := &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }}
+	code = run(context.Background(), c, append([]string{"config"}, args...))
+	return code, out.String(), errOut.String()
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const secretConfig = `
+servers:
+  report:
+    command: /bin/sh
+    args: [-c, "exec reportserver", --token, hunter2-arg]
+    env:
+      REPORT_API_TOKEN: "${file:./secrets/token}"
+      LITERAL: hunter2-literal
+  remote:
+    url: https://bob:hunter2-pw@mcp.example.com/mcp?key=hunter2-query
+    headers:
+      Authorization: "Bearer ${MCPWATCH_TEST_TOKEN}"
+      X-Static: hunter2-header
+`
+
+func TestConfigCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mcpwatch.yml")
+	writeTestFile(t, file, secretConfig)
+	writeTestFile(t, filepath.Join(dir, "secrets", "token"), "hunter2-file\n")
+	writeTestFile(t, filepath.Join(dir, "broken.yml"), "servers:\n  report: {command: x, tiemout: 5s}\n  remote: {url: https://x.example.com, transport: ws}\n")
+
+	cases := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		code     int
+		stdout   []string // substrings, in order
+		stderr   []string
+		noStdout []string
+	}{
+		{name: "usable", args: []string{"check", "-c", file}, env: map[string]string{"MCPWATCH_TEST_TOKEN": "hunter2-env"}, code: 0,
+			stdout: []string{"configuration: " + file, "remote  (auto, from " + file + ")",
+				"url:      https://<redacted>@mcp.example.com/mcp?key=<redacted>",
+				"headers:  Authorization: Bearer ${MCPWATCH_TEST_TOKEN}", "X-Static: <redacted>",
+				"report  (stdio, from " + file + ")", `command:  /bin/sh -c "exec reportserver" --token <redacted>`,
+				"env:      LITERAL=<redacted>", "REPORT_API_TOKEN=${file:./secrets/token}",
+				"OK: 2 server(s), 0 problem(s)"}},
+		{name: "unset variable", args: []string{"check", "--config.file", file}, code: exitConfig,
+			stdout: []string{"1 problem(s) a probe would meet now:",
+				`  - server "remote" (` + file + `) headers.Authorization: variable MCPWATCH_TEST_TOKEN is not set: set MCPWATCH_TEST_TOKEN or use ${MCPWATCH_TEST_TOKEN:-} for an empty default`,
+				"FAILED: 2 server(s), 1 problem(s)"}},
+		{name: "broken", args: []string{"check", "-c", filepath.Join(dir, "broken.yml")}, code: exitConfig,
+			stderr: []string{"mcpwatch config check: " + filepath.Join(dir, "broken.yml") + " is unusable:",
+				"  - " + filepath.Join(dir, "broken.yml") + ": servers.remote.transport: \"ws\" is not a transport; use auto, http or sse",
+				"  - " + filepath.Join(dir, "broken.yml") + ": servers.report.tiemout: unknown key; did you mean timeout?"}},
+		{name: "missing file", args: []string{"check", "-c", filepath.Join(dir, "nope.yml")}, code: exitConfig,
+			stderr: []string{"nope.yml is unusable:", "no such file or directory"}},
+		{name: "no subcommand", code: exitUsage, stderr: []string{"Usage:", "mcpwatch config check"}},
+		{name: "help", args: []string{"check", "--help"}, code: exitOK, stdout: []string{"Usage:", "--config.file"}},
+		{name: "unknown subcommand", args: []string{"lint"}, code: exitUsage, stderr: []string{`unknown subcommand "lint"`}},
+		{name: "bad output", args: []string{"check", "-o", "yaml"}, code: exitUsage, stderr: []string{"--output must be text or json"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runConfig(t, tc.env, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			assertInOrder(t, "stdout", stdout, tc.stdout)
+			assertInOrder(t, "stderr", stderr, tc.stderr)
+			if strings.Contains(stdout+stderr, "hunter2") {
+				t.Errorf("output carries a secret:\n%s\n%s", stdout, stderr)
+			}
+		})
+	}
+}
+
+func TestConfigCheckJSON(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mcpwatch.yml")
+	writeTestFile(t, file, secretConfig)
+	code, stdout, _ := runConfig(t, nil, "check", "-c", file, "-o", "json")
+	if code != exitConfig { // secrets/token is absent and the variable unset
+		t.Errorf("exit %d", code)
+	}
+	var rep struct {
+		Config   string `json:"config"`
+		Servers  []struct{ Name string }
+		Problems []string `json:"problems"`
+		OK       bool     `json:"ok"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if rep.Config != file || len(rep.Servers) != 2 || len(rep.Problems) != 2 || rep.OK {
+		t.Errorf("report %+v", rep)
+	}
+	if strings.Contains(stdout, "hunter2") {
+		t.Errorf("output carries a secret:\n%s", stdout)
+	}
+}
+
+// TestConfigCheckDefault: with no -c and no mcpwatch.yml, the seed's
+// .mcp.json and variables are used.
+func TestConfigCheckDefault(t *testing.T) {
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "ci.json"), `{"mcpServers": {"report": {"command": "/bin/sh", "env": {"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}}}}`)
+	t.Chdir(dir)
+	env := map[string]string{"MCP_CONFIG": "ci.json", "MCP_TOOL_LOCK": "locks/tools.json", "MCP_PROBE_TIMEOUT_S": "2"}
+	code, stdout, stderr := runConfig(t, env, "check")
+	if code != exitConfig {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	assertInOrder(t, "stdout", stdout, []string{"configuration: ci.json", "lock:          " + filepath.Join(dir, "locks", "tools.json"),
+		"defaults:      timeout 2s", "report  (stdio, from " + filepath.Join(dir, "ci.json") + ")",
+		"variable REPORT_API_TOKEN is not set"})
+
+	env["REPORT_API_TOKEN"] = "hunter2"
+	code, stdout, _ = runConfig(t, env, "check")
+	if code != exitOK || strings.Contains(stdout, "hunter2") {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+
+	// An mcpwatch.yml in the directory wins.
+	writeTestFile(t, filepath.Join(dir, "mcpwatch.yml"), "servers:\n  own: {command: /bin/sh}\n")
+	code, stdout, _ = runConfig(t, env, "check")
+	if code != exitOK || !strings.Contains(stdout, "own  (stdio") {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+}
+
+func assertInOrder(t *testing.T, name, text string, parts []string) {
+	t.Helper()
+	rest := text
+	for _, p := range parts {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			t.Errorf("%s lacks (in order) %q:\n%s", name, p, text)
+			return
+		}
+		rest = rest[i+len(p):]
+	}
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The acceptance run: a directory holding only a Claude Code .mcp.json.
+func TestLockThenCheckInClaudeCodeDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": reportEntry(t)}))
+	lockPath := filepath.Join(dir, "mcp-tools.lock.json")
+	token := map[string]string{"REPORT_API_TOKEN": "test-token"}
+
+	r := runBin(t, dir, token, "lock")
+	if r.code != exitOK {
+		t.Fatalf("lock: want exit 0, got %s", r)
+	}
+	assertContains(t, "lock", r.stdout, "wrote "+lockPath+" (probed 1 server in ", "; the lock holds 2 tools of 1 server)\n",
+		"  report: + fetch_daily_report, list_report_dates (new server)\n")
+	locked := readFile(t, lockPath)
+	if string(locked) != seedLockText+"\n" {
+		t.Errorf("lock file:\n%s\nwant the seed's format:\n%s", locked, seedLockText)
+	}
+
+	steps := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		code  int
+		lines []string
+	}{
+		{"check", []string{"check"}, token, exitOK, []string{"MCP preflight OK in ", "(2 tools verified across 1 server)"}},
+		{"check without the token", []string{"check"}, nil, exitConfig,
+			[]string{"MCP preflight FAILED in ", "  - report: config error: ", "2/2 locked tools unverified -> fetch_daily_report, list_report_dates"}},
+		{"check with an empty token", []string{"check"}, map[string]string{"REPORT_API_TOKEN": ""}, exitConfig,
+			[]string{"  - report: 2/2 tools missing -> fetch_daily_report, list_report_dates"}},
+		{"lock without the token", []string{"lock"}, nil, exitConfig,
+			[]string{"refusing to write the lock: 1 of 1 server cannot be locked now\n", "  - report: config error: ", "REPORT_API_TOKEN",
+				lockPath + " left unchanged\n"}},
+		{"lock with an empty token", []string{"lock"}, map[string]string{"REPORT_API_TOKEN": ""}, exitConfig,
+			[]string{"  - report: lists no tools (a missing or expired credential looks like this)", "--allow-empty", " left unchanged\n"}},
+		{"relock unchanged", []string{"lock"}, token, exitOK, []string{lockPath + ": no change (probed 1 server in "}},
+	}
+	for _, s := range steps {
+		r := runBin(t, dir, s.env, s.args...)
+		if r.code != s.code {
+			t.Fatalf("%s: want exit %d, got %s", s.name, s.code, r)
+		}
+		assertContains(t, s.name, r.stdout, s.lines...)
+		if got := readFile(t, lockPath); !bytes.Equal(got, locked) {
+			t.Fatalf("%s changed the lock:\n%s", s.name, got)
+		}
+	}
+}
+
+// A lock with hand formatting that a failing relock must leave alone.
+const handLock = "{\n  \"report\": [\"fetch_daily_report\", \"old_tool\"],\n  \"stalled\": [ \"list_report_dates\" ]\n}\n"
+
+func failingDir(t *testing.T) string {
+	dir := t.TempDir()
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{
+		"report":  reportEntry(t),
+		"stalled": map[string]any{"command": testserverBin(t), "args": []string{"--behavior", "stall-tools-list"}},
+		"ghost":   map[string]any{"command": "./no-such-binary"},
+	}))
+	if err := os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), []byte(handLock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestLockRefusedWhileAServerFails(t *testing.T) {
+	t.Parallel()
+	dir := failingDir(t)
+	r := runBin(t, dir, map[string]string{"REPORT_API_TOKEN": "test-token"}, "lock", "--timeout", "2s")
+	if r.code != exitConfig {
+		t.Fatalf("want exit 78, got %s", r)
+	}
+	assertContains(t, "lock", r.stdout, "refusing to write the lock: 2 of 3 servers cannot be locked now\n",
+		"  - ghost: probe failed (spawn_failed): ", "no-such-binary",
+		"  - stalled: probe failed (timeout): ", "left unchanged\n")
+	if got := string(readFile(t, filepath.Join(dir, "mcp-tools.lock.json"))); got != handLock {
+		t.Errorf("the lock changed:\n%s", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the directory holds %d files, want the config and the lock only (no temp file)", len(entries))
+	}
+}
+
+// --server relocks only the servers named: the failing ones are not even
+// probed, and the others keep their bytes.
+func TestLockSelectedServers(t *testing.T) {
+	t.Parallel()
+	dir := failingDir(t)
+	lockPath := filepath.Join(dir, "mcp-tools.lock.json")
+	env := map[string]string{"REPORT_API_TOKEN": "test-token"}
+
+	r := runBin(t, dir, env, "lock", "--server", "report")
+	if r.code != exitOK {
+		t.Fatalf("want exit 0, got %s", r)
+	}
+	assertContains(t, "lock", r.stdout, "wrote ", "  report: + list_report_dates; - old_tool\n")
+	want := "{\n  \"report\": [\n    \"fetch_daily_report\",\n    \"list_report_dates\"\n  ],\n  \"stalled\": [ \"list_report_dates\" ]\n}\n"
+	if got := string(readFile(t, lockPath)); got != want {
+		t.Errorf("lock:\n%s\nwant:\n%s", got, want)
+	}
+
+	usage := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"lock", "--server", "nope"}, `unknown server "nope"; the configuration (.mcp.json) defines: ghost, report, stalled`},
+		{[]string{"lock", "--allow-empty=maybe"}, "invalid argument"},
+	}
+	for _, u := range usage {
+		r := runBin(t, dir, env, u.args...)
+		if r.code != exitUsage {
+			t.Errorf("%v: want exit 2, got %s", u.args, r)
+		}
+		assertContains(t, strings.Join(u.args, " "), r.stderr, u.msg)
+	}
+}
+
+func TestLockAllowEmptyAndFingerprints(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": reportEntry(t)}))
+	lockPath := filepath.Join(dir, "mcp-tools.lock.json")
+
+	r := runBin(t, dir, map[string]string{"REPORT_API_TOKEN": ""}, "lock", "--allow-empty")
+	if r.code != exitOK || string(readFile(t, lockPath)) != "{\n  \"report\": []\n}\n" {
+		t.Fatalf("--allow-empty: %s\nlock: %s", r, readFile(t, lockPath))
+	}
+
+	r = runBin(t, dir, map[string]string{"REPORT_API_TOKEN": "test-token"}, "lock", "--fingerprints")
+	if r.code != exitOK {
+		t.Fatalf("--fingerprints: %s", r)
+	}
+	assertContains(t, "lock", string(readFile(t, lockPath)), `"fetch_daily_report": {"description": "sha256:`, `"schema": "sha256:`)
+	if r := runBin(t, dir, map[string]string{"REPORT_API_TOKEN": "test-token"}, "check", "--strict"); r.code != exitOK {
+		t.Errorf("check --strict against a fingerprinted lock of the same surface: %s", r)
+	}
+}
+
+// The seed's own script and mcpwatch share the lock both ways. The script
+// probes the seed's own Python report server (it waits for the server to
+// exit on "shutdown", which the Go report server does not); mcpwatch probes
+// the Go report server, which offers the same tools under the same name.
+func TestSeedScriptSharesTheLock(t *testing.T) {
+	t.Parallel()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the seed's script cannot run")
+	}
+	seed, err := filepath.Abs("testdata/seed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": reportEntry(t)}))
+	writeJSON(t, dir, "seed.mcp.json", claudeCodeConfig(map[string]any{"report": map[string]any{
+		"command": python, "args": []string{filepath.Join(seed, "report_server.py")},
+		"env": map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"},
+	}}))
+	lockPath := filepath.Join(dir, "mcp-tools.lock.json")
+	token := map[string]string{"REPORT_API_TOKEN": "test-token"}
+	runSeed := func(env map[string]string, args ...string) cliResult {
+		cmd := exec.Command(python, append([]string{filepath.Join(seed, "preflight.py")}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "MCP_CONFIG=seed.mcp.json", "MCP_PROBE_TIMEOUT_S=10"}
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		out, err := cmd.CombinedOutput()
+		r := cliResult{stdout: string(out)}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	// The seed writes; mcpwatch reads, and relocking rewrites it unchanged.
+	if r := runSeed(token, "--update-lock"); r.code != 0 {
+		t.Fatalf("seed --update-lock: %s", r)
+	}
+	seedLock := readFile(t, lockPath)
+	if string(seedLock) != seedLockText {
+		t.Errorf("the seed wrote:\n%q\nwant:\n%q", seedLock, seedLockText)
+	}
+	if r := runBin(t, dir, token, "check"); r.code != exitOK {
+		t.Errorf("check against the seed's lock: %s", r)
+	}
+	if r := runBin(t, dir, token, "lock"); r.code != exitOK || !strings.Contains(r.stdout, ": no change") {
+		t.Errorf("relock of the seed's lock: %s", r)
+	}
+	if got := readFile(t, lockPath); !bytes.Equal(got, seedLock) {
+		t.Errorf("relocking changed the seed's lock:\n%q\nwant:\n%q", got, seedLock)
+	}
+
+	// mcpwatch writes, in both forms; the seed reads.
+	for _, args := range [][]string{{"lock"}, {"lock", "--fingerprints"}} {
+		os.Remove(lockPath)
+		if r := runBin(t, dir, token, args...); r.code != exitOK {
+			t.Fatalf("%v: %s", args, r)
+		}
+		if r := runSeed(token); r.code != 0 || !strings.Contains(r.stdout, "MCP preflight OK") {
+			t.Errorf("the seed's check of a lock from mcpwatch %v: %s\nlock:\n%s", args, r, readFile(t, lockPath))
+		}
+		if r := runSeed(nil); r.code != 78 || !strings.Contains(r.stdout, "report: 2/2 tools missing") {
+			t.Errorf("the seed's check without the token, lock from mcpwatch %v: %s", args, r)
+		}
+	}
+}
+
+// A server only in the lock cannot be relocked by name: there is nothing
+// to probe. Relocking every server drops it, and says so.
+func TestLockServerOnlyInTheLock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": reportEntry(t)}))
+	writeJSON(t, dir, "mcp-tools.lock.json", map[string][]string{"report": {"fetch_daily_report", "list_report_dates"}, "gone": {"a_tool"}})
+	env := map[string]string{"REPORT_API_TOKEN": "test-token"}
+
+	r := runBin(t, dir, env, "lock", "--server", "gone")
+	if r.code != exitUsage {
+		t.Fatalf("want exit 2, got %s", r)
+	}
+	assertContains(t, "stderr", r.stderr, `server "gone" is in the lock but not in .mcp.json`, "run 'mcpwatch lock' without --server")
+
+	r = runBin(t, dir, env, "lock")
+	if r.code != exitOK {
+		t.Fatalf("want exit 0, got %s", r)
+	}
+	assertContains(t, "stdout", r.stdout, "  gone: - a_tool (server no longer configured: dropped)\n")
+	// The old lock ended without a newline, as the seed writes it: so does the new one.
+	if got := string(readFile(t, filepath.Join(dir, "mcp-tools.lock.json"))); got != seedLockText {
+		t.Errorf("lock:\n%q", got)
+	}
+}

@@ -1,0 +1,92 @@
+// Command mcpwatch watches the tool surface of MCP servers: a daemon that
+// probes them on a schedule and exports Prometheus metrics, and a preflight
+// for CI that fails when a locked tool is missing.
+//
+// This is the only package that calls os.Exit.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes are part of the interface.
+const (
+	exitOK      = 0
+	exitFailed  = 1  // a probe failed (mcpwatch probe)
+	exitUsage   = 2  // bad flags or arguments
+	exitConfig  = 78 // EX_CONFIG: a locked tool is missing, a server could not be probed, or the config is unusable
+	exitSignals = 130
+)
+
+// cli is what a command may touch of the outside world, so tests can run
+// commands in-process.
+type cli struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, c *cli, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"check", "probe servers once and compare with the lock (CI preflight)", cmdCheck},
+		{"lock", "probe servers and write the lock", cmdLock},
+		{"probe", "probe one MCP server now and print what it offers", cmdProbe},
+		{"config", "validate a configuration and print its servers, secrets redacted", cmdConfig},
+		{"serve", "run the daemon: probe on schedule, export metrics, serve the status page", cmdServe},
+		{"version", "print the version", cmdVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &cli{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, c *cli, args []string) int {
+	if len(args) == 0 {
+		usage(c.stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(c.stdout)
+		return exitOK
+	case "--version":
+		return cmdVersion(ctx, c, nil)
+	}
+	for _, cmd := range commands() {
+		if cmd.name == args[0] {
+			return cmd.run(ctx, c, args[1:])
+		}
+	}
+	fmt.Fprintf(c.stderr, "mcpwatch: unknown command %q; run 'mcpwatch --help' for the list\n", args[0])
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, `mcpwatch watches the tool surface of MCP servers.
+
+Usage: mcpwatch COMMAND [flags]
+
+Commands:`)
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-14s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprintln(w, `
+Run 'mcpwatch COMMAND --help' for a command's flags.
+
+Exit codes: 0 ok; 1 a probe failed; 2 usage error; 78 a locked tool is
+missing, a server could not be probed, or the configuration is unusable.`)
+}

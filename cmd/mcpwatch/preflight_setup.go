@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/version"
+	"github.com/spf13/pflag"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/preflight"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// addPreflightFlags adds the flags check and lock share.
+func addPreflightFlags(fs *pflag.FlagSet, configFile, lockFile *string, timeout *time.Duration, servers *[]string) {
+	fs.StringVarP(configFile, "config.file", "c", "", "configuration `file`: an mcpwatch.yml or a client config such as .mcp.json (default ./mcpwatch.yml, else ./.mcp.json)")
+	fs.StringVarP(lockFile, "lock.file", "l", "", "lock `file` (default: the configuration's lock, mcp-tools.lock.json)")
+	fs.DurationVar(timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s)")
+	fs.StringArrayVar(servers, "server", nil, "only this server (repeatable; default every server)")
+}
+
+func checkPreflightArgs(fs *pflag.FlagSet, timeout time.Duration) error {
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if fs.Changed("timeout") && timeout <= 0 {
+		return usagef("--timeout must be positive, got %s", timeout)
+	}
+	return nil
+}
+
+// preflightSetup is what check and lock read before probing.
+type preflightSetup struct {
+	cfg      *config.Config
+	source   string // the configuration file, for messages
+	lockPath string
+	lock     *lockstore.Lock // nil when there is no lock file yet
+}
+
+// loadPreflight loads the configuration. The returned setup names what it
+// tried to read even when err is set, for the report.
+func loadPreflight(c *cli, configFile, lockFile string) (*preflightSetup, error) {
+	s := &preflightSetup{lockPath: lockFile}
+	cfg, source, err := loadPreflightConfig(configFile, c.getenv)
+	s.source = source
+	if err != nil {
+		return s, fmt.Errorf("configuration %s is unusable: %w", source, err)
+	}
+	s.cfg = cfg
+	if cfg.Path != "" {
+		s.source = cfg.Path
+	}
+	if s.lockPath == "" {
+		s.lockPath = cfg.Lock
+	}
+	return s, nil
+}
+
+// loadPreflightConfig reads a client config given with -c as the servers of
+// a configuration with the seed's defaults (as $MCP_CONFIG would), and
+// anything else as 'mcpwatch config check' does.
+func loadPreflightConfig(file string, getenv func(string) string) (*config.Config, string, error) {
+	if file == "" || !isClientConfig(file) {
+		return loadConfig(file, getenv)
+	}
+	if _, err := os.Stat(file); err != nil {
+		return nil, file, fmt.Errorf("read client config: %w", err)
+	}
+	cfg, err := config.Default(".", func(name string) string {
+		if name == config.EnvMCPConfig {
+			return file
+		}
+		return getenv(name)
+	})
+	return cfg, file, err
+}
+
+// isClientConfig tells a JSON client config from an mcpwatch.yml: by
+// extension, else by a first character that opens a JSON object.
+func isClientConfig(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json", ".jsonc":
+		return true
+	case ".yml", ".yaml":
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return false
+		}
+		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+			return b == '{'
+		}
+	}
+}
+
+// readLock reads the lock. For check a missing lock is an error (there is
+// nothing to compare with); for lock it is the first run.
+func (s *preflightSetup) readLock(required bool) error {
+	l, err := lockstore.Read(s.lockPath)
+	switch {
+	case err == nil:
+		s.lock = l
+		return nil
+	case errors.Is(err, fs.ErrNotExist) && required:
+		return fmt.Errorf("no lock file at %s; run 'mcpwatch lock' first to record the tools each server offers now, review it and commit it", s.lockPath)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	}
+	return err
+}
+
+// selectServers checks --server names: each must be a configured server
+// (or, where lockOnly allows, a locked one). An unknown name is a usage
+// error naming the known ones.
+func (s *preflightSetup) selectServers(names []string, lockOnly bool) error {
+	var known []string
+	for _, srv := range s.cfg.Servers {
+		known = append(known, srv.Name)
+	}
+	for _, name := range names {
+		if slices.Contains(known, name) {
+			continue
+		}
+		if slices.Contains(s.lock.Servers(), name) {
+			if lockOnly {
+				continue
+			}
+			return fmt.Errorf("server %q is in the lock but not in %s, so it cannot be probed; to drop it from the lock, run 'mcpwatch lock' without --server", name, s.source)
+		}
+		return fmt.Errorf("unknown server %q; the configuration (%s) defines: %s", name, s.source, strings.Join(known, ", "))
+	}
+	return nil
+}
+
+// options are the probe bounds of a run.
+func (s *preflightSetup) options(c *cli, timeout time.Duration) preflight.Options {
+	d := s.cfg.Defaults
+	opts := preflight.Options{
+		Timeout:          timeout,
+		Concurrency:      d.Concurrency,
+		StdioConcurrency: d.StdioConcurrency,
+		Lookup:           c.lookupEnv,
+		Version:          version.Version,
+		Probe: probe.Options{
+			MaxMessageBytes: d.MaxMessageBytes,
+			ClientName:      "mcpwatch",
+			ClientVersion:   version.Version,
+		},
+	}
+	if s.cfg.Path == "" {
+		// A client config has no concurrency settings, and the client
+		// starts all its servers at once: so does the preflight.
+		opts.StdioConcurrency = opts.Concurrency
+	}
+	return opts
+}

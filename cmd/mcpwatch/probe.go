@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/version"
+	"github.com/spf13/pflag"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+const probeHelp = `Usage:
+  mcpwatch probe [flags] [--] COMMAND [ARGS...]    probe a stdio server it spawns
+  mcpwatch probe [flags] --url URL                 probe a remote server
+
+Probes one MCP server now, within one deadline, and prints which tools it
+offers, or why that could not be told. Exit 0 when the probe succeeded (even
+with zero tools: judging the surface is the lock's job), 1 when it failed,
+2 on a usage error.
+
+Values of --env, --header and the command and its arguments expand ${VAR}
+anywhere in the string, ${VAR:-default} (when VAR is unset or empty) and
+${file:PATH} (the file's contents, one trailing newline trimmed). An unset
+variable fails the probe with reason "config". Quote them with single quotes
+so the shell leaves them alone. A stdio server gets a minimal environment
+(PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TMPDIR) plus --env.
+
+Flags:
+%s
+Examples:
+  # A stdio server, its credential passed from mcpwatch's environment:
+  mcpwatch probe --env 'REPORT_API_TOKEN=${REPORT_API_TOKEN}' -- ./reportserver
+
+  # An npm server, as JSON, with a short deadline:
+  mcpwatch probe --timeout 5s --output json -- npx -y @modelcontextprotocol/server-everything
+
+  # A remote server with a bearer token read from a file:
+  mcpwatch probe --url https://mcp.example.com/mcp \
+      --header 'Authorization: Bearer ${file:/run/secrets/mcp-token}'
+
+  # A legacy HTTP+SSE server behind a private CA:
+  mcpwatch probe --url https://10.0.0.5:8443/sse --transport sse --ca-file ca.pem
+`
+
+// probeFlags are the parsed flags of mcpwatch probe, before expansion.
+type probeFlags struct {
+	timeout    time.Duration
+	era        string
+	output     string
+	env        []string
+	cwd        string
+	inheritEnv bool
+	url        string
+	transport  string
+	headers    []string
+	caFile     string
+	insecure   bool
+	maxMessage string
+	transcript bool
+	command    []string
+}
+
+func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are printed once, by cmdProbe
+	fs.SetInterspersed(false)
+	fs.SortFlags = false
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole probe: spawn or connect, handshake, every page")
+	fs.StringVar(&f.era, "era", "auto", "protocol era: auto (detect with server/discover), modern (2026-07-28) or legacy (initialize)")
+	fs.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	fs.StringArrayVar(&f.env, "env", nil, "`NAME=VALUE` added to a stdio server's environment (repeatable)")
+	fs.StringVar(&f.cwd, "cwd", "", "working `directory` of a stdio server")
+	fs.BoolVar(&f.inheritEnv, "inherit-env", false, "pass mcpwatch's whole environment to a stdio server")
+	fs.StringVar(&f.url, "url", "", "`URL` of a remote server (instead of a command)")
+	fs.StringVar(&f.transport, "transport", "auto", "remote transport: auto (streamable HTTP, then legacy SSE), http or sse")
+	fs.StringArrayVar(&f.headers, "header", nil, "`'Name: value'` sent with every HTTP request (repeatable)")
+	fs.StringVar(&f.caFile, "ca-file", "", "PEM `file` of the CA that signs the server's certificate")
+	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (test servers only)")
+	fs.StringVar(&f.maxMessage, "max-message-bytes", "4MiB", "largest JSON-RPC message or HTTP body accepted (`size`: 1048576, 512KiB, 4MiB)")
+	fs.BoolVar(&f.transcript, "transcript", false, "record every message sent and received (debugging; header values are never recorded)")
+	return fs
+}
+
+// usageError is a mistake in the command line: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func cmdProbe(ctx context.Context, c *cli, args []string) int {
+	var f probeFlags
+	fs := newProbeFlagSet(&f)
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(c.stdout, probeHelp, fs.FlagUsages())
+		return exitOK
+	}
+	if err == nil {
+		f.command = fs.Args()
+		err = f.check(fs)
+	}
+	var opts probe.Options
+	if err == nil {
+		opts, err = f.options()
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch probe: %v\nRun 'mcpwatch probe --help' for usage.\n", err)
+		return exitUsage
+	}
+
+	target, err := f.target(c.lookupEnv)
+	var res *probe.Result
+	if err != nil {
+		res = configFailure(err)
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, f.timeout)
+		res = probe.Run(pctx, target, opts)
+		cancel()
+	}
+
+	if f.output == "json" {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(c.stderr, "mcpwatch probe: write the result: %v\n", err)
+			return exitFailed
+		}
+	} else {
+		printResult(c.stdout, res, describeTarget(&f))
+	}
+	if !res.OK {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// check rejects contradictory or malformed flags.
+func (f *probeFlags) check(fs *pflag.FlagSet) error {
+	stdioOnly := []string{"env", "cwd", "inherit-env"}
+	remoteOnly := []string{"transport", "header", "ca-file", "insecure"}
+	switch {
+	case f.url != "" && len(f.command) > 0:
+		return usagef("give either --url or a command, not both")
+	case f.url == "" && len(f.command) == 0:
+		return usagef("give a command to spawn (after --) or --url")
+	case f.timeout <= 0:
+		return usagef("--timeout must be positive, got %s", f.timeout)
+	}
+	misplaced, where := remoteOnly, "a command"
+	if f.url != "" {
+		misplaced, where = stdioOnly, "--url"
+	}
+	for _, name := range misplaced {
+		if fs.Changed(name) {
+			return usagef("--%s does not apply to %s", name, where)
+		}
+	}
+	if err := oneOf("era", f.era, "auto", "modern", "legacy"); err != nil {
+		return err
+	}
+	if err := oneOf("output", f.output, "text", "json"); err != nil {
+		return err
+	}
+	if err := oneOf("transport", f.transport, "auto", "http", "sse"); err != nil {
+		return err
+	}
+	for _, kv := range f.env {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			return usagef("--env %q: want NAME=VALUE", truncateArg(kv))
+		}
+	}
+	for _, h := range f.headers {
+		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
+			return usagef("--header %q: want 'Name: value'", truncateArg(h))
+		}
+	}
+	return nil
+}
+
+// truncateArg shows the start of a malformed flag value: enough to find it,
+// too little to print a whole credential.
+func truncateArg(s string) string {
+	if i := strings.IndexAny(s, "=:"); i >= 0 {
+		return s[:i+1] + "…"
+	}
+	if len(s) > 12 {
+		return s[:12] + "…"
+	}
+	return s
+}
+
+func oneOf(flag, value string, allowed ...string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return usagef("--%s %q: want one of %s", flag, value, strings.Join(allowed, ", "))
+}
+
+func (f *probeFlags) options() (probe.Options, error) {
+	size, err := parseSize(f.maxMessage)
+	if err != nil {
+		return probe.Options{}, usagef("--max-message-bytes: %v", err)
+	}
+	return probe.Options{
+		MaxMessageBytes: size,
+		ClientName:      "mcpwatch",
+		ClientVersion:   version.Version,
+		Transcript:      f.transcript,
+	}, nil
+}
+
+// parseSize reads a byte count with an optional binary suffix.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
+	num, mult := strings.TrimSpace(s), int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("%q is not a positive size (bytes, or with KiB, MiB, GiB)", s)
+	}
+	return n * mult, nil
+}
+
+// target builds the probe target, expanding ${...} references.
+func (f *probeFlags) target(lookup func(string) (string, bool)) (probe.Target, error) {
+	expand := func(what, s string) (string, error) {
+		v, err := config.Expand(s, lookup)
+		if err != nil {
+			var ee *config.ExpandError
+			if errors.As(err, &ee) && ee.Key == "" {
+				ee.Key = what
+				return "", ee
+			}
+			return "", fmt.Errorf("%s: %w", what, err)
+		}
+		return v, nil
+	}
+	t := probe.Target{Era: probe.Era(f.era)}
+	if f.url != "" {
+		t.URL = f.url
+		t.Transport = probe.Transport(f.transport)
+		t.CAFile = f.caFile
+		t.InsecureSkipVerify = f.insecure
+		for _, h := range f.headers {
+			name, value, _ := strings.Cut(h, ":")
+			name = strings.TrimSpace(name)
+			v, err := expand("--header "+name, strings.TrimSpace(value))
+			if err != nil {
+				return t, err
+			}
+			if t.Headers == nil {
+				t.Headers = map[string]string{}
+			}
+			t.Headers[name] = v
+		}
+		return t, nil
+	}
+	t.Transport = probe.TransportStdio
+	t.Dir = f.cwd
+	t.InheritEnv = f.inheritEnv
+	for i, arg := range f.command {
+		what := fmt.Sprintf("argument %d", i)
+		if i == 0 {
+			what = "command"
+		}
+		v, err := expand(what, arg)
+		if err != nil {
+			return t, err
+		}
+		if i == 0 {
+			t.Command = v
+		} else {
+			t.Args = append(t.Args, v)
+		}
+	}
+	for _, kv := range f.env {
+		name, value, _ := strings.Cut(kv, "=")
+		v, err := expand("--env "+name, value)
+		if err != nil {
+			return t, err
+		}
+		if t.Env == nil {
+			t.Env = map[string]string{}
+		}
+		t.Env[name] = v
+	}
+	return t, nil
+}
+
+// configFailure is the result of a probe whose target could not be built.
+func configFailure(err error) *probe.Result {
+	return &probe.Result{
+		Reason:  probe.ReasonConfig,
+		Error:   err.Error(),
+		Tools:   []probe.Tool{},
+		Started: time.Now(),
+	}
+}
+
+// describeTarget names what was probed, for the text output: the command
+// as given (before expansion, so no secret shows) or the URL without user
+// info, query or fragment.
+func describeTarget(f *probeFlags) string {
+	if f.url != "" {
+		u, err := url.Parse(f.url)
+		if err != nil {
+			return "(unparsable URL)"
+		}
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+		return u.String()
+	}
+	return strings.Join(f.command, " ")
+}
+
+// lookupEnv reads a variable for ${VAR} expansion. getenv cannot tell an
+// unset variable from an empty one; the process environment can.
+func (c *cli) lookupEnv(name string) (string, bool) {
+	if v := c.getenv(name); v != "" {
+		return v, true
+	}
+	return os.LookupEnv(name)
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// printResult writes a probe result for people: the verdict first, then
+// what is known of the server, the tools, and what may explain a failure.
+func printResult(w io.Writer, r *probe.Result, target string) {
+	if r.OK {
+		fmt.Fprintf(w, "ok: %s lists %d %s\n", target, len(r.Tools), plural(len(r.Tools), "tool", "tools"))
+	} else {
+		fmt.Fprintf(w, "FAILED (%s): %s\n", r.Reason, target)
+		fmt.Fprintf(w, "  error      %s\n", r.Error)
+		if r.HTTPStatus != 0 {
+			fmt.Fprintf(w, "  http       %d\n", r.HTTPStatus)
+		}
+		if r.RPCCode != 0 {
+			fmt.Fprintf(w, "  rpc code   %d\n", r.RPCCode)
+		}
+		if ch := r.Challenge; ch != nil {
+			fmt.Fprintf(w, "  challenge  %s\n", describeChallenge(ch))
+		}
+	}
+	if r.ServerName != "" {
+		fmt.Fprintf(w, "  server     %s\n", strings.TrimSpace(r.ServerName+" "+r.ServerVersion))
+	}
+	if r.Era != "" {
+		era := string(r.Era)
+		if r.ProtocolVersion != "" {
+			era += ", protocol " + r.ProtocolVersion
+		}
+		fmt.Fprintf(w, "  era        %s\n", era)
+	}
+	if r.Transport != "" {
+		fmt.Fprintf(w, "  transport  %s\n", r.Transport)
+	}
+	if r.Pages > 0 {
+		fmt.Fprintf(w, "  pages      %d\n", r.Pages)
+	}
+	if r.TTLMillis != nil {
+		fmt.Fprintf(w, "  ttl        %s\n", time.Duration(*r.TTLMillis)*time.Millisecond)
+	}
+	if r.ListChanged > 0 {
+		fmt.Fprintf(w, "  notices    %d tools/list_changed\n", r.ListChanged)
+	}
+	fmt.Fprintf(w, "  timings    %s\n", describeTimings(r.Timings))
+
+	if r.OK && len(r.Tools) > 0 {
+		fmt.Fprintln(w, "tools:")
+		for _, t := range r.Tools {
+			fmt.Fprintf(w, "  %s\n", t.Name)
+		}
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w, "warnings:")
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(w, "  %s\n", warning)
+		}
+	}
+	if tail := strings.TrimRight(r.StderrTail, "\n"); tail != "" {
+		fmt.Fprintln(w, "stderr (last lines):")
+		for _, line := range strings.Split(tail, "\n") {
+			fmt.Fprintf(w, "  | %s\n", line)
+		}
+	}
+	if len(r.Transcript) > 0 {
+		fmt.Fprintln(w, "transcript:")
+	}
+	for _, e := range r.Transcript {
+		msg := string(e.Message)
+		if msg == "" {
+			msg = e.Note
+		}
+		fmt.Fprintf(w, "  %8s %-4s %s\n", e.At.Round(time.Millisecond), e.Direction, msg)
+	}
+}
+
+func describeTimings(t probe.Timings) string {
+	var pages time.Duration
+	for _, p := range t.Pages {
+		pages += p
+	}
+	ms := func(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
+	return fmt.Sprintf("connect %s, handshake %s, tools/list %s, total %s", ms(t.Connect), ms(t.Handshake), ms(pages), ms(t.Total))
+}
+
+func describeChallenge(ch *probe.Challenge) string {
+	parts := []string{ch.Scheme}
+	if ch.Error != "" {
+		parts = append(parts, fmt.Sprintf("error=%q", ch.Error))
+	}
+	if ch.Scope != "" {
+		parts = append(parts, fmt.Sprintf("scope=%q", ch.Scope))
+	}
+	if ch.ResourceMetadata != "" {
+		parts = append(parts, "resource_metadata="+ch.ResourceMetadata)
+	}
+	return strings.Join(parts, " ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+// runCLI runs mcpwatch in-process with a fake environment.
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c := &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }}
+	code = run(context.Background(), c, args)
+	return code, out.String(), errOut.String()
+}
+
+// serverArgs are the mcpwatch probe arguments that spawn a probetest stdio
+// server with cfg (the kit's variable passed with --env).
+func serverArgs(cfg probetest.Config, extra ...string) []string {
+	path, args, env := probetest.Command(cfg)
+	var out []string
+	for k, v := range env {
+		out = append(out, "--env", k+"="+v)
+	}
+	out = append(out, extra...)
+	return append(append(out, "--", path), args...)
+}
+
+func TestProbeUsageErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		has  string
+	}{
+		{"nothing to probe", nil, "give a command"},
+		{"both", []string{"--url", "http://127.0.0.1:1/", "--", "x"}, "not both"},
+		{"bad era", []string{"--era", "future", "--", "x"}, "--era"},
+		{"bad output", []string{"--output", "yaml", "--", "x"}, "--output"},
+		{"bad transport", []string{"--url", "http://127.0.0.1:1/", "--transport", "smoke"}, "--transport"},
+		{"header for a command", []string{"--header", "A: b", "--", "x"}, "--header does not apply"},
+		{"env for a URL", []string{"--url", "http://127.0.0.1:1/", "--env", "A=b"}, "--env does not apply"},
+		{"cwd for a URL", []string{"--url", "http://127.0.0.1:1/", "--cwd", "/"}, "--cwd does not apply"},
+		{"env without =", []string{"--env", "TOKEN", "--", "x"}, "NAME=VALUE"},
+		{"header without colon", []string{"--url", "http://127.0.0.1:1/", "--header", "Authorization Bearer x"}, "'Name: value'"},
+		{"zero timeout", []string{"--timeout", "0s", "--", "x"}, "--timeout"},
+		{"bad size", []string{"--max-message-bytes", "lots", "--", "x"}, "--max-message-bytes"},
+		{"unknown flag", []string{"--frobnicate", "--", "x"}, "unknown flag"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, nil, append([]string{"probe"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tc.has) || stdout != "" {
+				t.Errorf("exit %d, stderr %q, stdout %q; want 2 and %q", code, stderr, stdout, tc.has)
+			}
+		})
+	}
+}
+
+func TestProbeHelp(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := runCLI(t, nil, "probe", "--help")
+	for _, want := range []string{"--timeout", "--url", "--header", "${VAR}", "Examples:", "Exit 0"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want int64
+	}{
+		{"1048576", 1 << 20}, {"512KiB", 512 << 10}, {"4MiB", 4 << 20}, {"4M", 4 << 20}, {"1GiB", 1 << 30}, {"100B", 100},
+		{"0", 0}, {"-1", 0}, {"MiB", 0}, {"1.5MiB", 0}, {"99999999GiB", 0},
+	}
+	for _, tc := range tests {
+		got, err := parseSize(tc.in)
+		if got != tc.want || (err == nil) != (tc.want > 0) {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// probeJSON is the part of mcpwatch probe --output json that scripts read.
+type probeJSON struct {
+	OK              bool    `json:"ok"`
+	Reason          string  `json:"reason"`
+	Error           string  `json:"error"`
+	Era             string  `json:"era"`
+	ProtocolVersion string  `json:"protocol_version"`
+	Transport       string  `json:"transport"`
+	Duration        float64 `json:"duration_seconds"`
+	StderrTail      string  `json:"stderr_tail"`
+	Tools           []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+func decodeProbeJSON(t *testing.T, stdout string) probeJSON {
+	t.Helper()
+	var r probeJSON
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if !strings.Contains(stdout, `"tools": [`) {
+		t.Errorf("tools is not an array in %s", stdout)
+	}
+	return r
+}
+
+func TestProbeStdio(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cret-token-value"
+	env := map[string]string{"REPORT_TOKEN": secret}
+	tests := []struct {
+		name   string
+		cfg    probetest.Config
+		flags  []string
+		env    map[string]string
+		code   int
+		reason string
+		tools  int
+		era    string
+		has    []string // in the text output
+	}{
+		{name: "healthy", cfg: probetest.Config{}, code: exitOK, tools: 2, era: "legacy",
+			has: []string{"ok: ", "lists 2 tools", "fetch_daily_report", "list_report_dates", "legacy, protocol 2025-11-25", "transport  stdio", "probetest"}},
+		{name: "modern", cfg: probetest.Config{Era: probetest.EraModern}, code: exitOK, tools: 2, era: "modern",
+			has: []string{"modern, protocol 2026-07-28"}},
+		{name: "token expanded from the environment", cfg: probetest.Config{Behavior: probetest.TokenGated, Token: secret},
+			flags: []string{"--env", "REPORT_API_TOKEN=${REPORT_TOKEN}"}, env: env, code: exitOK, tools: 2, era: "legacy"},
+		{name: "token from a default", cfg: probetest.Config{Behavior: probetest.TokenGated, Token: "dflt"},
+			flags: []string{"--env", "REPORT_API_TOKEN=${NOT_SET_ANYWHERE_X:-dflt}"}, code: exitOK, tools: 2, era: "legacy"},
+		{name: "zero tools is a successful probe", cfg: probetest.Config{Behavior: probetest.TokenGated, Token: secret},
+			code: exitOK, tools: 0, era: "legacy", has: []string{"lists 0 tools"}},
+		{name: "unset variable", cfg: probetest.Config{},
+			flags: []string{"--env", "REPORT_API_TOKEN=${MCPWATCH_SURELY_UNSET_VAR}"}, code: exitFailed, reason: "config",
+			has: []string{"FAILED (config)", "MCPWATCH_SURELY_UNSET_VAR", "--env REPORT_API_TOKEN"}},
+		{name: "exits at once", cfg: probetest.Config{Behavior: probetest.ExitAtOnce}, code: exitFailed, reason: "exited", era: "legacy",
+			has: []string{"FAILED (exited)", "exit status 1", "| fatal: REPORT_API_TOKEN is not set"}},
+		{name: "stuck cursor", cfg: probetest.Config{Behavior: probetest.StuckCursor}, code: exitFailed, reason: "pagination", era: "legacy"},
+		{name: "huge line under a small cap", cfg: probetest.Config{Behavior: probetest.HugeLine}, flags: []string{"--max-message-bytes", "64KiB"},
+			code: exitFailed, reason: "too_large", era: "legacy", has: []string{"65536"}},
+		{name: "legacy pinned on a dual server", cfg: probetest.Config{Era: probetest.EraDual}, flags: []string{"--era", "legacy"},
+			code: exitOK, tools: 2, era: "legacy"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"probe"}, serverArgs(tc.cfg, tc.flags...)...)
+			code, text, stderr := runCLI(t, tc.env, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, text, stderr)
+			}
+			for _, want := range tc.has {
+				if !strings.Contains(text, want) {
+					t.Errorf("text output lacks %q:\n%s", want, text)
+				}
+			}
+			if strings.Contains(text, secret) {
+				t.Errorf("text output shows a secret:\n%s", text)
+			}
+
+			jsonArgs := append([]string{"probe", "--output", "json"}, serverArgs(tc.cfg, tc.flags...)...)
+			code, out, _ := runCLI(t, tc.env, jsonArgs...)
+			r := decodeProbeJSON(t, out)
+			if code != tc.code || r.OK != (tc.code == exitOK) || r.Reason != tc.reason || len(r.Tools) != tc.tools || r.Era != tc.era {
+				t.Errorf("exit %d, json %+v", code, r)
+			}
+			if r.OK && (r.Transport != "stdio" || r.ProtocolVersion == "" || r.Duration <= 0) {
+				t.Errorf("json %+v", r)
+			}
+			if strings.Contains(out, secret) {
+				t.Errorf("JSON output shows a secret")
+			}
+		})
+	}
+}
+
+// The built binary: the deadline holds end to end, and nothing of the
+// server survives.
+func TestProbeBinaryDeadline(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+	args := append([]string{"probe", "--timeout", "2s", "--output", "json"},
+		serverArgs(probetest.Config{Behavior: probetest.Unresponsive, PIDFile: pidFile})...)
+	start := time.Now()
+	out, err := exec.Command(mcpwatchBin, args...).Output()
+	elapsed := time.Since(start)
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitFailed {
+		t.Fatalf("exit %v, want 1", err)
+	}
+	if r := decodeProbeJSON(t, string(out)); r.Reason != "timeout" {
+		t.Errorf("reason %q (%s), want timeout", r.Reason, r.Error)
+	}
+	if elapsed < 2*time.Second || elapsed > 2500*time.Millisecond {
+		t.Errorf("mcpwatch returned after %s, want 2.0-2.5 s", elapsed)
+	}
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("no grandchild pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pid <= 1 {
+		t.Fatalf("pid file %q", raw)
+	}
+	if syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+		t.Errorf("grandchild %d survived mcpwatch", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// SIGINT ends a probe at once with reason canceled.
+func TestProbeBinaryInterrupted(t *testing.T) {
+	args := append([]string{"probe", "--timeout", "30s", "--output", "json"},
+		serverArgs(probetest.Config{Behavior: probetest.StallToolsList})...)
+	cmd := exec.Command(mcpwatchBin, args...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("took %s to stop after SIGINT", time.Since(start))
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitFailed {
+		t.Fatalf("exit %v, want 1", err)
+	}
+	if r := decodeProbeJSON(t, out.String()); r.Reason != "canceled" {
+		t.Errorf("reason %q, want canceled", r.Reason)
+	}
+}
+
+func TestProbeURL(t *testing.T) {
+	t.Parallel()
+	const token = "http-s3cret"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		cfg    probetest.Config
+		sse    bool
+		flags  []string
+		code   int
+		reason string
+		tools  int
+		has    []string
+	}{
+		{name: "token from the environment", cfg: probetest.Config{Behavior: probetest.TokenGated, Token: token},
+			flags: []string{"--header", "Authorization: Bearer ${HTTP_TOKEN}"}, code: exitOK, tools: 2, has: []string{"transport  http"}},
+		{name: "token from a file", cfg: probetest.Config{Behavior: probetest.TokenGated, Token: token},
+			flags: []string{"--header", "Authorization: Bearer ${file:" + tokenFile + "}"}, code: exitOK, tools: 2},
+		{name: "wrong token", cfg: probetest.Config{Behavior: probetest.Unauthorized401, Token: token},
+			flags: []string{"--header", "Authorization: Bearer wrong-${HTTP_TOKEN}"}, code: exitFailed, reason: "unauthorized",
+			has: []string{"FAILED (unauthorized)", "http       401", "challenge  Bearer"}},
+		{name: "legacy SSE through auto", cfg: probetest.Config{}, sse: true, code: exitOK, tools: 2, has: []string{"transport  sse"}},
+		{name: "modern", cfg: probetest.Config{Era: probetest.EraModern}, code: exitOK, tools: 2, has: []string{"modern, protocol 2026-07-28"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			kit := probetest.NewServer(tc.cfg)
+			var h http.Handler = kit
+			if tc.sse {
+				h = kit.SSE()
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			defer kit.Close()
+			env := map[string]string{"HTTP_TOKEN": token}
+			args := append([]string{"probe", "--url", srv.URL + "/mcp?key=query-secret"}, tc.flags...)
+			code, text, stderr := runCLI(t, env, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, text, stderr)
+			}
+			for _, want := range tc.has {
+				if !strings.Contains(text, want) {
+					t.Errorf("text output lacks %q:\n%s", want, text)
+				}
+			}
+			_, out, _ := runCLI(t, env, append([]string{"probe", "--output", "json"}, args[1:]...)...)
+			r := decodeProbeJSON(t, out)
+			if r.Reason != tc.reason || len(r.Tools) != tc.tools {
+				t.Errorf("json %+v", r)
+			}
+			for _, secret := range []string{token, "query-secret"} {
+				if strings.Contains(text, secret) || strings.Contains(out, secret) {
+					t.Errorf("output shows %q:\n%s\n%s", secret, text, out)
+				}
+			}
+		})
+	}
+}
+
+// isZombie: a dead process that init has not reaped yet (orphans are init's
+// to reap, on its own schedule).
+func isZombie(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // gone meanwhile
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
+}

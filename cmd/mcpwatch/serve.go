@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/daemon"
+)
+
+const serveHelp = `Usage:
+  mcpwatch serve [flags]
+
+Runs the daemon: probes every server of the configuration on its schedule,
+compares what it sees with the lock, and serves the results:
+
+  /                  status page: one row per server, missing tools by name
+  /server/NAME       one server and its last probes
+  /metrics           Prometheus metrics
+  /probe?server=N    probe one server now (&debug=true: a text transcript)
+  /api/v1/servers    the latest results as JSON (no secret values)
+  /-/healthy         liveness
+  /-/ready           200 once the first round of probes has finished
+  POST /-/reload     reload the configuration (as SIGHUP does)
+
+The configuration is re-read on SIGHUP and POST /-/reload; a file that does
+not load leaves the running one in force (mcpwatch_config_last_reload_successful
+turns 0). The lock file is re-read whenever it changes. SIGTERM or SIGINT
+stops the daemon within 5 s; it leaves no server process behind.
+
+Exit codes: 0 stopped by a signal; 1 could not serve (address in use);
+2 usage error; 78 the configuration is unusable.
+
+Flags:
+%s`
+
+// defaultListenAddress is on loopback: the status page shows server names,
+// errors and stderr tails, and serving them wider is the operator's choice.
+const defaultListenAddress = "127.0.0.1:9713"
+
+type serveFlags struct {
+	configFile  string
+	listen      []string
+	webConfig   string
+	logLevel    string
+	logFormat   string
+	history     int
+	enablePprof bool
+}
+
+func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are printed once, by cmdServe
+	fs.SortFlags = false
+	fs.StringVarP(&f.configFile, "config.file", "c", "mcpwatch.yml", "configuration `file`: the servers to watch, defaults, lock path")
+	fs.StringSliceVar(&f.listen, "web.listen-address", []string{defaultListenAddress}, "`address`es to serve HTTP on (repeatable)")
+	fs.StringVar(&f.webConfig, "web.config.file", "", "exporter-toolkit web configuration `file` (TLS, basic auth)")
+	fs.StringVar(&f.logLevel, "log.level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log.format", "logfmt", "log format: logfmt or json")
+	fs.IntVar(&f.history, "probe.history", 20, "probes kept per server for the status page (failed ones are kept besides)")
+	fs.BoolVar(&f.enablePprof, "web.enable-pprof", false, "serve Go profiles under /debug/pprof/")
+	return fs
+}
+
+func cmdServe(ctx context.Context, c *cli, args []string) int {
+	var f serveFlags
+	fs := newServeFlagSet(&f)
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(c.stdout, serveHelp, fs.FlagUsages())
+		return exitOK
+	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err == nil && f.history < 1 {
+		err = fmt.Errorf("--probe.history must be at least 1, got %d", f.history)
+	}
+	var log *zap.Logger
+	if err == nil {
+		log, err = newLogger(c.stderr, f.logLevel, f.logFormat)
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch serve: %v\nRun 'mcpwatch serve --help' for usage.\n", err)
+		return exitUsage
+	}
+	defer func() { _ = log.Sync() }()
+
+	cfg, err := config.Load(f.configFile)
+	if err != nil {
+		fix := "Fix it and start again; 'mcpwatch serve --help' lists the flags, and --config.file names another file."
+		if errors.Is(err, iofs.ErrNotExist) {
+			fix = "Create it (examples/mcpwatch.yml is a start) or name another with --config.file."
+		}
+		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: the configuration %s is unusable:\n%v\n%s\n", f.configFile, err, fix)
+		return exitConfig
+	}
+	if f.webConfig != "" {
+		if err := web.Validate(f.webConfig); err != nil {
+			fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: the web configuration %s is unusable: %v\n"+
+				"Fix it (see https://prometheus.io/docs/prometheus/latest/configuration/https/) or drop --web.config.file.\n", f.webConfig, err)
+			return exitConfig
+		}
+	}
+	d, err := daemon.New(cfg, daemon.Options{
+		Logger:      log,
+		History:     f.history,
+		ConfigFile:  cfg.Path,
+		EnablePprof: f.enablePprof,
+		Version:     version.Version,
+	})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: %v\nFix the configuration and start again.\n", err)
+		return exitConfig
+	}
+
+	listeners, err := listen(f.listen)
+	if err != nil {
+		_ = d.Close(context.Background())
+		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot serve HTTP: %v\nStop what uses the address or pass another --web.listen-address.\n", err)
+		return exitFailed
+	}
+
+	stopHUP := reloadOnHUP(d)
+	d.Start()
+	scheme := "http"
+	if usesTLS(f.webConfig) {
+		scheme = "https"
+	}
+	for _, l := range listeners {
+		base := fmt.Sprintf("%s://%s", scheme, l.Addr())
+		log.Info("mcpwatch is serving", zap.String("status_page", base+"/"), zap.String("metrics", base+"/metrics"))
+	}
+	log.Info("watching", zap.String("version", version.Version), zap.String("config", cfg.Path),
+		zap.String("lock", cfg.Lock), zap.Int("servers", len(cfg.Servers)))
+
+	err = d.Serve(ctx, listeners, f.webConfig)
+	stopHUP()
+	if err != nil {
+		log.Error("mcpwatch stopped with an error", zap.Error(err))
+		return exitFailed
+	}
+	log.Info("mcpwatch stopped")
+	return exitOK
+}
+
+// listen opens every address before anything starts, so an address in use
+// fails the start with its own message instead of after the first probes.
+func listen(addrs []string) ([]net.Listener, error) {
+	var listeners []net.Listener
+	for _, addr := range addrs {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, open := range listeners {
+				_ = open.Close()
+			}
+			return nil, err
+		}
+		listeners = append(listeners, l)
+	}
+	return listeners, nil
+}
+
+// reloadOnHUP reloads the configuration on every SIGHUP until the returned
+// func is called. Reload logs its own outcome.
+func reloadOnHUP(d *daemon.Daemon) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+				_ = d.Reload()
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		wg.Wait()
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	zaplogfmt "github.com/jsternberg/zap-logfmt"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.yaml.in/yaml/v3"
+)
+
+// newLogger builds the daemon's logger as Prometheus components log: to
+// stderr, logfmt or JSON, with --log.level.
+func newLogger(w io.Writer, level, format string) (*zap.Logger, error) {
+	var lvl zapcore.Level
+	switch level {
+	case "debug", "info", "warn", "error":
+		if err := lvl.Set(level); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("--log.level %q: use debug, info, warn or error", level)
+	}
+	encoderConfig := zapcore.EncoderConfig{
+		TimeKey:        "ts",
+		LevelKey:       "level",
+		NameKey:        "logger",
+		CallerKey:      "caller",
+		MessageKey:     "msg",
+		LineEnding:     zapcore.DefaultLineEnding,
+		EncodeTime:     zapcore.RFC3339NanoTimeEncoder,
+		EncodeLevel:    zapcore.LowercaseLevelEncoder,
+		EncodeDuration: zapcore.StringDurationEncoder,
+		EncodeCaller:   zapcore.ShortCallerEncoder,
+		EncodeName:     zapcore.FullNameEncoder,
+	}
+	var enc zapcore.Encoder
+	switch format {
+	case "logfmt":
+		enc = zaplogfmt.NewEncoder(encoderConfig)
+	case "json":
+		enc = zapcore.NewJSONEncoder(encoderConfig)
+	default:
+		return nil, fmt.Errorf("--log.format %q: use logfmt or json", format)
+	}
+	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), lvl)
+	return zap.New(core, zap.AddCaller()), nil
+}
+
+// usesTLS reports whether a web configuration file turns TLS on, for the
+// scheme of the addresses printed at start. A file that does not parse was
+// refused earlier by web.Validate.
+func usesTLS(webConfigFile string) bool {
+	if webConfigFile == "" {
+		return false
+	}
+	data, err := os.ReadFile(webConfigFile)
+	if err != nil {
+		return false
+	}
+	var doc struct {
+		TLS struct {
+			CertFile string `yaml:"cert_file"`
+			Cert     string `yaml:"cert"`
+		} `yaml:"tls_server_config"`
+	}
+	if yaml.Unmarshal(data, &doc) != nil {
+		return false
+	}
+	return doc.TLS.CertFile != "" || doc.TLS.Cert != ""
+}

@@ -1,0 +1,182 @@
+package preflight
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// stderrLines is how many of the last lines of a failed server's stderr a
+// report shows: enough for the fatal line and its context.
+const stderrLines = 5
+
+// judge compares one observation with its lock entry and lists what is
+// wrong, as the seed argued it: a missing locked tool, a failed probe and a
+// forbidden tool fail; an extra tool, a changed fingerprint and a server
+// without a lock entry are reported, and fail only under strict.
+func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerReport {
+	s := obs.Server
+	redacted := s.Redacted()
+	sr := ServerReport{Name: s.Name, Server: &redacted, Timeout: Millis(obs.Timeout), Probe: obs.Result}
+
+	res := obs.Result
+	if !res.OK {
+		sr.Diff = lockstore.Diff{Locked: locked, Expected: entry.Names()}
+		if !locked {
+			sr.Diff.Expected = []string{}
+		}
+		sr.add(failedProbe(res, sr.Diff.Expected))
+		return sr.settle()
+	}
+
+	d := lockstore.Compare(entry, locked, obs.Tools, s.Forbid)
+	sr.Diff = d
+	if len(d.Forbidden) > 0 {
+		sr.add(Problem{Kind: KindForbidden, Fails: true, Tools: d.Forbidden,
+			Message: fmt.Sprintf("%s forbidden by %s -> %s", count(len(d.Forbidden), "tool", "tools"), strings.Join(s.Forbid, ", "), strings.Join(d.Forbidden, ", "))})
+	}
+	if len(d.Missing) > 0 {
+		// The seed's line, so a log grep written for it keeps working.
+		sr.add(Problem{Kind: KindMissing, Fails: true, Tools: d.Missing,
+			Message: fmt.Sprintf("%d/%d tools missing -> %s", len(d.Missing), len(d.Expected), strings.Join(d.Missing, ", "))})
+	}
+	if len(d.SchemaChanged) > 0 {
+		sr.add(Problem{Kind: KindSchemaChanged, Fails: strict, Tools: d.SchemaChanged,
+			Message: fmt.Sprintf("input schema changed -> %s", strings.Join(d.SchemaChanged, ", ")),
+			Details: []string{"relock with 'mcpwatch lock --fingerprints --server " + s.Name + "' once the change is reviewed"}})
+	}
+	if len(d.DescriptionChanged) > 0 {
+		sr.add(Problem{Kind: KindDescriptionChanged, Fails: strict, Tools: d.DescriptionChanged,
+			Message: fmt.Sprintf("description changed -> %s", strings.Join(d.DescriptionChanged, ", ")),
+			Details: []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}})
+	}
+	switch {
+	case !locked:
+		sr.add(Problem{Kind: KindUnlocked, Fails: strict, Tools: d.Extra,
+			Message: fmt.Sprintf("not in the lock (%s seen); run 'mcpwatch lock --server %s' to lock it", count(len(res.Tools), "tool", "tools"), s.Name)})
+	case len(d.Extra) > 0:
+		sr.add(Problem{Kind: KindExtra, Fails: strict, Tools: d.Extra,
+			Message: fmt.Sprintf("%s not in the lock -> %s", count(len(d.Extra), "extra tool", "extra tools"), strings.Join(d.Extra, ", "))})
+	}
+	for _, w := range res.Warnings {
+		sr.add(Problem{Kind: KindWarning, Message: w})
+	}
+	return sr.settle()
+}
+
+// failedProbe describes a probe that saw nothing, and the locked tools it
+// therefore could not verify.
+func failedProbe(res *probe.Result, expected []string) Problem {
+	kind := KindProbeFailed
+	if res.Reason == probe.ReasonConfig {
+		kind = KindConfigError
+	}
+	p := Problem{Kind: kind, Fails: true, Tools: expected, Message: describeFailure(res)}
+	if len(expected) > 0 {
+		p.Details = append(p.Details, fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), strings.Join(expected, ", ")))
+	}
+	if res.HTTPStatus != 0 {
+		p.Details = append(p.Details, "http status "+strconv.Itoa(res.HTTPStatus))
+	}
+	if ch := res.Challenge; ch != nil {
+		p.Details = append(p.Details, "challenge: "+describeChallenge(ch))
+	}
+	for _, line := range lastLines(res.StderrTail, stderrLines) {
+		p.Details = append(p.Details, "| "+line)
+	}
+	return p
+}
+
+// describeFailure is a failed probe in one line, with its stable reason:
+// "probe failed (timeout): ...", or "config error: ..." for a target that
+// could not be built.
+func describeFailure(res *probe.Result) string {
+	if res.Reason == probe.ReasonConfig {
+		return "config error: " + oneLine(res.Error)
+	}
+	return fmt.Sprintf("probe failed (%s): %s", res.Reason, oneLine(res.Error))
+}
+
+// notConfigured is a locked server the configuration no longer defines.
+func notConfigured(name string, entry lockstore.Entry, configSource string) ServerReport {
+	where := "the configuration"
+	if configSource != "" {
+		where = configSource
+	}
+	expected := entry.Names()
+	sr := ServerReport{Name: name, Diff: lockstore.Diff{Locked: true, Expected: expected}}
+	p := Problem{Kind: KindNotConfigured, Fails: true, Tools: expected,
+		Message: fmt.Sprintf("in the lock but not in %s; add the server back, or relock without it ('mcpwatch lock')", where)}
+	if len(expected) > 0 {
+		p.Details = []string{fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), strings.Join(expected, ", "))}
+	}
+	sr.add(p)
+	return sr.settle()
+}
+
+func (sr *ServerReport) add(p Problem) { sr.Problems = append(sr.Problems, p) }
+
+// settle sets the verdict: the most severe failing problem, else ok.
+func (sr *ServerReport) settle() ServerReport {
+	sr.Verdict = VerdictOK
+	rank := func(k Kind) int { return slices.Index(severity, k) }
+	for _, p := range sr.Problems {
+		if p.Fails && (!sr.Failed || rank(p.Kind) < rank(sr.Verdict)) {
+			sr.Verdict, sr.Failed = p.Kind, true
+		}
+	}
+	return *sr
+}
+
+var severity = []Kind{
+	KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing,
+	KindSchemaChanged, KindDescriptionChanged, KindExtra, KindUnlocked, KindWarning,
+}
+
+func describeChallenge(ch *probe.Challenge) string {
+	parts := []string{ch.Scheme}
+	if ch.Error != "" {
+		parts = append(parts, fmt.Sprintf("error=%q", ch.Error))
+	}
+	if ch.Scope != "" {
+		parts = append(parts, fmt.Sprintf("scope=%q", ch.Scope))
+	}
+	if ch.ResourceMetadata != "" {
+		parts = append(parts, "resource_metadata="+ch.ResourceMetadata)
+	}
+	return strings.Join(parts, " ")
+}
+
+// lastLines returns up to n non-empty trailing lines of s.
+func lastLines(s string, n int) []string {
+	s = strings.TrimRight(s, "\r\n")
+	if s == "" {
+		return nil
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
+	}
+	return lines
+}
+
+// oneLine keeps a message on one line, as CI annotations and logs want it.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

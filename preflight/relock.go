@@ -1,0 +1,100 @@
+package preflight
+
+import (
+	"fmt"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
+)
+
+// RelockOptions shape a relock.
+type RelockOptions struct {
+	// AllowEmpty lets a server that lists no tools be locked as such.
+	// Without it an empty list is refused: a missing credential looks
+	// exactly like that, and a lock that expects nothing never fails.
+	AllowEmpty bool
+	// Fingerprints locks each tool's schema fingerprint and description
+	// hash. A server whose entry already has them keeps them either way,
+	// so a relock never silently weakens the lock.
+	Fingerprints bool
+	// Prune drops servers that are in the old lock but were not observed
+	// (relocking every configured server); without it they are kept byte
+	// for byte (relocking chosen servers).
+	Prune bool
+}
+
+// Refusal is why a server cannot be locked now.
+type Refusal struct {
+	Server  string   `json:"server"`
+	Reason  string   `json:"reason"` // a probe.Reason, or "empty"
+	Message string   `json:"message"`
+	Details []string `json:"details,omitempty"`
+}
+
+// RelockPlan is the lock a relock would write, or why it must not.
+type RelockPlan struct {
+	// Lock is the new lock; nil when Refused is not empty.
+	Lock    *lockstore.Lock
+	Changes []lockstore.Change
+	Refused []Refusal
+}
+
+// Relock builds the new lock from the old one (nil when there is none) and
+// what was observed. It refuses, naming each server and why, when any
+// probe failed or a server listed no tools without opts.AllowEmpty: a
+// failed observation is never promoted into an expectation. The old lock is
+// not changed.
+func Relock(old *lockstore.Lock, observations []Observation, opts RelockOptions) (RelockPlan, error) {
+	var plan RelockPlan
+	for _, obs := range observations {
+		res := obs.Result
+		switch {
+		case !res.OK:
+			r := Refusal{Server: obs.Server.Name, Reason: string(res.Reason),
+				Message: describeFailure(res)}
+			for _, line := range lastLines(res.StderrTail, stderrLines) {
+				r.Details = append(r.Details, "| "+line)
+			}
+			plan.Refused = append(plan.Refused, r)
+		case len(obs.Tools) == 0 && !opts.AllowEmpty:
+			plan.Refused = append(plan.Refused, Refusal{Server: obs.Server.Name, Reason: "empty",
+				Message: "lists no tools (a missing or expired credential looks like this); fix it, or pass --allow-empty if the server really offers none"})
+		}
+	}
+	if len(plan.Refused) > 0 {
+		return plan, nil
+	}
+
+	next := lockstore.New()
+	if old != nil {
+		// A copy through the bytes keeps every untouched server's bytes.
+		var err error
+		if next, err = lockstore.Parse(old.Marshal()); err != nil {
+			return plan, fmt.Errorf("copy the old lock: %w", err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, obs := range observations {
+		seen[obs.Server.Name] = true
+		prev, _ := old.Entry(obs.Server.Name)
+		next.Set(obs.Server.Name, lockstore.NewEntry(obs.Tools, opts.Fingerprints || hasFingerprints(prev)))
+	}
+	if opts.Prune {
+		for _, name := range old.Servers() {
+			if !seen[name] {
+				next.Remove(name)
+			}
+		}
+	}
+	plan.Lock = next
+	plan.Changes = lockstore.Changes(old, next)
+	return plan, nil
+}
+
+func hasFingerprints(e lockstore.Entry) bool {
+	for _, t := range e.Tools {
+		if t.Schema != "" || t.Description != "" {
+			return true
+		}
+	}
+	return false
+}
