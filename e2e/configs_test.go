@@ -1,0 +1,72 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The configurations of the alerting test. Strings go through %q: a Go
+// double-quoted ASCII string is a YAML double-quoted string.
+
+// lockJSON is a lock with one server and its tools.
+func lockJSON(server string, tools []string) string {
+	b, err := json.MarshalIndent(map[string][]string{server: tools}, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return string(b) + "\n"
+}
+
+// mcpwatchConfig watches the report server over stdio, its token read from
+// tokenFile (relative to the config) at every probe.
+func mcpwatchConfig(reportserver, tokenFile string) string {
+	return fmt.Sprintf(`defaults:
+  schedule: %q
+  timeout: 10s
+lock: mcp-tools.lock.json
+servers:
+  %s:
+    command: %q
+    env:
+      REPORT_API_TOKEN: %q
+`, fmt.Sprintf("@every %s", probeInterval), watchedServer, reportserver, "${file:"+tokenFile+"}")
+}
+
+// prometheusConfig scrapes mcpwatch and evaluates every second, and sends
+// to the Alertmanager. Rules are picked up from rules/ (see loadRules).
+func prometheusConfig(mcpwatchAddr, alertmanagerAddr string) string {
+	return fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - rules/*.yml
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: [%q]
+scrape_configs:
+  - job_name: mcpwatch
+    static_configs:
+      - targets: [%q]
+`, alertmanagerAddr, mcpwatchAddr)
+}
+
+// alertmanagerConfig sends every alert at once to the webhook, grouped as
+// deploy/alertmanager/alertmanager.yml groups them, with resolutions.
+func alertmanagerConfig(webhookURL string) string {
+	return fmt.Sprintf(`route:
+  receiver: webhook
+  group_by: [alertname, server]
+  group_wait: 0s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: webhook
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+`, webhookURL)
+}
