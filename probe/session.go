@@ -282,8 +282,15 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return failf(ReasonProtocol, "initialize: the result is not an initialize result: %v", err)
 	}
-	if !slices.Contains(LegacyVersions, r.ProtocolVersion) {
-		return failf(ReasonProtocol, "initialize: the server chose protocol version %q, which mcpwatch does not speak in the legacy era (%s)",
+	switch {
+	case r.ProtocolVersion == "":
+		return failf(ReasonProtocol, "initialize: the result names no protocolVersion")
+	case !slices.Contains(LegacyVersions, r.ProtocolVersion):
+		// A server that answers initialize with a version of another era
+		// (the seed article's report server answers 2026-07-28) still lists
+		// its tools the legacy way. Knowing its surface is the point of a
+		// probe, so go on, and say so.
+		s.obs.warn("initialize: the server chose protocol version %q, which is not an initialize-era version (%s); listing tools the legacy way",
 			truncate(r.ProtocolVersion, 40), strings.Join(LegacyVersions, ", "))
 	}
 	s.res.ProtocolVersion = r.ProtocolVersion

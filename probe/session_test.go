@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -193,8 +194,9 @@ func TestListTools(t *testing.T) {
 	}
 }
 
-// A legacy initialize answered with a version mcpwatch does not speak fails;
-// every accepted one goes on to notifications/initialized and tools/list.
+// A legacy initialize answered with no version fails. Any version goes on to
+// notifications/initialized and tools/list; one outside the initialize era
+// (the seed's server answers 2026-07-28) with a warning.
 func TestLegacyVersions(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28", "1999-01-01", ""} {
@@ -208,9 +210,13 @@ func TestLegacyVersions(t *testing.T) {
 				return json.RawMessage(`{"tools":[]}`), nil
 			}}
 			err := s.legacy(context.Background(), c, &dialer{})
-			accepted := strings.HasPrefix(v, "202") && v != "2026-07-28"
+			accepted := v != ""
 			if accepted != (err == nil) {
 				t.Fatalf("version %q: error %v", v, err)
+			}
+			warned := len(s.obs.warnings) > 0
+			if want := accepted && !slices.Contains(LegacyVersions, v); warned != want {
+				t.Errorf("version %q: warnings %q", v, s.obs.warnings)
 			}
 			if accepted && (s.res.ProtocolVersion != v || c.era != EraLegacy || len(c.sent) != 3 || c.sent[1] != "notifications/initialized") {
 				t.Errorf("version %q, era %q, sent %q", s.res.ProtocolVersion, c.era, c.sent)

@@ -488,6 +488,12 @@ func (c *stdioConn) waitGroupDead(max time.Duration) bool {
 
 // groupAlive reports whether a process of group pgid is alive, from /proc.
 func groupAlive(pgid int) bool {
+	// The usual case, a group with no member left at all (not even a
+	// zombie), is one system call; only a group with members needs the
+	// scan of /proc that tells the living from the zombies.
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return false

@@ -330,3 +330,35 @@ func isZombie(pid int) bool {
 	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 	return len(fields) > 0 && fields[0] == "Z"
 }
+
+// The seed article's own report server answers initialize with 2026-07-28
+// and lists its tools the legacy way. mcpwatch must still read its surface,
+// and say what was odd about it.
+func TestProbeSeedReportServer(t *testing.T) {
+	t.Parallel()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	server := []string{"--", python, "testdata/seed/report_server.py"}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		tools int
+	}{
+		{"with the token", []string{"--env", "REPORT_API_TOKEN=seed-token"}, 2},
+		{"without the token", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"probe", "--output", "json", "--timeout", "5s"}, tc.flags...), server...)
+			code, out, stderr := runCLI(t, nil, args...)
+			r := decodeProbeJSON(t, out)
+			if code != exitOK || !r.OK || len(r.Tools) != tc.tools || r.Era != "legacy" || r.ProtocolVersion != "2026-07-28" {
+				t.Fatalf("exit %d, json %+v\n%s", code, r, stderr)
+			}
+			if !strings.Contains(out, "not an initialize-era version") {
+				t.Errorf("no warning about the version in %s", out)
+			}
+		})
+	}
+}
