@@ -65,10 +65,14 @@ const DefaultLockFile = "mcp-tools.lock.json"
 // BuiltinDefaults are the defaults when mcpwatch.yml sets none.
 func BuiltinDefaults() Defaults {
 	return Defaults{
-		Timeout:          10 * time.Second,
-		Schedule:         "@every 30s",
-		Concurrency:      16,
-		StdioConcurrency: 4,
+		Timeout:     10 * time.Second,
+		Schedule:    "@every 30s",
+		Concurrency: 16,
+		// A stdio probe is a process start: some MB and some ms of CPU. 8
+		// probes a typical agent's servers (a client config lists a handful)
+		// all at once, so a preflight takes the time of the slowest, while
+		// a fleet of stdio servers still cannot fork-bomb the host.
+		StdioConcurrency: 8,
 		Era:              probe.EraAuto,
 		MaxMessageBytes:  4 << 20,
 	}

@@ -24,7 +24,7 @@ type Defaults struct {
 	Timeout          time.Duration // per probe; default 10s
 	Schedule         string        // cron expression or @every; default "@every 30s"
 	Concurrency      int           // probes at once; default 16
-	StdioConcurrency int           // stdio probes at once; default 4
+	StdioConcurrency int           // stdio probes at once; default 8
 	Era              probe.Era     // default auto
 	MaxMessageBytes  int64         // default 4 MiB
 }
