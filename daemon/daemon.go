@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/runner"
 )
 
 // Options are a Daemon's process-level settings: what a reload of the
@@ -107,7 +108,7 @@ type Daemon struct {
 	names   []string  // sorted keys of servers
 	gens    uint64    // the last schedule generation handed out; see nextGen
 	started time.Time // when Start scheduled the first round; zero before
-	pool    *pool
+	pool    *runner.Pool
 
 	// The first round: ready once every server present at start has
 	// finished a probe, or readyBy has passed.
@@ -175,7 +176,7 @@ func (d *Daemon) Start() {
 		for _, name := range d.names {
 			s := d.servers[name]
 			d.firstPending[name] = true
-			longest = max(longest, timeoutOf(s.cfg, d.cfg.Defaults))
+			longest = max(longest, runner.Timeout(s.cfg, 0))
 			d.table.add(slot{due: now.Add(jitter(typicalGap(s.sched, now), d.opts.FirstRoundSpread)), name: name, gen: s.gen})
 		}
 		// Ready at the latest when the last first probe, started at the end

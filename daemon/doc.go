@@ -7,6 +7,11 @@
 // A Daemon owns every goroutine it starts: Close cancels them all (running
 // probes included, which kills their process groups) and waits for them.
 //
-// It does not speak MCP (package probe does), parse configuration (config),
-// diff tool surfaces (lockstore) or name metrics (metrics).
+// Every result it keeps, shows or logs has the server's secret values
+// scrubbed from it (package runner probes and scrubs; the lock is compared
+// with the tools as the server listed them).
+//
+// It does not speak MCP (package probe does), build targets or bound
+// concurrency (runner), parse configuration (config), diff tool surfaces
+// (lockstore) or name metrics (metrics).
 package daemon

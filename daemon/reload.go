@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/runner"
 )
 
 // serverPlan is a configured server with its schedule read.
@@ -35,6 +36,11 @@ func plan(cfg *config.Config) ([]serverPlan, error) {
 			return nil, fmt.Errorf("%s: server %q: %w", configName(cfg), srv.Name, err)
 		}
 		srv.Schedule = spec
+		if srv.Timeout <= 0 {
+			// config.Load gives every server the defaults' timeout; a
+			// configuration built in code may leave that to here.
+			srv.Timeout = cfg.Defaults.Timeout
+		}
 		plans = append(plans, serverPlan{cfg: srv, sched: sched, interval: interval})
 	}
 	return plans, nil
@@ -171,9 +177,9 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 		stdio = 4
 	}
 	if d.pool == nil {
-		d.pool = newPool(all, stdio)
-	} else if a, s := d.pool.sizes(); a != all || s != min(stdio, all) {
-		d.pool = newPool(all, stdio)
+		d.pool = runner.NewPool(all, stdio)
+	} else if a, s := d.pool.Sizes(); a != all || s != min(stdio, all) {
+		d.pool = runner.NewPool(all, stdio)
 	}
 	return added, removed, changed
 }

@@ -6,10 +6,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/runner"
 )
 
 // Triggers of a probe, as the history records them.
@@ -17,10 +17,6 @@ const (
 	triggerSchedule = "schedule"
 	triggerRequest  = "request"
 )
-
-// defaultTimeout applies when neither the server nor the defaults set one
-// (a configuration built in code rather than loaded).
-const defaultTimeout = 10 * time.Second
 
 // fire starts the probe of a due slot, unless the server left the
 // configuration or changed schedule since (a stale slot), or its previous
@@ -109,22 +105,24 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	pool := d.pool
 	d.mu.RUnlock()
 
-	release, err := pool.acquire(ctx, isStdio(cfg))
-	if err != nil {
-		return canceledResult(cfg), false
-	}
-	done := d.self.ProbeStarted(scheduled, time.Now())
-	res := d.run(ctx, s, cfg, defaults, transcript)
-	done()
-	release()
-
+	obs := runner.Probe(ctx, pool, cfg, runner.Request{
+		Era: s.rememberedEra(),
+		Options: probe.Options{
+			MaxMessageBytes: defaults.MaxMessageBytes,
+			ClientVersion:   d.opts.Version,
+			Transcript:      transcript,
+		},
+		Lookup:  d.opts.Lookup,
+		OnStart: func() func() { return d.self.ProbeStarted(scheduled, time.Now()) },
+	})
+	res := obs.Result
 	if ctx.Err() != nil {
 		// Canceled from outside (shutdown, the server removed, the request
 		// gone): not the server's doing, so not recorded against it.
 		return res, false
 	}
 	entry, locked := d.lock.entry(lockPath, s.name)
-	diff := diffOf(res, entry, locked, cfg.Forbid)
+	diff := diffOf(obs, entry, locked, cfg.Forbid)
 	was, now := s.recordResult(trigger, res, diff)
 	d.firstDone(s.name)
 
@@ -141,70 +139,12 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	return res, true
 }
 
-// run builds the target, expanding its ${...} references now so a rotated
-// secret file is read afresh, and probes it within the server's timeout.
-func (d *Daemon) run(ctx context.Context, s *server, cfg config.Server, defaults config.Defaults, transcript bool) *probe.Result {
-	started := time.Now()
-	target, err := cfg.Target(d.opts.Lookup)
-	if err != nil {
-		// An unset variable or a secret file that cannot be read is a wiring
-		// fault, reported apart from an empty credential (which probes, and
-		// shows as missing tools). The error names the file or variable,
-		// never a value.
-		return &probe.Result{
-			Reason:    probe.ReasonConfig,
-			Error:     err.Error(),
-			Transport: transportOf(cfg),
-			Tools:     []probe.Tool{},
-			Started:   started,
-			Timings:   probe.Timings{Total: time.Since(started)},
-			Duration:  time.Since(started).Seconds(),
-		}
-	}
-	if cfg.Era == "" || cfg.Era == probe.EraAuto {
-		if era := s.rememberedEra(); era != "" {
-			target.Era = era
-		}
-	}
-	pctx, cancel := context.WithTimeout(ctx, timeoutOf(cfg, defaults))
-	defer cancel()
-	return probe.Run(pctx, target, probe.Options{
-		MaxMessageBytes: defaults.MaxMessageBytes,
-		ClientVersion:   d.opts.Version,
-		Transcript:      transcript,
-	})
-}
-
-// timeoutOf is the deadline of one probe of the server.
-func timeoutOf(cfg config.Server, defaults config.Defaults) time.Duration {
-	switch {
-	case cfg.Timeout > 0:
-		return cfg.Timeout
-	case defaults.Timeout > 0:
-		return defaults.Timeout
-	}
-	return defaultTimeout
-}
-
-func canceledResult(cfg config.Server) *probe.Result {
-	return &probe.Result{
-		Reason:    probe.ReasonCanceled,
-		Error:     "canceled before it started",
-		Transport: transportOf(cfg),
-		Tools:     []probe.Tool{},
-		Started:   time.Now(),
-	}
-}
-
-// diffOf compares a probe with the server's lock entry. A failed probe
+// diffOf compares a probe with the server's lock entry: the tools as the
+// server listed them, unscrubbed, as the lock holds them. A failed probe
 // observed nothing: its diff keeps only what the lock expects.
-func diffOf(res *probe.Result, entry lockstore.Entry, locked bool, forbid []string) lockstore.Diff {
-	if !res.OK {
+func diffOf(obs runner.Observation, entry lockstore.Entry, locked bool, forbid []string) lockstore.Diff {
+	if !obs.Result.OK {
 		return lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)}
 	}
-	observed := make([]lockstore.Observed, len(res.Tools))
-	for i, t := range res.Tools {
-		observed[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
-	}
-	return lockstore.Compare(entry, locked, observed, forbid)
+	return lockstore.Compare(entry, locked, obs.Tools, forbid)
 }

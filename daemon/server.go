@@ -10,6 +10,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/runner"
 )
 
 // server is one configured server and everything the daemon knows of it.
@@ -50,25 +51,13 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 		interval: interval,
 		status: metrics.ServerStatus{
 			Name:      cfg.Name,
-			Transport: transportOf(cfg),
+			Transport: runner.Transport(cfg),
 			Schedule:  cfg.Schedule,
 			Interval:  interval,
 		},
 		history: newHistory(historyLimit),
 	}
 }
-
-func transportOf(cfg config.Server) probe.Transport {
-	if cfg.Command != "" {
-		return probe.TransportStdio
-	}
-	if cfg.Transport == "" {
-		return probe.TransportAuto
-	}
-	return cfg.Transport
-}
-
-func isStdio(cfg config.Server) bool { return transportOf(cfg) == probe.TransportStdio }
 
 // snapshot returns a copy of the status that shares nothing mutable with
 // the server: Failures is replaced, never written, once published.
@@ -86,7 +75,7 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 	if reach {
 		s.era = ""
 	}
-	s.status.Transport = transportOf(cfg)
+	s.status.Transport = runner.Transport(cfg)
 	s.status.Schedule = cfg.Schedule
 	s.status.Interval = interval
 }

@@ -8,14 +8,21 @@ import (
 	"path/filepath"
 )
 
-// Write replaces the lock file atomically: a temp file in the same directory,
-// fsync, close, rename over the old file, fsync the directory. Until the
-// rename, any failure leaves the old file exactly as it was and removes the
-// temp file; readers only ever see the old lock or the new one. The new file
-// keeps the old one's permissions (0644 for a new file), and a symlinked lock
-// is written through the link, so the link survives.
+// Write replaces the lock file atomically, as WriteFile does.
 func Write(path string, l *Lock) error {
-	return writeAtomic(path, l.Marshal(), osFS{})
+	return writeAtomic(path, "lock file "+path, l.Marshal(), osFS{})
+}
+
+// WriteFile replaces the file at path with data atomically, for any file
+// mcpwatch writes (locks, receipts, reports): a temp file in the same
+// directory, fsync, close, rename over the old file, fsync the directory.
+// Until the rename, any failure leaves the old file exactly as it was and
+// removes the temp file; readers only ever see the old file or the new
+// one. The new file keeps the old one's permissions (0644 for a new file),
+// and a symlinked file is written through the link, so the link survives.
+// Errors name the file.
+func WriteFile(path string, data []byte) error {
+	return writeAtomic(path, path, data, osFS{})
 }
 
 // fileSystem is the few operations writeAtomic makes that a test must be able
@@ -39,8 +46,10 @@ func (osFS) syncDir(dir string) error {
 	return d.Sync()
 }
 
-func writeAtomic(path string, data []byte, fsys fileSystem) (err error) {
-	target, perm, err := writeTarget(path)
+// writeAtomic writes data to path; name is how errors call the file
+// ("lock file mcp-tools.lock.json").
+func writeAtomic(path, name string, data []byte, fsys fileSystem) (err error) {
+	target, perm, err := writeTarget(path, name)
 	if err != nil {
 		return err
 	}
@@ -50,7 +59,7 @@ func writeAtomic(path string, data []byte, fsys fileSystem) (err error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write lock file %s: create temp file: %w", path, err)
+		return fmt.Errorf("write %s: create temp file: %w", name, err)
 	}
 	defer func() {
 		if err != nil {
@@ -59,43 +68,43 @@ func writeAtomic(path string, data []byte, fsys fileSystem) (err error) {
 		}
 	}()
 	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("write lock file %s: set permissions: %w", path, err)
+		return fmt.Errorf("write %s: set permissions: %w", name, err)
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write lock file %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := fsys.syncFile(tmp); err != nil {
-		return fmt.Errorf("write lock file %s: fsync: %w", path, err)
+		return fmt.Errorf("write %s: fsync: %w", name, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write lock file %s: close: %w", path, err)
+		return fmt.Errorf("write %s: close: %w", name, err)
 	}
 	if err := fsys.rename(tmp.Name(), target); err != nil {
-		return fmt.Errorf("write lock file %s: rename into place: %w", path, err)
+		return fmt.Errorf("write %s: rename into place: %w", name, err)
 	}
-	// The new lock is in place; only its durability across a crash is
+	// The new file is in place; only its durability across a crash is
 	// uncertain if this fails, so say so rather than claim the old one stays.
 	if err := fsys.syncDir(dir); err != nil {
-		return fmt.Errorf("wrote lock file %s but could not fsync its directory (it may not survive a crash): %w", path, err)
+		return fmt.Errorf("wrote %s but could not fsync its directory (it may not survive a crash): %w", name, err)
 	}
 	return nil
 }
 
-// writeTarget resolves a symlinked lock to the file it points to and reads
+// writeTarget resolves a symlinked file to the file it points to and reads
 // the permissions to keep.
-func writeTarget(path string) (target string, perm fs.FileMode, err error) {
+func writeTarget(path, name string) (target string, perm fs.FileMode, err error) {
 	info, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return path, 0o644, nil
 	case err != nil:
-		return "", 0, fmt.Errorf("write lock file %s: %w", path, err)
+		return "", 0, fmt.Errorf("write %s: %w", name, err)
 	case !info.Mode().IsRegular():
-		return "", 0, fmt.Errorf("write lock file %s: not a regular file (%s); point --lock.file at a file", path, info.Mode().Type())
+		return "", 0, fmt.Errorf("write %s: not a regular file (%s); give the path of a file", name, info.Mode().Type())
 	}
 	target, err = filepath.EvalSymlinks(path)
 	if err != nil {
-		return "", 0, fmt.Errorf("write lock file %s: resolve symlink: %w", path, err)
+		return "", 0, fmt.Errorf("write %s: resolve symlink: %w", name, err)
 	}
 	return target, info.Mode().Perm(), nil
 }

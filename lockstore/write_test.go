@@ -69,6 +69,32 @@ func TestWriteThroughSymlinkKeepsTheLink(t *testing.T) {
 	}
 }
 
+// WriteFile is the same atomic write for any file mcpwatch writes (a
+// receipt, a report): it replaces the old content, keeps its mode and
+// names the file when it cannot write it.
+func TestWriteFileReplacesAnyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp-receipt.json")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, []byte(`{"ok": true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != `{"ok": true}` {
+		t.Errorf("file holds %q", got)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want the old 0600 kept", info.Mode().Perm())
+	}
+	assertNoTempFiles(t, dir)
+
+	missing := filepath.Join(dir, "missing", "report.xml")
+	if err := WriteFile(missing, []byte("<x/>")); err == nil || !strings.Contains(err.Error(), "write "+missing+": ") {
+		t.Errorf("WriteFile into a missing directory = %v, want an error naming %s", err, missing)
+	}
+}
+
 // faultyFS fails one step of the write on purpose.
 type faultyFS struct {
 	osFS
@@ -118,7 +144,7 @@ func TestFailedWriteLeavesTheOldLockAndNoTempFile(t *testing.T) {
 			if err := os.WriteFile(path, old, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := writeAtomic(path, sampleLock().Marshal(), tc.fsys(dir))
+			err := writeAtomic(path, path, sampleLock().Marshal(), tc.fsys(dir))
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
 				t.Errorf("writeAtomic error = %v, want one naming %s and containing %q", err, path, tc.wantErr)
 			}
@@ -133,7 +159,7 @@ func TestFailedWriteLeavesTheOldLockAndNoTempFile(t *testing.T) {
 func TestFailedDirectorySyncIsReportedAfterTheRename(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp-tools.lock.json")
-	err := writeAtomic(path, sampleLock().Marshal(), faultyFS{syncDirErr: errors.New("boom")})
+	err := writeAtomic(path, path, sampleLock().Marshal(), faultyFS{syncDirErr: errors.New("boom")})
 	if err == nil || !strings.Contains(err.Error(), "could not fsync its directory") {
 		t.Errorf("error = %v, want the directory fsync failure", err)
 	}

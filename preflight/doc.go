@@ -10,6 +10,6 @@
 //
 // It does not parse flags, pick exit codes or write the lock: the CLI does.
 // Every string it renders has the server's expanded env and header values
-// scrubbed from it, and the configuration it shows is config's redacted
+// scrubbed from it (package runner probes and scrubs), and the configuration it shows is config's redacted
 // form, so no output carries a secret even when a server echoes one.
 package preflight

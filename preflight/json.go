@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
 // WriteJSON writes the full report as indented JSON.
@@ -26,10 +28,7 @@ func WriteReceipt(path string, r *Report) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("write receipt: %w", err)
-	}
-	return nil
+	return lockstore.WriteFile(path, data)
 }
 
 // marshalReport encodes the report for people to read too: indented, and

@@ -81,15 +81,3 @@ func TestObserveOverallBoundHTTP(t *testing.T) {
 		t.Logf("%d stalled HTTP servers, bounds %d/%d: %s", n, tc.all, tc.stdio, took.Round(time.Millisecond))
 	}
 }
-
-// The deadline of a probe starts when it gets its slot, not while it waits.
-func TestObserveDeadlineStartsAtSlot(t *testing.T) {
-	cfg := loadConfig(t, map[string]map[string]any{
-		"a-stalled": testServer(probetest.Config{Behavior: probetest.StallToolsList}, nil),
-		"b-healthy": testServer(probetest.Config{}, nil),
-	})
-	obs := preflight.Observe(t.Context(), cfg.Servers, preflight.Options{Timeout: time.Second, Concurrency: 1})
-	if !obs[1].Result.OK {
-		t.Errorf("the healthy server waited for the stalled one and then failed: %+v", obs[1].Result)
-	}
-}

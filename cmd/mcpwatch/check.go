@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/spf13/pflag"
 
+	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/preflight"
 )
 
@@ -152,8 +153,8 @@ func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
 			errs = append(errs, err)
 			return
 		}
-		if err := preflight.WriteFileAtomic(path, buf.Bytes()); err != nil {
-			errs = append(errs, fmt.Errorf("write %s: %w", path, err))
+		if err := lockstore.WriteFile(path, buf.Bytes()); err != nil {
+			errs = append(errs, err) // it names the file
 		}
 	}
 	toStdout := func(write func(io.Writer, *preflight.Report) error) {

@@ -1,0 +1,143 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// DefaultTimeout is a probe's deadline when neither the request nor the
+// server gives one (a configuration built in code rather than loaded:
+// config.Load gives every server the defaults' timeout).
+const DefaultTimeout = 10 * time.Second
+
+// Request is how to probe a server this once. Zero values take the
+// defaults.
+type Request struct {
+	// Timeout, when positive, replaces the server's own deadline (the
+	// CLI's --timeout).
+	Timeout time.Duration
+	// Era is a hint, such as the era the server spoke last time; it is
+	// ignored when the server pins an era.
+	Era probe.Era
+	// Options bound the probe (message size, pages, stderr tail).
+	Options probe.Options
+	// Lookup reads a variable for ${VAR} expansion; os.LookupEnv fits.
+	// Nil reads none: every variable is unset.
+	Lookup func(string) (string, bool)
+	// OnStart, when set, is called as the probe starts (once it has its
+	// slot, or at once when its target cannot be built, which needs none),
+	// and the func it returns when the probe ends. A probe canceled while
+	// it waits never starts.
+	OnStart func() (done func())
+}
+
+// Observation is one server probed once.
+type Observation struct {
+	// Result is what the probe saw, scrubbed of the server's secret
+	// values: fit to show, log and keep. A target that could not be built
+	// (an unset variable, an unreadable secret file) is a Result with
+	// probe.ReasonConfig; a probe canceled while it waited for its slot,
+	// one with probe.ReasonCanceled.
+	Result *probe.Result
+	// Tools are the tools as the server listed them, unscrubbed, for
+	// comparing with the lock and building lock entries: the lock's
+	// fingerprints are of what the server really says.
+	Tools []lockstore.Observed
+	// Timeout is the probe's deadline.
+	Timeout time.Duration
+}
+
+// Probe probes s once: it builds the target now, waits for a slot in pool,
+// and probes within the deadline, which starts once the slot is taken. It
+// always returns a Result; ctx ending while it waits or probes makes it a
+// canceled one.
+func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
+	obs := Observation{Timeout: Timeout(s, req.Timeout)}
+	lookup := req.Lookup
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	started := time.Now()
+	target, err := s.Target(lookup)
+	if err != nil {
+		// An unset variable or a secret file that cannot be read is a wiring
+		// fault, reported apart from an empty credential (which probes, and
+		// shows as missing tools). The error names the server, the file or
+		// the variable, never a value.
+		done := onStart(req)
+		obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
+		done()
+		return obs
+	}
+	if req.Era != "" && (target.Era == "" || target.Era == probe.EraAuto) {
+		target.Era = req.Era
+	}
+
+	release, err := pool.Acquire(ctx, target.Command != "")
+	if err != nil {
+		obs.Result = failed(s, probe.ReasonCanceled, "canceled before the probe started", time.Now())
+		return obs
+	}
+	done := onStart(req)
+	pctx, cancel := context.WithTimeout(ctx, obs.Timeout)
+	res := probe.Run(pctx, target, req.Options)
+	cancel()
+	done()
+	release()
+
+	obs.Tools = make([]lockstore.Observed, len(res.Tools))
+	for i, t := range res.Tools {
+		obs.Tools[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	obs.Result = newScrubber(target).result(res)
+	return obs
+}
+
+// Timeout is the deadline of one probe of s: override when positive, else
+// the server's own, else DefaultTimeout.
+func Timeout(s config.Server, override time.Duration) time.Duration {
+	switch {
+	case override > 0:
+		return override
+	case s.Timeout > 0:
+		return s.Timeout
+	}
+	return DefaultTimeout
+}
+
+// Transport is how s is reached, as far as its configuration tells before
+// a probe: stdio for a command, else its transport (auto when unset).
+func Transport(s config.Server) probe.Transport {
+	if s.Command != "" {
+		return probe.TransportStdio
+	}
+	if s.Transport == "" {
+		return probe.TransportAuto
+	}
+	return s.Transport
+}
+
+func onStart(req Request) (done func()) {
+	if req.OnStart == nil {
+		return func() {}
+	}
+	return req.OnStart()
+}
+
+// failed is the Result of a probe that never reached the server.
+func failed(s config.Server, reason probe.Reason, msg string, started time.Time) *probe.Result {
+	took := time.Since(started)
+	return &probe.Result{
+		Reason:    reason,
+		Error:     msg,
+		Transport: Transport(s),
+		Tools:     []probe.Tool{},
+		Started:   started,
+		Timings:   probe.Timings{Total: took},
+		Duration:  took.Seconds(),
+	}
+}

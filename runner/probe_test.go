@@ -1,0 +1,165 @@
+package runner
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+const secret = "runner-s3cret-9f8e7d"
+
+// lookupSecret reads TOKEN as the secret; every other variable is unset.
+func lookupSecret(name string) (string, bool) {
+	if name == "TOKEN" {
+		return secret, true
+	}
+	return "", false
+}
+
+// httpServer serves a probetest server on loopback for the test.
+func httpServer(t *testing.T, cfg probetest.Config) string {
+	t.Helper()
+	srv := probetest.NewServer(cfg)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	return ts.URL
+}
+
+// What a server says back is scrubbed of its expanded secrets in the
+// Result, and left as said in Tools, which the lock is compared with.
+func TestProbeScrubsWhatTheServerSays(t *testing.T) {
+	tools := probetest.DefaultTools()
+	tools[1].Description = "List report dates (key " + secret + ")"
+	cases := []struct {
+		name       string
+		server     config.Server
+		check      func(*probe.Result) string // the field that must show <redacted>
+		toolsSayIt bool                       // the unscrubbed Tools hold the secret
+	}{
+		{
+			name: "stdio stderr",
+			server: config.Server{
+				Name: "echo", Command: "/bin/sh", Transport: probe.TransportStdio,
+				Args: []string{"-c", `echo "auth failed for token $REPORT_API_TOKEN" >&2; exit 3`},
+				Env:  map[string]string{"REPORT_API_TOKEN": "${TOKEN}"},
+			},
+			check: func(r *probe.Result) string { return r.StderrTail },
+		},
+		{
+			name: "http tool description",
+			server: config.Server{
+				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: secret, Tools: tools}),
+				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
+			},
+			check:      func(r *probe.Result) string { return r.Tools[1].Description },
+			toolsSayIt: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := Probe(t.Context(), NewPool(1, 1), tc.server, Request{Lookup: lookupSecret, Options: probe.Options{Transcript: true}})
+			if got := tc.check(obs.Result); !strings.Contains(got, config.Redacted) {
+				t.Errorf("%q does not show the secret as %s: did the server say it?", got, config.Redacted)
+			}
+			if text := resultText(t, obs.Result); strings.Contains(text, secret) {
+				t.Errorf("the result holds the secret: %s", text)
+			}
+			saidIt := false
+			for _, tool := range obs.Tools {
+				saidIt = saidIt || strings.Contains(tool.Description, secret)
+			}
+			if saidIt != tc.toolsSayIt {
+				t.Errorf("unscrubbed tools hold the secret: %t, want %t (%+v)", saidIt, tc.toolsSayIt, obs.Tools)
+			}
+		})
+	}
+}
+
+// A target that cannot be built fails at once with reason config, naming
+// the variable: it needs no slot, so it never waits behind other probes.
+func TestProbeConfigErrorNeedsNoSlot(t *testing.T) {
+	pool := NewPool(1, 1)
+	defer take(t, pool, false)()
+	started, ended := 0, 0
+	s := config.Server{Name: "report", Command: "/bin/true", Env: map[string]string{"REPORT_API_TOKEN": "${UNSET_TOKEN}"}}
+	obs := Probe(t.Context(), pool, s, Request{OnStart: func() func() {
+		started++
+		return func() { ended++ }
+	}})
+	r := obs.Result
+	if r.Reason != probe.ReasonConfig || !strings.Contains(r.Error, "UNSET_TOKEN") || r.Transport != probe.TransportStdio {
+		t.Errorf("result %+v, want reason config over stdio naming UNSET_TOKEN", r)
+	}
+	if started != 1 || ended != 1 {
+		t.Errorf("OnStart called %d times, its done %d; want once each", started, ended)
+	}
+}
+
+// A probe canceled while it waits for a slot never starts.
+func TestProbeCanceledWhileWaiting(t *testing.T) {
+	pool := NewPool(1, 1)
+	defer take(t, pool, false)()
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	s := config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp"}
+	obs := Probe(ctx, pool, s, Request{OnStart: func() func() {
+		t.Error("a canceled probe started")
+		return func() {}
+	}})
+	if r := obs.Result; r.Reason != probe.ReasonCanceled || r.Transport != probe.TransportAuto {
+		t.Errorf("result %+v, want reason canceled over auto", r)
+	}
+}
+
+// The deadline starts when the probe gets its slot: a probe that waited
+// longer than its timeout still has all of it.
+func TestProbeDeadlineStartsAtSlot(t *testing.T) {
+	const timeout = time.Second
+	pool := NewPool(1, 1)
+	time.AfterFunc(3*timeout/2, take(t, pool, false))
+	s := config.Server{Name: "remote", URL: httpServer(t, probetest.Config{}), Transport: probe.TransportHTTP, Timeout: timeout}
+	obs := Probe(t.Context(), pool, s, Request{})
+	if !obs.Result.OK || obs.Timeout != timeout {
+		t.Errorf("after waiting %s for its slot: result %+v, timeout %s; want ok within %s", 3*timeout/2, obs.Result, obs.Timeout, timeout)
+	}
+}
+
+// The era hint is taken unless the server pins an era.
+func TestProbeEraHint(t *testing.T) {
+	url := httpServer(t, probetest.Config{Era: probetest.EraDual})
+	cases := []struct {
+		pinned, hint, want probe.Era
+	}{
+		{pinned: probe.EraAuto, hint: probe.EraLegacy, want: probe.EraLegacy},
+		{pinned: "", hint: probe.EraLegacy, want: probe.EraLegacy},
+		{pinned: probe.EraModern, hint: probe.EraLegacy, want: probe.EraModern},
+		{pinned: probe.EraLegacy, hint: probe.EraModern, want: probe.EraLegacy},
+	}
+	for _, tc := range cases {
+		s := config.Server{Name: "dual", URL: url, Transport: probe.TransportHTTP, Era: tc.pinned}
+		if r := Probe(t.Context(), NewPool(1, 1), s, Request{Era: tc.hint}).Result; !r.OK || r.Era != tc.want {
+			t.Errorf("pinned %q, hint %q: ok %t era %q (%s), want era %q", tc.pinned, tc.hint, r.OK, r.Era, r.Error, tc.want)
+		}
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	cases := []struct {
+		server, override, want time.Duration
+	}{
+		{server: 5 * time.Second, override: 2 * time.Second, want: 2 * time.Second},
+		{server: 5 * time.Second, want: 5 * time.Second},
+		{want: DefaultTimeout},
+	}
+	for _, tc := range cases {
+		if got := Timeout(config.Server{Timeout: tc.server}, tc.override); got != tc.want {
+			t.Errorf("Timeout(server %s, override %s) = %s, want %s", tc.server, tc.override, got, tc.want)
+		}
+	}
+}
