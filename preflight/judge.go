@@ -83,7 +83,7 @@ func failedProbe(res *probe.Result, expected []string) Problem {
 		p.Details = append(p.Details, "http status "+strconv.Itoa(res.HTTPStatus))
 	}
 	if ch := res.Challenge; ch != nil {
-		p.Details = append(p.Details, "challenge: "+describeChallenge(ch))
+		p.Details = append(p.Details, "challenge: "+ch.String())
 	}
 	for _, line := range lastLines(res.StderrTail, stderrLines) {
 		p.Details = append(p.Details, "| "+line)
@@ -135,20 +135,6 @@ func (sr *ServerReport) settle() ServerReport {
 var severity = []Kind{
 	KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing,
 	KindSchemaChanged, KindDescriptionChanged, KindExtra, KindUnlocked, KindWarning,
-}
-
-func describeChallenge(ch *probe.Challenge) string {
-	parts := []string{ch.Scheme}
-	if ch.Error != "" {
-		parts = append(parts, fmt.Sprintf("error=%q", ch.Error))
-	}
-	if ch.Scope != "" {
-		parts = append(parts, fmt.Sprintf("scope=%q", ch.Scope))
-	}
-	if ch.ResourceMetadata != "" {
-		parts = append(parts, "resource_metadata="+ch.ResourceMetadata)
-	}
-	return strings.Join(parts, " ")
 }
 
 // lastLines returns up to n non-empty trailing lines of s.

@@ -20,6 +20,8 @@ package probe
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -192,4 +194,20 @@ func (r *Result) ToolNames() []string {
 		names[i] = t.Name
 	}
 	return names
+}
+
+// String renders the challenge on one line for people: the scheme and what
+// it asks for (error, scope, where the resource's metadata is).
+func (c *Challenge) String() string {
+	parts := []string{c.Scheme}
+	if c.Error != "" {
+		parts = append(parts, fmt.Sprintf("error=%q", c.Error))
+	}
+	if c.Scope != "" {
+		parts = append(parts, fmt.Sprintf("scope=%q", c.Scope))
+	}
+	if c.ResourceMetadata != "" {
+		parts = append(parts, "resource_metadata="+c.ResourceMetadata)
+	}
+	return strings.Join(parts, " ")
 }

@@ -120,3 +120,10 @@ func (s scrubber) result(r *probe.Result) *probe.Result {
 	}
 	return &c
 }
+
+// Scrub returns a copy of r with t's secret values (its expanded env and
+// header values) replaced by config.Redacted, for a caller that ran the
+// probe itself (mcpwatch probe); r is left alone.
+func Scrub(t probe.Target, r *probe.Result) *probe.Result {
+	return newScrubber(t).result(r)
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/runner"
 )
 
 const probeHelp = `Usage:
@@ -127,7 +128,9 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		res = configFailure(err)
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, f.timeout)
-		res = probe.Run(pctx, target, opts)
+		// The server may echo its credential (on stderr, in an error): what
+		// is printed is scrubbed of the values this probe sent it.
+		res = runner.Scrub(target, probe.Run(pctx, target, opts))
 		cancel()
 	}
 

@@ -24,7 +24,7 @@ func printResult(w io.Writer, r *probe.Result, target string) {
 			fmt.Fprintf(w, "  rpc code   %d\n", r.RPCCode)
 		}
 		if ch := r.Challenge; ch != nil {
-			fmt.Fprintf(w, "  challenge  %s\n", describeChallenge(ch))
+			fmt.Fprintf(w, "  challenge  %s\n", ch)
 		}
 	}
 	if r.ServerName != "" {
@@ -88,20 +88,6 @@ func describeTimings(t probe.Timings) string {
 	}
 	ms := func(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
 	return fmt.Sprintf("connect %s, handshake %s, tools/list %s, total %s", ms(t.Connect), ms(t.Handshake), ms(pages), ms(t.Total))
-}
-
-func describeChallenge(ch *probe.Challenge) string {
-	parts := []string{ch.Scheme}
-	if ch.Error != "" {
-		parts = append(parts, fmt.Sprintf("error=%q", ch.Error))
-	}
-	if ch.Scope != "" {
-		parts = append(parts, fmt.Sprintf("scope=%q", ch.Scope))
-	}
-	if ch.ResourceMetadata != "" {
-		parts = append(parts, "resource_metadata="+ch.ResourceMetadata)
-	}
-	return strings.Join(parts, " ")
 }
 
 func plural(n int, one, many string) string {

@@ -362,3 +362,27 @@ func TestProbeSeedReportServer(t *testing.T) {
 		})
 	}
 }
+
+// A server that prints its credential on stderr before it dies must not
+// have mcpwatch print it again.
+func TestProbeScrubsEchoedSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "echoed-s3cret-value"
+	for _, output := range []string{"text", "json"} {
+		code, out, stderr := runCLI(t, map[string]string{"ECHO_TOKEN": secret}, "probe", "--output", output,
+			"--env", "REPORT_API_TOKEN=${ECHO_TOKEN}", "--", "sh", "-c", `echo "token is $REPORT_API_TOKEN" >&2; exit 3`)
+		if code != exitFailed {
+			t.Fatalf("%s: exit %d\n%s%s", output, code, out, stderr)
+		}
+		if strings.Contains(out+stderr, secret) {
+			t.Errorf("%s output shows the secret:\n%s%s", output, out, stderr)
+		}
+		shown := out
+		if output == "json" {
+			shown = decodeProbeJSON(t, out).StderrTail
+		}
+		if !strings.Contains(shown, "token is <redacted>") {
+			t.Errorf("%s output lacks the scrubbed stderr line:\n%s", output, out)
+		}
+	}
+}
