@@ -3,7 +3,9 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -91,6 +93,52 @@ func failf(reason Reason, format string, args ...any) *Failure {
 	return &Failure{Reason: reason, Err: fmt.Errorf(format, args...)}
 }
 
+// ctxFailure is the failure of a request cut short by its context: the
+// deadline (timeout) or the caller giving up (canceled).
+func ctxFailure(ctx context.Context, what string, start time.Time) *Failure {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		budget := ""
+		if deadline, ok := ctx.Deadline(); ok {
+			budget = fmt.Sprintf(" of %s", deadline.Sub(start).Round(10*time.Millisecond))
+		}
+		return failf(ReasonTimeout, "%s: no answer within the deadline%s", what, budget)
+	}
+	return failf(ReasonCanceled, "%s: the probe was canceled", what)
+}
+
+// encode marshals a request (id set) or a notification (id nil) for any
+// conn, and returns its params as sent too: streamable HTTP repeats some of
+// them in headers. Nil params are omitted. encoding/json escapes newlines
+// inside strings, so the message is one line, as stdio needs.
+func encode(id json.RawMessage, method string, params any) (body, rawParams json.RawMessage, err error) {
+	if params != nil {
+		if rawParams, err = json.Marshal(params); err != nil {
+			return nil, nil, failf(ReasonProtocol, "%s: encode params: %v", method, err)
+		}
+	}
+	body, err = json.Marshal(&message{JSONRPC: "2.0", ID: id, Method: method, Params: rawParams})
+	if err != nil {
+		return nil, nil, failf(ReasonProtocol, "%s: encode the request: %v", method, err)
+	}
+	return body, rawParams, nil
+}
+
+// responseResult turns the response to our request into its result, or
+// its error into an *RPCError (with the HTTP status that carried it, 0 off
+// HTTP).
+func responseResult(msg *message, method string, httpStatus int) (json.RawMessage, error) {
+	if msg.Error != nil {
+		rpcErr := *msg.Error
+		rpcErr.HTTPStatus = httpStatus
+		rpcErr.Method = method
+		return nil, &rpcErr
+	}
+	if len(msg.Result) == 0 {
+		return nil, failf(ReasonProtocol, "%s: the answer has neither result nor error", method)
+	}
+	return msg.Result, nil
+}
+
 // observer collects what a probe notices besides answers: warnings,
 // notifications and, when asked for, a transcript. Conns share it with the
 // session; it is safe for concurrent use.
@@ -106,11 +154,15 @@ type observer struct {
 
 const maxWarnings = 20
 
+// warn keeps a warning, once: a repeated one must not crowd out the next.
 func (o *observer) warn(format string, args ...any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.warnings) < maxWarnings {
-		o.warnings = append(o.warnings, fmt.Sprintf(format, args...))
+	if len(o.warnings) >= maxWarnings {
+		return
+	}
+	if w := fmt.Sprintf(format, args...); !slices.Contains(o.warnings, w) {
+		o.warnings = append(o.warnings, w)
 	}
 }
 
@@ -151,7 +203,13 @@ func (o *observer) record(direction string, raw []byte, note string) {
 
 // answerServerRequest builds the reply to a request the server sent us. A
 // prober declares no capabilities, so it answers ping and refuses the rest.
-func answerServerRequest(req *message) *message {
+// In the modern era it answers nothing (nil), and says so: servers send no
+// requests there, and clients no responses.
+func answerServerRequest(req *message, era Era, obs *observer) *message {
+	if era == EraModern {
+		obs.warn("the server sent a %s request, which the modern era does not allow; not answered", truncate(req.Method, 60))
+		return nil
+	}
 	reply := &message{JSONRPC: "2.0", ID: req.ID}
 	if req.Method == "ping" {
 		reply.Result = json.RawMessage(`{}`)

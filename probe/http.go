@@ -21,56 +21,34 @@ import (
 // alone. It never opens the standalone GET stream: a probe has nothing to
 // wait for there.
 type httpConn struct {
-	client    *httpClient
-	endpoint  *url.URL
-	where     string // the endpoint without query or user info, for messages
-	maxBytes  int64
-	redirects int
-	obs       *observer
-	lastID    atomic.Int64
+	client   *httpClient
+	endpoint *url.URL
+	where    string // the endpoint without query or user info, for messages
+	maxBytes int64
+	obs      *observer
+	lastID   atomic.Int64
 
 	mu        sync.Mutex
 	era       Era    // set by setProtocol; empty until then
-	version   string // negotiated (or, until setProtocol, the initialize result's)
+	version   string // negotiated; set by setProtocol
 	sessionID string // legacy: from the initialize response
 }
 
 var _ conn = (*httpConn)(nil)
 
 // newHTTPConn prepares a streamable HTTP conn. It does no network I/O.
-func newHTTPConn(t Target, opts Options, obs *observer) (conn, error) {
-	c, err := buildHTTPConn(t, opts, obs)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func buildHTTPConn(t Target, opts Options, obs *observer) (*httpConn, error) {
+func newHTTPConn(t Target, opts Options, obs *observer) (*httpConn, error) {
 	client, err := newHTTPClient(t, opts)
 	if err != nil {
 		return nil, err
 	}
-	endpoint, err := url.Parse(t.URL)
-	if err != nil {
-		return nil, failf(ReasonConfig, "server URL %s: %v", redactURL(t.URL), err)
-	}
 	return &httpConn{
-		client:    client,
-		endpoint:  endpoint,
-		where:     redacted(endpoint),
-		maxBytes:  opts.maxMessageBytes(),
-		redirects: opts.maxRedirects(),
-		obs:       orQuietObserver(obs),
+		client:   client,
+		endpoint: client.target,
+		where:    redacted(client.target),
+		maxBytes: opts.MaxMessageBytes,
+		obs:      obs,
 	}, nil
-}
-
-// orQuietObserver lets a conn run without a caller's observer (tests).
-func orQuietObserver(obs *observer) *observer {
-	if obs != nil {
-		return obs
-	}
-	return &observer{start: time.Now()}
 }
 
 func (c *httpConn) setProtocol(era Era, version string) {
@@ -80,12 +58,8 @@ func (c *httpConn) setProtocol(era Era, version string) {
 }
 
 func (c *httpConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	rawParams, err := marshalParams(method, params)
-	if err != nil {
-		return nil, err
-	}
 	id := json.RawMessage(strconv.FormatInt(c.lastID.Add(1), 10))
-	body, err := encodeRPC(id, method, rawParams)
+	body, rawParams, err := encode(id, method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -115,19 +89,11 @@ func (c *httpConn) call(ctx context.Context, method string, params any) (json.Ra
 	if err != nil {
 		return nil, err
 	}
-	result, err := responseResult(msg, method, resp.StatusCode)
-	if err == nil && method == "initialize" {
-		c.keepInitializeVersion(result)
-	}
-	return result, err
+	return responseResult(msg, method, resp.StatusCode)
 }
 
 func (c *httpConn) notify(ctx context.Context, method string, params any) error {
-	rawParams, err := marshalParams(method, params)
-	if err != nil {
-		return err
-	}
-	body, err := encodeRPC(nil, method, rawParams)
+	body, rawParams, err := encode(nil, method, params)
 	if err != nil {
 		return err
 	}
@@ -143,6 +109,11 @@ func (c *httpConn) notify(ctx context.Context, method string, params any) error 
 	return nil
 }
 
+// sessionEndTimeout bounds the DELETE that ends a legacy session: the probe
+// has what it came for, and a server slow to forget a session must not hold
+// it until the deadline.
+const sessionEndTimeout = time.Second
+
 // close ends a legacy session with DELETE (a 405 means the server keeps no
 // sessions to end, which is fine) and closes the probe's connections.
 func (c *httpConn) close(ctx context.Context) {
@@ -150,10 +121,12 @@ func (c *httpConn) close(ctx context.Context) {
 	c.mu.Lock()
 	era, version, session := c.era, c.version, c.sessionID
 	c.mu.Unlock()
-	if session == "" || era == EraModern {
+	if session == "" || era == EraModern || ctx.Err() != nil {
 		return
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint.String(), nil)
+	sub, cancel := context.WithTimeout(ctx, sessionEndTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(sub, http.MethodDelete, c.endpoint.String(), nil)
 	if err != nil {
 		return
 	}
@@ -163,10 +136,15 @@ func (c *httpConn) close(ctx context.Context) {
 	}
 	c.obs.record("send", nil, "DELETE session")
 	resp, err := c.client.Do(req)
-	if err != nil {
-		if ctx.Err() == nil { // after the deadline, the failure says it all
-			c.obs.warn("ending the session: %v", httpTransportError(ctx, err, "DELETE "+c.where))
-		}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil: // after the deadline, the probe's failure says it all
+		return
+	case sub.Err() != nil:
+		c.obs.warn("ending the session: DELETE %s: no answer within %s", c.where, sessionEndTimeout)
+		return
+	default:
+		c.obs.warn("ending the session: %v", httpTransportError(sub, err, "DELETE "+c.where))
 		return
 	}
 	c.obs.record("recv", nil, fmt.Sprintf("HTTP %d", resp.StatusCode))
@@ -232,7 +210,7 @@ func (c *httpConn) setHeaders(h http.Header, method string, params json.RawMessa
 // statusError maps a non-2xx answer; a 404 to a request that carried a
 // legacy session id means the server dropped the session.
 func (c *httpConn) statusError(resp *http.Response, method string) error {
-	err := httpStatusError(resp, method, c.where, c.redirects)
+	err := httpStatusError(resp, method, c.where, c.client.redirects)
 	var f *Failure
 	if resp.StatusCode == http.StatusNotFound && resp.Request != nil &&
 		resp.Request.Header.Get("Mcp-Session-Id") != "" && errors.As(err, &f) {
@@ -253,23 +231,6 @@ func (c *httpConn) keepSession(h http.Header) {
 	}
 	c.mu.Lock()
 	c.sessionID = id
-	c.mu.Unlock()
-}
-
-// keepInitializeVersion takes the version from an initialize result, so
-// the requests sent before setProtocol (notifications/initialized) already
-// carry MCP-Protocol-Version.
-func (c *httpConn) keepInitializeVersion(result json.RawMessage) {
-	var r struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if json.Unmarshal(result, &r) != nil || !visibleASCII(r.ProtocolVersion) || len(r.ProtocolVersion) > 64 {
-		return
-	}
-	c.mu.Lock()
-	if c.version == "" {
-		c.version = r.ProtocolVersion
-	}
 	c.mu.Unlock()
 }
 
@@ -330,7 +291,14 @@ func (c *httpConn) readStream(ctx context.Context, body io.Reader, id json.RawMe
 // answer replies to a request the server sent inside a response stream.
 // A failed reply is a warning: the server may still answer our request.
 func (c *httpConn) answer(ctx context.Context, req *message) {
-	body, err := json.Marshal(answerServerRequest(req))
+	c.mu.Lock()
+	era := c.era
+	c.mu.Unlock()
+	reply := answerServerRequest(req, era, c.obs)
+	if reply == nil {
+		return
+	}
+	body, err := json.Marshal(reply)
 	if err != nil {
 		return
 	}
@@ -361,17 +329,6 @@ func statusNote(resp *http.Response) string {
 		kind = ", JSON"
 	}
 	return fmt.Sprintf("HTTP %d%s", resp.StatusCode, kind)
-}
-
-func marshalParams(method string, params any) (json.RawMessage, error) {
-	if params == nil {
-		return nil, nil
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, failf(ReasonProtocol, "%s: encode params: %v", method, err)
-	}
-	return raw, nil
 }
 
 // sentParams is what the headers of a modern request repeat from its

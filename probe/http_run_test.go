@@ -123,6 +123,7 @@ func TestHTTPRunFailures(t *testing.T) {
 		cfg       probetest.Config
 		sse       bool
 		transport probe.Transport
+		era       probe.Era
 		headers   map[string]string
 		timeout   time.Duration
 
@@ -159,6 +160,10 @@ func TestHTTPRunFailures(t *testing.T) {
 			want: probe.ReasonPagination},
 		{name: "SSE transport against a streamable server", cfg: probetest.Config{Era: probetest.EraModern}, transport: probe.TransportSSE,
 			want: probe.ReasonHTTPStatus, wantStatus: 405},
+		// The SSE fallback's GET finds no event stream: the server does not
+		// speak HTTP+SSE, and its refusal of initialize is the answer.
+		{name: "legacy pinned on a modern-only server", cfg: probetest.Config{Era: probetest.EraModern}, era: probe.EraLegacy,
+			want: probe.ReasonRPCError, wantStatus: 400, wantErr: "initialize is not supported"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,7 +172,7 @@ func TestHTTPRunFailures(t *testing.T) {
 			if timeout == 0 {
 				timeout = 10 * time.Second
 			}
-			res := runProbe(t, probe.Target{URL: url, Transport: tt.transport, Headers: tt.headers}, timeout, probe.Options{})
+			res := runProbe(t, probe.Target{URL: url, Transport: tt.transport, Era: tt.era, Headers: tt.headers}, timeout, probe.Options{})
 			if res.OK || res.Reason != tt.want || res.HTTPStatus != tt.wantStatus {
 				t.Fatalf("ok %v, reason %q, status %d (%s); want %q, %d", res.OK, res.Reason, res.HTTPStatus, res.Error, tt.want, tt.wantStatus)
 			}

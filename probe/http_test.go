@@ -68,7 +68,7 @@ func testConn(t *testing.T, target Target, opts Options) *httpConn {
 	if target.Headers == nil {
 		target.Headers = map[string]string{"Authorization": "Bearer " + secretValue}
 	}
-	c, err := buildHTTPConn(target, opts, &observer{start: time.Now(), transcript: true})
+	c, err := newHTTPConn(target, opts.WithDefaults(), &observer{start: time.Now(), transcript: true})
 	if err != nil {
 		t.Fatalf("newHTTPConn(%s): %v", target.URL, err)
 	}
@@ -293,13 +293,16 @@ func TestHTTPBadTargets(t *testing.T) {
 		{"CA file without PEM", Target{URL: "https://127.0.0.1/mcp", CAFile: writeFile(t, "ca.pem", "not a certificate")}},
 		{"header value with a line break", Target{URL: "http://127.0.0.1/mcp", Headers: map[string]string{"Authorization": "Bearer a\r\nX-Evil: 1"}}},
 		{"header name with a space", Target{URL: "http://127.0.0.1/mcp", Headers: map[string]string{"Bad Name": "v"}}},
+		{"a bad port, a secret in the query", Target{URL: "http://127.0.0.1:port/mcp?key=" + secretValue}},
+		{"a bad escape, a secret in the user info", Target{URL: "http://user:" + secretValue + "%zz@127.0.0.1/mcp"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newHTTPConn(tt.target, Options{}, nil)
+			_, err := newHTTPConn(tt.target, Options{}.WithDefaults(), &observer{start: time.Now()})
 			if got := outcomeOf(err).reason; got != ReasonConfig {
 				t.Fatalf("reason = %q (%v), want config", got, err)
 			}
+			checkMessage(t, err)
 		})
 	}
 }
@@ -618,12 +621,10 @@ func TestHTTPLegacyHeaders(t *testing.T) {
 	if _, err := c.call(ctx, "initialize", map[string]any{"protocolVersion": "2025-11-25"}); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	// notifications/initialized may go out before setProtocol: it already
-	// carries the session and the version of the initialize result.
+	c.setProtocol(EraLegacy, "2025-06-18")
 	if err := c.notify(ctx, "notifications/initialized", nil); err != nil {
 		t.Fatalf("notifications/initialized: %v", err)
 	}
-	c.setProtocol(EraLegacy, "2025-06-18")
 	if _, err := c.call(ctx, "tools/list", nil); err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
@@ -937,5 +938,42 @@ func TestHTTPCloseLeavesNoConnection(t *testing.T) {
 			t.Fatalf("%d connections still open after close", n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHTTPModernServerRequestNotAnswered: in the modern era a server sends
+// no requests and a client no responses; a ping on a response stream is
+// reported, not answered.
+func TestHTTPModernServerRequestNotAnswered(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		replies int
+	)
+	srv := rpcServer(t, func(w http.ResponseWriter, r *http.Request, m *message) {
+		if m == nil || m.Method == "" {
+			mu.Lock()
+			replies++
+			mu.Unlock()
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, event(`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`)+
+			event(resultFor(m, `{"tools":[],"resultType":"complete"}`)))
+	})
+	c := testConn(t, Target{URL: srv.URL}, Options{})
+	c.setProtocol(EraModern, VersionModern)
+	if _, err := c.call(testCtx(t, 5*time.Second), "tools/list", modernParams(VersionModern, nil)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if replies != 0 {
+		t.Errorf("%d replies POSTed to the server's ping", replies)
+	}
+	c.obs.mu.Lock()
+	defer c.obs.mu.Unlock()
+	if len(c.obs.warnings) != 1 || !strings.Contains(c.obs.warnings[0], "ping") {
+		t.Errorf("warnings %q, want one about the ping", c.obs.warnings)
 	}
 }

@@ -19,38 +19,23 @@ import (
 // headers (net/http's own default is 10 MB).
 const maxResponseHeaderBytes = 1 << 20
 
-// maxMessageBytes is the per-message (and per-body) size cap. Run applies
-// WithDefaults; conns built directly (tests) get the same defaults here.
-func (o Options) maxMessageBytes() int64 {
-	if o.MaxMessageBytes > 0 {
-		return o.MaxMessageBytes
-	}
-	return DefaultMaxMessageBytes
-}
-
-// maxRedirects is how many redirects are followed; a negative option means
-// none.
-func (o Options) maxRedirects() int {
-	switch {
-	case o.MaxRedirects < 0:
-		return 0
-	case o.MaxRedirects == 0:
-		return DefaultMaxRedirects
-	}
-	return o.MaxRedirects
-}
-
 // newHTTPClient builds the client of one probe: its own transport (so a
 // probe's connections are closed with it), the target's TLS settings, a
-// bounded redirect policy and the target's headers, which only ever go to
-// the target's own origin.
+// bounded redirect policy (opts.MaxRedirects; negative means none) and the
+// target's headers, which only ever go to the target's own origin.
 func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 	target, err := url.Parse(t.URL)
 	if err != nil {
-		return nil, failf(ReasonConfig, "server URL %q is not a URL: %v", redactURL(t.URL), err)
+		// A url.Error repeats the whole URL, user info and query
+		// included: where credentials tend to hide.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, failf(ReasonConfig, "the server URL is not a URL: %v", err)
 	}
 	if target.Scheme != "http" && target.Scheme != "https" {
-		return nil, failf(ReasonConfig, "server URL %s: scheme must be http or https", redactURL(t.URL))
+		return nil, failf(ReasonConfig, "server URL %s: scheme must be http or https", redacted(target))
 	}
 	for name, value := range t.Headers {
 		if !isTokenString(name) || strings.ContainsAny(value, "\r\n\x00") {
@@ -71,7 +56,7 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 	transport.IdleConnTimeout = 30 * time.Second
 	conns := &connTracker{open: map[*trackedConn]struct{}{}}
 	transport.DialContext = conns.wrap(transport.DialContext)
-	limit := opts.maxRedirects()
+	limit := max(opts.MaxRedirects, 0)
 	client := &http.Client{
 		Transport: &headerTransport{base: transport, origin: originOf(target), headers: t.Headers},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -90,13 +75,15 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 			return nil
 		},
 	}
-	return &httpClient{Client: client, conns: conns}, nil
+	return &httpClient{Client: client, conns: conns, target: target, redirects: limit}, nil
 }
 
 // httpClient is the client of one probe, with every connection it dialed.
 type httpClient struct {
 	*http.Client
-	conns *connTracker
+	conns     *connTracker
+	target    *url.URL // the target's URL
+	redirects int      // followed at most
 }
 
 // shutdown closes every connection of the probe. CloseIdleConnections
@@ -236,16 +223,8 @@ func originOf(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
-// redactURL shows a URL without user info, query or fragment, where
+// redacted shows a URL without user info, query or fragment, where
 // credentials tend to hide, for error messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return redacted(u)
-}
-
 func redacted(u *url.URL) string {
 	c := *u
 	c.User = nil

@@ -180,27 +180,3 @@ func decodeHTTPMessage(raw []byte) (*message, error) {
 func sameID(a, b json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
 }
-
-// responseResult turns the response to our request into its result or an
-// *RPCError (carrying the HTTP status that brought it).
-func responseResult(msg *message, method string, httpStatus int) (json.RawMessage, error) {
-	if msg.Error != nil {
-		rpcErr := *msg.Error
-		rpcErr.HTTPStatus = httpStatus
-		rpcErr.Method = method
-		return nil, &rpcErr
-	}
-	if len(msg.Result) == 0 {
-		return nil, failf(ReasonProtocol, "%s: the response has neither result nor error", method)
-	}
-	return msg.Result, nil
-}
-
-// encodeRPC marshals an outgoing request (id set) or notification.
-func encodeRPC(id json.RawMessage, method string, params json.RawMessage) ([]byte, error) {
-	raw, err := json.Marshal(&message{JSONRPC: "2.0", ID: id, Method: method, Params: params})
-	if err != nil {
-		return nil, failf(ReasonProtocol, "%s: encode the request: %v", method, err)
-	}
-	return raw, nil
-}

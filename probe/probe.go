@@ -11,6 +11,7 @@ import (
 const (
 	DefaultMaxMessageBytes = 4 << 20
 	DefaultMaxPages        = 100
+	DefaultMaxTools        = 10_000
 	DefaultStderrTailBytes = 4 << 10
 	DefaultDiscoverTimeout = 3 * time.Second
 	DefaultMaxRedirects    = 3
@@ -25,6 +26,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.MaxPages <= 0 {
 		o.MaxPages = DefaultMaxPages
+	}
+	if o.MaxTools <= 0 {
+		o.MaxTools = DefaultMaxTools
 	}
 	if o.StderrTailBytes <= 0 {
 		o.StderrTailBytes = DefaultStderrTailBytes
@@ -56,9 +60,7 @@ func Run(ctx context.Context, t Target, opts Options) *Result {
 	obs := &observer{start: started, transcript: opts.Transcript}
 	s := &session{opts: opts, obs: obs, res: &Result{Started: started, Tools: []Tool{}}}
 
-	err := s.probe(ctx, t)
-	s.release(ctx)
-	s.finish(ctx, err, started)
+	s.finish(ctx, s.probe(ctx, t), started)
 	return s.res
 }
 
@@ -69,13 +71,12 @@ func (s *session) probe(ctx context.Context, t Target) error {
 		return err
 	}
 	s.res.Transport = d.transport
-	era := t.Era
-	switch era {
+	switch t.Era {
 	case "", EraAuto, EraModern, EraLegacy:
 	default:
-		return failf(ReasonConfig, "unknown era %q (want auto, modern or legacy)", truncate(string(era), 20))
+		return failf(ReasonConfig, "unknown era %q (want auto, modern or legacy)", truncate(string(t.Era), 20))
 	}
-	return s.run(ctx, d, era)
+	return s.run(ctx, d, t.Era)
 }
 
 // dialerFor builds the dialer of a target's transport.
@@ -92,7 +93,7 @@ func (s *session) dialerFor(t Target) (*dialer, error) {
 			detect:         true,
 			freshForLegacy: true,
 			open: func(ctx context.Context) (conn, error) {
-				return startStdio(ctx, t, s.opts, s.obs)
+				return asConn(startStdio(ctx, t, s.opts, s.obs))
 			},
 		}, nil
 	case t.URL == "":
@@ -101,14 +102,14 @@ func (s *session) dialerFor(t Target) (*dialer, error) {
 	sse := &dialer{
 		transport: TransportSSE,
 		open: func(ctx context.Context) (conn, error) {
-			return newSSEConn(ctx, t, s.opts, s.obs)
+			return asConn(newSSEConn(ctx, t, s.opts, s.obs))
 		},
 	}
 	streamable := &dialer{
 		transport: TransportHTTP,
 		detect:    true,
 		open: func(context.Context) (conn, error) {
-			return newHTTPConn(t, s.opts, s.obs)
+			return asConn(newHTTPConn(t, s.opts, s.obs))
 		},
 	}
 	switch t.Transport {
@@ -123,6 +124,15 @@ func (s *session) dialerFor(t Target) (*dialer, error) {
 	return nil, failf(ReasonConfig, "unknown transport %q for a URL (want auto, http or sse)", truncate(string(t.Transport), 20))
 }
 
+// asConn passes on what a conn's constructor returned, keeping the nil
+// pointer of a failed one out of the interface.
+func asConn[C conn](c C, err error) (conn, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // finish fills the result's outcome, timings and what the observer saw.
 func (s *session) finish(ctx context.Context, err error, started time.Time) {
 	r := s.res
@@ -134,7 +144,7 @@ func (s *session) finish(ctx context.Context, err error, started time.Time) {
 		r.Error = oneLine(err.Error())
 	}
 	s.obs.mu.Lock()
-	r.Warnings = dedupe(s.obs.warnings)
+	r.Warnings = s.obs.warnings
 	r.ListChanged = s.obs.listChanged
 	r.Transcript = s.obs.entries
 	s.obs.mu.Unlock()
@@ -185,16 +195,4 @@ func classify(ctx context.Context, err error) (Reason, int, int, *Challenge) {
 // oneLine keeps an error message on one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-func dedupe(in []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range in {
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
 }

@@ -95,8 +95,11 @@ type session struct {
 	cur  conn
 }
 
-// run probes with d, honouring an era pin or hint.
+// run probes with d, honouring an era pin or hint. Whatever it opened is
+// closed when it returns, on a panic too: a bug of ours must not leave a
+// server's process group behind.
 func (s *session) run(ctx context.Context, d *dialer, era Era) error {
+	defer s.release(ctx)
 	c, err := s.connect(ctx, d)
 	if err != nil {
 		return err
@@ -131,9 +134,6 @@ func (s *session) connect(ctx context.Context, d *dialer) (conn, error) {
 	s.res.Timings.Connect += time.Since(start)
 	if err != nil {
 		return nil, err
-	}
-	if ct, ok := c.(interface{ connectTime() time.Duration }); ok {
-		s.res.Timings.Connect += ct.connectTime()
 	}
 	s.cur = c
 	return c, nil
@@ -266,11 +266,7 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 	s.res.Era = EraLegacy
 	raw, err := s.initialize(ctx, c)
 	if err != nil && d.fallback != nil && sseFallback(err) {
-		s.release(ctx)
-		if c, err = s.connect(ctx, d.fallback); err != nil {
-			return err
-		}
-		raw, err = s.initialize(ctx, c)
+		c, raw, err = s.initializeFallback(ctx, d, err)
 	}
 	if err != nil {
 		return err
@@ -285,6 +281,10 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 	switch {
 	case r.ProtocolVersion == "":
 		return failf(ReasonProtocol, "initialize: the result names no protocolVersion")
+	case len(r.ProtocolVersion) > 64 || !visibleASCII(r.ProtocolVersion):
+		// It goes back in every MCP-Protocol-Version header, and into
+		// results and metrics.
+		return failf(ReasonProtocol, "initialize: the server chose protocol version %q, which is not a version string", truncate(r.ProtocolVersion, 40))
 	case !slices.Contains(LegacyVersions, r.ProtocolVersion):
 		// A server that answers initialize with a version of another era
 		// (the seed article's report server answers 2026-07-28) still lists
@@ -304,6 +304,27 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 		return err
 	}
 	return s.listTools(ctx, c, nil)
+}
+
+// initializeFallback moves to d's fallback transport (legacy HTTP+SSE) after
+// the streamable initialize was refused by the spec's rule, and initializes
+// there. A GET that the server answers with a status, and no event stream,
+// means it speaks no HTTP+SSE either: its refusal of the streamable
+// initialize is then the answer, not the GET's status.
+func (s *session) initializeFallback(ctx context.Context, d *dialer, refused error) (conn, json.RawMessage, error) {
+	s.release(ctx)
+	c, err := s.connect(ctx, d.fallback)
+	if err != nil {
+		var f *Failure
+		var rpcErr *RPCError
+		if (errors.As(err, &f) && f.Reason == ReasonHTTPStatus) || errors.As(err, &rpcErr) {
+			s.res.Transport = d.transport
+			return nil, nil, refused
+		}
+		return nil, nil, err
+	}
+	raw, err := s.initialize(ctx, c)
+	return c, raw, err
 }
 
 func (s *session) initialize(ctx context.Context, c conn) (json.RawMessage, error) {
@@ -359,24 +380,9 @@ func (s *session) readPage(raw json.RawMessage, modern bool, names map[string]bo
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, failf(ReasonProtocol, "tools/list: the result is not an object")
 	}
-	if t := bytes.TrimSpace(r.Tools); len(t) == 0 || t[0] != '[' {
-		return nil, failf(ReasonProtocol, "tools/list: the result has no tools array")
+	if err := s.addTools(r.Tools, names); err != nil {
+		return nil, err
 	}
-	var tools []Tool
-	if err := json.Unmarshal(r.Tools, &tools); err != nil {
-		return nil, failf(ReasonProtocol, "tools/list: a tool is malformed: %v", err)
-	}
-	for _, t := range tools {
-		switch {
-		case t.Name == "":
-			s.obs.warn("tools/list: a tool has no name")
-		case names[t.Name]:
-			s.obs.warn("tools/list: tool %q is listed more than once", truncate(t.Name, 80))
-		}
-		names[t.Name] = true
-	}
-	s.res.Tools = append(s.res.Tools, tools...)
-
 	if modern && s.res.TTLMillis == nil && !isAbsent(r.TTLMs) {
 		var ttl float64
 		if json.Unmarshal(r.TTLMs, &ttl) == nil {
@@ -399,6 +405,34 @@ func (s *session) readPage(raw json.RawMessage, modern bool, names map[string]bo
 		return nil, nil
 	}
 	return &next, nil
+}
+
+// addTools appends one page's tools to the result, one at a time and
+// counted as they come: a page under the size cap can hold a million empty
+// objects, each ~120 bytes once decoded. names are the names seen so far.
+func (s *session) addTools(raw json.RawMessage, names map[string]bool) error {
+	tools := json.NewDecoder(bytes.NewReader(raw))
+	if open, err := tools.Token(); err != nil || open != json.Delim('[') {
+		return failf(ReasonProtocol, "tools/list: the result has no tools array")
+	}
+	for tools.More() {
+		if len(s.res.Tools) >= s.opts.MaxTools {
+			return failf(ReasonTooLarge, "tools/list: the server lists more than %d tools, the probe's cap on the tools of one server", s.opts.MaxTools)
+		}
+		var t Tool
+		if err := tools.Decode(&t); err != nil {
+			return failf(ReasonProtocol, "tools/list: a tool is malformed: %v", err)
+		}
+		switch {
+		case t.Name == "":
+			s.obs.warn("tools/list: a tool has no name")
+		case names[t.Name]:
+			s.obs.warn("tools/list: tool %q is listed more than once", truncate(t.Name, 80))
+		}
+		names[t.Name] = true
+		s.res.Tools = append(s.res.Tools, t)
+	}
+	return nil
 }
 
 // onPage names the page of a tools/list failure after the first one.

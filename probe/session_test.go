@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -143,6 +144,8 @@ func TestListTools(t *testing.T) {
 		{"cursor is a number", false, pages{"-": `{"tools":[],"nextCursor":3}`}, 0, "", ReasonProtocol, ""},
 		{"duplicate names are kept and reported", false, pages{"-": `{"tools":[{"name":"a"},{"name":"a"}]}`}, 0, "a,a", "", `"a" is listed more than once`},
 		{"a nameless tool is kept and reported", false, pages{"-": `{"tools":[{"description":"?"}]}`}, 0, "", "", "has no name"},
+		{"a warning repeated does not crowd out the next", false, pages{"-": `{"tools":[` + strings.Repeat(`{},`, 30) + `{"name":"a"},{"name":"a"}]}`}, 0,
+			strings.Repeat(",", 30) + "a,a", "", `"a" is listed more than once`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,12 +197,23 @@ func TestListTools(t *testing.T) {
 	}
 }
 
-// A legacy initialize answered with no version fails. Any version goes on to
-// notifications/initialized and tools/list; one outside the initialize era
-// (the seed's server answers 2026-07-28) with a warning.
+// A legacy initialize answered with no version, or with one that is not a
+// version string (it would go back in the MCP-Protocol-Version header),
+// fails. Any version goes on to notifications/initialized and tools/list;
+// one outside the initialize era (the seed's server answers 2026-07-28)
+// with a warning.
 func TestLegacyVersions(t *testing.T) {
 	t.Parallel()
-	for _, v := range []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28", "1999-01-01", ""} {
+	tests := []struct {
+		version  string
+		accepted bool
+	}{
+		{"2025-11-25", true}, {"2025-06-18", true}, {"2025-03-26", true}, {"2024-11-05", true},
+		{"2026-07-28", true}, {"1999-01-01", true},
+		{"", false}, {"2025-11-25\r\nX-Injected: 1", false}, {"2025 11 25", false}, {strings.Repeat("9", 100), false},
+	}
+	for _, tc := range tests {
+		v, accepted := tc.version, tc.accepted
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			s := newTestSession()
@@ -210,7 +224,6 @@ func TestLegacyVersions(t *testing.T) {
 				return json.RawMessage(`{"tools":[]}`), nil
 			}}
 			err := s.legacy(context.Background(), c, &dialer{})
-			accepted := v != ""
 			if accepted != (err == nil) {
 				t.Fatalf("version %q: error %v", v, err)
 			}
@@ -260,5 +273,77 @@ func TestClassify(t *testing.T) {
 				t.Errorf("classify = %s %d %d, want %s %d %d", reason, status, code, tc.reason, tc.status, tc.code)
 			}
 		})
+	}
+}
+
+// A page within the message size cap can hold a million empty tool
+// objects, each about 120 bytes once decoded, and a listing has up to
+// MaxPages pages: the number of tools is capped, and counted while the
+// tools are decoded, so a hostile list costs neither memory nor time.
+// Not parallel: it measures the allocations of the whole process.
+func TestListToolsBoundsTheToolCount(t *testing.T) {
+	const perPage, pages = 300_000, 5
+	tools := strings.Repeat(`{},`, perPage-1) + `{}`
+	s := newTestSession()
+	c := &scriptConn{answer: func(_ string, params json.RawMessage) (json.RawMessage, error) {
+		n := strings.Count(string(params), "cursor") + len(s.res.Timings.Pages)
+		if n >= pages {
+			return json.RawMessage(`{"tools":[` + tools + `]}`), nil
+		}
+		return json.RawMessage(fmt.Sprintf(`{"tools":[%s],"nextCursor":"%d"}`, tools, n)), nil
+	}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := s.listTools(context.Background(), c, nil)
+	runtime.ReadMemStats(&after)
+	var f *Failure
+	if !errors.As(err, &f) || f.Reason != ReasonTooLarge || !strings.Contains(err.Error(), "10000") {
+		t.Errorf("error %v, want too_large naming the cap of 10000 tools", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Errorf("allocated %d MiB for a list of %d tools offered (%d MiB in all)", alloc>>20, perPage*pages, pages*len(tools)>>20)
+	}
+	if len(c.sent) != 1 {
+		t.Errorf("%d pages asked for, want the first only", len(c.sent))
+	}
+}
+
+// panicConn stands for a bug of ours: a call that panics.
+type panicConn struct{ conn }
+
+func (panicConn) call(context.Context, string, any) (json.RawMessage, error) {
+	panic("a bug in the probe")
+}
+
+// A panic in the probe still kills the server on its way up: a stdio
+// server must not outlive a crashing mcpwatch.
+func TestRunReleasesOnPanic(t *testing.T) {
+	t.Parallel()
+	s := newTestSession()
+	var server *stdioConn
+	d := &dialer{transport: TransportStdio, open: func(ctx context.Context) (conn, error) {
+		c, err := startStdio(ctx, Target{Command: "sleep", Args: []string{"30"}}, s.opts, s.obs)
+		if err != nil {
+			return nil, err
+		}
+		server = c
+		return panicConn{c}, nil
+	}}
+	func() {
+		defer func() {
+			if r := recover(); r != "a bug in the probe" {
+				t.Errorf("recovered %v", r)
+			}
+		}()
+		_ = s.run(context.Background(), d, EraLegacy)
+	}()
+	if server == nil {
+		t.Fatal("the server was not started")
+	}
+	select {
+	case <-server.exited:
+	default:
+		t.Error("the server is still running after the probe panicked")
+		server.close(context.Background())
 	}
 }

@@ -25,13 +25,12 @@ const closeGrace = 200 * time.Millisecond
 // first endpoint event, for every client message. Responses are matched to
 // requests by id.
 type sseConn struct {
-	client    *httpClient
-	endpoint  *url.URL // where messages are POSTed
-	where     string   // the endpoint without query or user info, for messages
-	stream    string   // the stream URL, likewise
-	redirects int
-	obs       *observer
-	lastID    atomic.Int64
+	client   *httpClient
+	endpoint *url.URL // where messages are POSTed
+	where    string   // the endpoint without query or user info, for messages
+	stream   string   // the stream URL, likewise
+	obs      *observer
+	lastID   atomic.Int64
 
 	streamCtx context.Context
 	cancel    context.CancelFunc // ends the stream
@@ -46,24 +45,12 @@ var _ conn = (*sseConn)(nil)
 
 // newSSEConn opens the event stream and waits, within ctx, for its endpoint
 // event. The stream then lives until close, which the caller must call.
-func newSSEConn(ctx context.Context, t Target, opts Options, obs *observer) (conn, error) {
-	c, err := openSSEConn(ctx, t, opts, obs)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func openSSEConn(ctx context.Context, t Target, opts Options, obs *observer) (*sseConn, error) {
+func newSSEConn(ctx context.Context, t Target, opts Options, obs *observer) (*sseConn, error) {
 	client, err := newHTTPClient(t, opts)
 	if err != nil {
 		return nil, err
 	}
-	target, err := url.Parse(t.URL)
-	if err != nil {
-		return nil, failf(ReasonConfig, "server URL %s: %v", redactURL(t.URL), err)
-	}
-	obs = orQuietObserver(obs)
+	target := client.target
 	stream := redacted(target)
 	what := "GET event stream " + stream
 
@@ -90,7 +77,7 @@ func openSSEConn(ctx context.Context, t Target, opts Options, obs *observer) (*s
 	}
 	obs.record("recv", nil, statusNote(resp))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		err := httpStatusError(resp, "GET event stream", stream, opts.maxRedirects())
+		err := httpStatusError(resp, "GET event stream", stream, client.redirects)
 		resp.Body.Close()
 		return fail(err)
 	}
@@ -98,7 +85,7 @@ func openSSEConn(ctx context.Context, t Target, opts Options, obs *observer) (*s
 		resp.Body.Close()
 		return fail(failf(ReasonProtocol, "%s: HTTP %d with content type %q, not an event stream", what, resp.StatusCode, truncate(mt, 60)))
 	}
-	events := newSSEReader(resp.Body, opts.maxMessageBytes())
+	events := newSSEReader(resp.Body, opts.MaxMessageBytes)
 	endpoint, err := waitEndpoint(ctx, events, resp.Request.URL, target, what)
 	if err == nil && !stop() {
 		// ctx ended just as the endpoint arrived: the stream is canceled.
@@ -113,7 +100,6 @@ func openSSEConn(ctx context.Context, t Target, opts Options, obs *observer) (*s
 		endpoint:  endpoint,
 		where:     redacted(endpoint),
 		stream:    stream,
-		redirects: opts.maxRedirects(),
 		obs:       obs,
 		streamCtx: streamCtx,
 		cancel:    cancel,
@@ -159,12 +145,8 @@ func (c *sseConn) setProtocol(Era, string) {
 }
 
 func (c *sseConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	rawParams, err := marshalParams(method, params)
-	if err != nil {
-		return nil, err
-	}
 	id := json.RawMessage(strconv.FormatInt(c.lastID.Add(1), 10))
-	body, err := encodeRPC(id, method, rawParams)
+	body, _, err := encode(id, method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -203,11 +185,7 @@ func (c *sseConn) call(ctx context.Context, method string, params any) (json.Raw
 }
 
 func (c *sseConn) notify(ctx context.Context, method string, params any) error {
-	rawParams, err := marshalParams(method, params)
-	if err != nil {
-		return err
-	}
-	body, err := encodeRPC(nil, method, rawParams)
+	body, _, err := encode(nil, method, params)
 	if err != nil {
 		return err
 	}
@@ -252,7 +230,7 @@ func (c *sseConn) post(ctx context.Context, method string, body []byte) error {
 	defer resp.Body.Close()
 	c.obs.record("recv", nil, statusNote(resp))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return httpStatusError(resp, label, c.where, c.redirects)
+		return httpStatusError(resp, label, c.where, c.client.redirects)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 	return nil
@@ -306,7 +284,7 @@ func (c *sseConn) deliver(msg *message) {
 // answer replies to a server request (ping). It runs on the stream reader,
 // bounded by the stream's life.
 func (c *sseConn) answer(req *message) {
-	body, err := json.Marshal(answerServerRequest(req))
+	body, err := json.Marshal(answerServerRequest(req, EraLegacy, c.obs))
 	if err != nil {
 		return
 	}

@@ -211,8 +211,8 @@ func event(s string) string { return "data: " + s + "\n\n" }
 
 func openTestSSE(t *testing.T, ctx context.Context, url string) (*sseConn, error) {
 	t.Helper()
-	c, err := openSSEConn(ctx, Target{URL: url, Headers: map[string]string{"Authorization": "Bearer " + secretValue}},
-		Options{MaxMessageBytes: 64 << 10}, &observer{start: time.Now()})
+	c, err := newSSEConn(ctx, Target{URL: url, Headers: map[string]string{"Authorization": "Bearer " + secretValue}},
+		Options{MaxMessageBytes: 64 << 10}.WithDefaults(), &observer{start: time.Now()})
 	if err == nil {
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

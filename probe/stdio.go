@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,10 +24,6 @@ const (
 	stdioExitGrace  = 250 * time.Millisecond
 	stdioGroupGrace = 2 * time.Second
 )
-
-// minimalEnv are the variables a stdio server inherits from mcpwatch unless
-// the target inherits everything; LC_* are passed too.
-var minimalEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR"}
 
 // stdioConn speaks newline-delimited JSON-RPC with a process it spawned in its
 // own process group. The group is killed with SIGKILL when the probe's context
@@ -50,11 +44,12 @@ type stdioConn struct {
 	stdout   *os.File
 	stderr   *os.File
 	tail     *tailBuffer
-	stopKill func() bool // unregisters the kill at the context's end
+	stopKill func() bool // unregisters stop, run at the context's end
 
 	writeMu sync.Mutex
 
 	mu         sync.Mutex
+	era        Era // set by setProtocol
 	lastID     int64
 	pending    map[int64]chan *message
 	abandoned  map[int64]bool // requests a caller gave up on: a late answer is no fault
@@ -72,68 +67,24 @@ var _ conn = (*stdioConn)(nil)
 // startStdio spawns the target's command. The process is killed with its
 // whole group as soon as ctx ends.
 func startStdio(ctx context.Context, t Target, opts Options, obs *observer) (*stdioConn, error) {
-	opts = opts.WithDefaults()
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, failf(ReasonTimeout, "start %q: not started, the probe's deadline had passed", t.Command)
 		}
 		return nil, failf(ReasonCanceled, "start %q: not started, the probe was canceled", t.Command)
 	}
-	if t.Dir != "" {
-		// exec reports a bad directory as the command not being found.
-		if fi, err := os.Stat(t.Dir); err != nil || !fi.IsDir() {
-			return nil, failf(ReasonSpawnFailed, "start %q: working directory %s is not a directory", t.Command, t.Dir)
-		}
+	cmd, stdin, stdout, stderr, err := spawn(t)
+	if err != nil {
+		return nil, err
 	}
-	// Pipes of our own rather than exec's: exec closes its pipes in Wait,
-	// and the reaper calls Wait as soon as the process exits, while the
-	// reader may still be draining what the server wrote before dying.
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	stdinR, stdinW, err1 := pipe()
-	stdoutR, stdoutW, err2 := pipe()
-	stderrR, stderrW, err3 := pipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		closeAll()
-		return nil, failf(ReasonSpawnFailed, "start %q: create pipes: %w", t.Command, err)
-	}
-
-	cmd := exec.Command(t.Command, t.Args...)
-	cmd.Env = serverEnv(t, os.Environ())
-	cmd.Dir = t.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// exec owns no pipe here (all three are files), so Wait returns at
-	// exit; WaitDelay still bounds it should that ever change.
-	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		closeAll()
-		return nil, &Failure{Reason: ReasonSpawnFailed, Err: describeStartError(t.Command, err)}
-	}
-	// The child has its ends; ours must go, or we would never see EOF.
-	stdinR.Close()
-	stdoutW.Close()
-	stderrW.Close()
-
 	c := &stdioConn{
 		obs:        obs,
 		command:    t.Command,
 		maxMsg:     opts.MaxMessageBytes,
 		cmd:        cmd,
-		stdin:      stdinW,
-		stdout:     stdoutR,
-		stderr:     stderrR,
+		stdin:      stdin,
+		stdout:     stdout,
+		stderr:     stderr,
 		tail:       newTailBuffer(opts.StderrTailBytes),
 		pending:    map[int64]chan *message{},
 		abandoned:  map[int64]bool{},
@@ -141,56 +92,29 @@ func startStdio(ctx context.Context, t Target, opts Options, obs *observer) (*st
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 	}
-	c.stopKill = context.AfterFunc(ctx, c.killGroup)
+	c.stopKill = context.AfterFunc(ctx, c.stop)
 	go c.reap()
 	go c.readStderr()
 	go c.readStdout()
 	return c, nil
 }
 
-// describeStartError names the command and why it did not start, without
-// exec's repetition of the name.
-func describeStartError(command string, err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return fmt.Errorf("start %q: %w", command, ee.Err)
-	}
-	return fmt.Errorf("start %q: %w", command, err)
+// stop ends all the server could hold the probe on at the context's end:
+// the process group is killed, and a write to stdin fails at once even when
+// a process outside the group keeps the pipe open and full.
+func (c *stdioConn) stop() {
+	_ = c.stdin.SetWriteDeadline(time.Now())
+	c.killGroup()
 }
 
-// serverEnv is the environment of a stdio server: the minimal inherited set
-// (or everything, if the target asks), then the target's own variables, which
-// win.
-func serverEnv(t Target, environ []string) []string {
-	env := make([]string, 0, len(minimalEnv)+len(t.Env))
-	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		if _, own := t.Env[name]; own {
-			continue
-		}
-		if t.InheritEnv || slices.Contains(minimalEnv, name) || strings.HasPrefix(name, "LC_") {
-			env = append(env, kv)
-		}
-	}
-	names := make([]string, 0, len(t.Env))
-	for name := range t.Env {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		env = append(env, name+"="+t.Env[name])
-	}
-	return env
-}
-
-// killGroup sends SIGKILL to the server's whole process group. The group
-// outlives its leader while any member lives, so this works after the
-// leader was reaped too.
+// killGroup sends SIGKILL to the server's whole process group, and to the
+// leader through its own handle: a leader that moved itself into another
+// group is reached there, and a reaped one is never confused with a new
+// process of the same pid. The group outlives its leader while any member
+// lives, so this works after the leader was reaped too.
 func (c *stdioConn) killGroup() {
 	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	_ = c.cmd.Process.Kill()
 }
 
 func (c *stdioConn) reap() {
@@ -266,7 +190,12 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 	case m.isResponse():
 		return c.deliver(&m)
 	case m.isRequest():
-		c.reply(answerServerRequest(&m))
+		c.mu.Lock()
+		era := c.era
+		c.mu.Unlock()
+		if reply := answerServerRequest(&m, era, c.obs); reply != nil {
+			c.reply(reply)
+		}
 	case m.isNotification():
 		c.obs.notification(m.Method)
 	default:
@@ -335,9 +264,9 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 	c.mu.Unlock()
 	defer c.forget(id)
 
-	data, err := encodeLine(json.RawMessage(strconv.FormatInt(id, 10)), method, params)
+	data, _, err := encode(json.RawMessage(strconv.FormatInt(id, 10)), method, params)
 	if err != nil {
-		return nil, failf(ReasonProtocol, "%s: %w", method, err)
+		return nil, err
 	}
 	select {
 	case <-c.readerDone:
@@ -348,28 +277,11 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 		return nil, c.lost(ctx, method, err)
 	}
 
-	// When the answer and the end arrive together, the answer wins.
-	answered := func() (*message, bool) {
-		select {
-		case m := <-ch:
-			return m, true
-		default:
-			return nil, false
-		}
-	}
 	select {
 	case m := <-ch:
-		return lineResult(m, method)
+		return responseResult(m, method, 0)
 	case <-ctx.Done():
-		if m, ok := answered(); ok {
-			return lineResult(m, method)
-		}
-		return nil, ctxFailure(ctx, method, c.obs.start)
 	case <-c.readerDone:
-		if m, ok := answered(); ok {
-			return lineResult(m, method)
-		}
-		return nil, c.lost(ctx, method, nil)
 	case <-c.exited:
 		// The leader died; a grandchild may still hold stdout open. Give
 		// the reader a moment to drain what was written before the end.
@@ -377,14 +289,17 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 		defer grace.Stop()
 		select {
 		case m := <-ch:
-			return lineResult(m, method)
+			return responseResult(m, method, 0)
 		case <-c.readerDone:
 		case <-ctx.Done():
 		case <-grace.C:
 		}
-		if m, ok := answered(); ok {
-			return lineResult(m, method)
-		}
+	}
+	// When the answer and the end arrive together, the answer wins.
+	select {
+	case m := <-ch:
+		return responseResult(m, method, 0)
+	default:
 		return nil, c.lost(ctx, method, nil)
 	}
 }
@@ -435,9 +350,9 @@ func (c *stdioConn) notify(ctx context.Context, method string, params any) error
 	if ctx.Err() != nil {
 		return ctxFailure(ctx, method, c.obs.start)
 	}
-	data, err := encodeLine(nil, method, params)
+	data, _, err := encode(nil, method, params)
 	if err != nil {
-		return failf(ReasonProtocol, "%s: %w", method, err)
+		return err
 	}
 	if err := c.write(data); err != nil {
 		return c.lost(ctx, method, err)
@@ -445,8 +360,13 @@ func (c *stdioConn) notify(ctx context.Context, method string, params any) error
 	return nil
 }
 
-// setProtocol changes nothing on stdio: the wire is the same in both eras.
-func (c *stdioConn) setProtocol(Era, string) {}
+// setProtocol keeps the era, which decides whether server requests are
+// answered; the wire is the same in both.
+func (c *stdioConn) setProtocol(era Era, _ string) {
+	c.mu.Lock()
+	c.era = era
+	c.mu.Unlock()
+}
 
 // close closes stdin, kills the whole process group and reaps it. There is
 // no grace period: the probe has what it came for, and a server that ignores
@@ -462,58 +382,12 @@ func (c *stdioConn) close(context.Context) {
 		c.killGroup()
 		// SIGKILL is final but not instant: a big process takes a while
 		// to tear down. Return once nothing of the group runs any more.
-		if !c.waitGroupDead(stdioGroupGrace) {
+		if !waitGroupDead(c.cmd.Process.Pid, stdioGroupGrace) {
 			c.obs.warn("process group %d of %q still had live processes %s after SIGKILL", c.cmd.Process.Pid, c.command, stdioGroupGrace)
 		}
 		c.drain(c.readerDone, c.stdout)
 		c.drain(c.stderrDone, c.stderr)
 	})
-}
-
-// waitGroupDead waits until no process of the server's group is alive
-// (zombies are dead: init reaps orphans on its own schedule), for at most
-// max. It reads /proc; where there is none, it does not wait.
-func (c *stdioConn) waitGroupDead(max time.Duration) bool {
-	deadline := time.Now().Add(max)
-	pause := time.Millisecond
-	for groupAlive(c.cmd.Process.Pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, 20*time.Millisecond)
-	}
-	return true
-}
-
-// groupAlive reports whether a process of group pgid is alive, from /proc.
-func groupAlive(pgid int) bool {
-	// The usual case, a group with no member left at all (not even a
-	// zombie), is one system call; only a group with members needs the
-	// scan of /proc that tells the living from the zombies.
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	want := strconv.Itoa(pgid)
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone since the listing
-		}
-		// "pid (comm) state ppid pgrp ...": comm may hold anything.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) > 2 && fields[2] == want && fields[0] != "Z" && fields[0] != "X" {
-			return true
-		}
-	}
-	return false
 }
 
 // drain waits for a pipe reader to see EOF, which comes when every process
@@ -533,44 +407,3 @@ func (c *stdioConn) drain(done chan struct{}, f *os.File) {
 
 // stderrTail is what the server last wrote on stderr, bounded.
 func (c *stdioConn) stderrTail() string { return c.tail.String() }
-
-// ctxFailure is the failure of a request cut short by its context: the
-// deadline (timeout) or the caller giving up (canceled).
-func ctxFailure(ctx context.Context, what string, start time.Time) *Failure {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		budget := ""
-		if deadline, ok := ctx.Deadline(); ok {
-			budget = fmt.Sprintf(" of %s", deadline.Sub(start).Round(10*time.Millisecond))
-		}
-		return failf(ReasonTimeout, "%s: no answer within the deadline%s", what, budget)
-	}
-	return failf(ReasonCanceled, "%s: the probe was canceled", what)
-}
-
-// encodeLine marshals a request (id set) or notification for stdio; nil
-// params are omitted. encoding/json escapes newlines inside strings, so the
-// message is one line.
-func encodeLine(id json.RawMessage, method string, params any) ([]byte, error) {
-	m := message{JSONRPC: "2.0", ID: id, Method: method}
-	if params != nil {
-		raw, err := json.Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("encode params: %w", err)
-		}
-		m.Params = raw
-	}
-	return json.Marshal(&m)
-}
-
-// lineResult is the result of an answer, or its error as an *RPCError.
-func lineResult(m *message, method string) (json.RawMessage, error) {
-	if m.Error != nil {
-		rpcErr := *m.Error
-		rpcErr.Method = method
-		return nil, &rpcErr
-	}
-	if len(m.Result) == 0 {
-		return nil, failf(ReasonProtocol, "%s: the answer has neither result nor error", method)
-	}
-	return m.Result, nil
-}

@@ -465,3 +465,55 @@ func TestRunWithEndedContext(t *testing.T) {
 		})
 	}
 }
+
+// A server request is answered in the legacy era (ping gets {}), never in
+// the modern one, where servers send no requests and clients no responses.
+func TestStdioServerRequestsByEra(t *testing.T) {
+	t.Parallel()
+	modern := `read -r line
+echo '{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"resultType":"complete"}}'
+read -r line
+echo '{"jsonrpc":"2.0","id":"srv-1","method":"ping"}'
+echo '{"jsonrpc":"2.0","id":2,"result":{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"public"}}'
+read -r line`
+	legacy := `read -r line
+echo '{"jsonrpc":"2.0","id":"srv-1","method":"ping"}'
+echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"sh"}}}'
+read -r pong
+read -r initialized
+read -r list
+echo '{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}'
+read -r line`
+	tests := []struct {
+		name     string
+		script   string
+		era      probe.Era
+		answered bool
+	}{
+		{"modern", modern, probe.EraAuto, false},
+		{"legacy, during initialize", legacy, probe.EraLegacy, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			target := probe.Target{Command: "/bin/sh", Args: []string{"-c", tc.script}, Era: tc.era}
+			res := runProbe(t, target, 10*time.Second, probe.Options{Transcript: true})
+			if !res.OK {
+				t.Fatalf("%s: %s", res.Reason, res.Error)
+			}
+			var replies []string
+			for _, e := range res.Transcript {
+				if e.Direction == "send" && strings.Contains(string(e.Message), `"srv-1"`) {
+					replies = append(replies, string(e.Message))
+				}
+			}
+			if tc.answered != (len(replies) == 1 && replies[0] == `{"jsonrpc":"2.0","id":"srv-1","result":{}}`) {
+				t.Errorf("replies to the server's ping: %q", replies)
+			}
+			warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "ping") })
+			if warned == tc.answered {
+				t.Errorf("warnings %q", res.Warnings)
+			}
+		})
+	}
+}

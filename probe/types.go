@@ -112,6 +112,7 @@ type Target struct {
 type Options struct {
 	MaxMessageBytes int64         // per JSON-RPC message or HTTP body; default 4 MiB
 	MaxPages        int           // tools/list pages; default 100
+	MaxTools        int           // tools in the whole list, all pages together; default 10,000
 	StderrTailBytes int           // kept from a stdio server's stderr; default 4 KiB
 	DiscoverTimeout time.Duration // sub-deadline for server/discover during detection; default 3s
 	MaxRedirects    int           // HTTP redirects followed; default 3
@@ -163,7 +164,10 @@ type Tool struct {
 
 // Timings are the durations of a probe's phases.
 type Timings struct {
-	Connect   time.Duration   `json:"connect"`   // spawn (stdio) or first byte of the first exchange (HTTP)
+	// Connect is spawning the process (stdio) or opening the event stream
+	// up to its endpoint event (legacy SSE). Streamable HTTP connects in
+	// its first exchange, and that phase counts the time.
+	Connect   time.Duration   `json:"connect"`
 	Handshake time.Duration   `json:"handshake"` // server/discover and/or initialize
 	Pages     []time.Duration `json:"pages"`     // each tools/list page
 	Total     time.Duration   `json:"total"`
