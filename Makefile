@@ -69,6 +69,7 @@ bench-scale: build-bench
 	$(SCALE) -label stdio-100  -mode stdio -n 100 -interval 1s -duration 120s -timeout 500ms -scrapes 3
 	$(SCALE) -mode check -check-config mcp.json
 	$(SCALE) -mode check -check-config mcpwatch.yml
+	$(SCALE) -mode check -check-config mcp.json -check-delay 100ms
 	$(BIN)/mcpwatch-scale -summary $(BIN)/bench-scale.jsonl
 
 clean:

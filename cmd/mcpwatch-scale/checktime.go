@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+// checkResult compares `mcpwatch check` of many stdio servers with one.
+type checkResult struct {
+	Label  string    `json:"label"`
+	Mode   string    `json:"mode"` // "check"
+	Config string    `json:"config"`
+	Era    string    `json:"era"`
+	DelayS float64   `json:"delay_s,omitempty"`
+	Many   int       `json:"many"`
+	Runs   int       `json:"runs"`
+	OneS   []float64 `json:"one_s"`
+	ManyS  []float64 `json:"many_s"`
+	OneMed float64   `json:"one_median_s"`
+	ManyMd float64   `json:"many_median_s"`
+	Ratio  float64   `json:"ratio"`
+	Load   string    `json:"load"`
+}
+
+// runCheckTiming times `mcpwatch check` of one stdio server and of many,
+// runs times each, alternating so a change in the machine's load hits both
+// alike, and compares the medians. kind is "mcp.json" (a Claude Code
+// client config: every server started at once, as the client does) or
+// "mcpwatch.yml" (its defaults: at most 4 stdio processes at once).
+func runCheckTiming(ctx context.Context, mcpwatch, testserver, kind, era string, delay time.Duration, many, runs int) (*checkResult, error) {
+	dir, err := os.MkdirTemp("", "mcpwatch-check-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	testserver, err = filepath.Abs(testserver)
+	if err != nil {
+		return nil, err
+	}
+	one, err := writeCheckConfig(filepath.Join(dir, "one"), testserver, kind, era, delay, 1)
+	if err != nil {
+		return nil, err
+	}
+	all, err := writeCheckConfig(filepath.Join(dir, "many"), testserver, kind, era, delay, many)
+	if err != nil {
+		return nil, err
+	}
+	label := "check-" + kind
+	if era != "mixed" {
+		label += "-" + era
+	}
+	if delay > 0 {
+		label += "-delay" + delay.String()
+	}
+	r := &checkResult{Label: label, Mode: "check", Config: kind, Era: era, DelayS: delay.Seconds(), Many: many, Runs: runs, Load: loadAverage()}
+	// One untimed run of each fills the page cache.
+	for _, cfg := range []string{one, all} {
+		if _, err := timeCheck(ctx, mcpwatch, cfg); err != nil {
+			return nil, err
+		}
+	}
+	for range runs {
+		t1, err := timeCheck(ctx, mcpwatch, one)
+		if err != nil {
+			return nil, err
+		}
+		tn, err := timeCheck(ctx, mcpwatch, all)
+		if err != nil {
+			return nil, err
+		}
+		r.OneS = append(r.OneS, t1.Seconds())
+		r.ManyS = append(r.ManyS, tn.Seconds())
+	}
+	r.OneMed, r.ManyMd = median(r.OneS), median(r.ManyS)
+	r.Ratio = r.ManyMd / r.OneMed
+	return r, nil
+}
+
+// writeCheckConfig writes, in dir, a configuration of n healthy stdio test
+// servers and its lock, and returns the configuration's path. era "mixed"
+// alternates legacy and modern servers, legacy first. A delay makes each
+// server wait that long before it starts, as one that fetches a credential
+// or warms a cache does: time spent waiting, not computing.
+
+func writeCheckConfig(dir, testserver, kind, era string, delay time.Duration, n int) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var eras []probetest.Era
+	switch era {
+	case "mixed":
+		eras = []probetest.Era{probetest.EraLegacy, probetest.EraModern}
+	case "legacy", "modern":
+		eras = []probetest.Era{probetest.Era(era)}
+	default:
+		return "", fmt.Errorf("unknown check era %q (want mixed, legacy or modern)", era)
+	}
+	lock := map[string][]string{}
+	var path string
+	switch kind {
+	case "mcp.json":
+		type entry struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		cfg := map[string]map[string]entry{"mcpServers": {}}
+		for i := range n {
+			name := fmt.Sprintf("server%d", i)
+			command, args := serverCommand(testserver, eras[i%len(eras)], delay)
+			cfg["mcpServers"][name] = entry{Command: command, Args: args}
+			lock[name] = toolNames(probetest.DefaultTools())
+		}
+		raw, err := json.MarshalIndent(cfg, "", "  ")
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(dir, ".mcp.json")
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			return "", err
+		}
+	case "mcpwatch.yml":
+		yml := "lock: mcp-tools.lock.json\nservers:\n"
+		for i := range n {
+			name := fmt.Sprintf("server%d", i)
+			command, args := serverCommand(testserver, eras[i%len(eras)], delay)
+			quoted, err := json.Marshal(args) // a JSON array is a YAML flow sequence
+			if err != nil {
+				return "", err
+			}
+			yml += fmt.Sprintf("  %s: {command: %q, args: %s}\n", name, command, quoted)
+			lock[name] = toolNames(probetest.DefaultTools())
+		}
+		path = filepath.Join(dir, "mcpwatch.yml")
+		if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+			return "", err
+		}
+	default:
+		return "", fmt.Errorf("unknown check config kind %q (want mcp.json or mcpwatch.yml)", kind)
+	}
+	raw, err := json.MarshalIndent(lock, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), raw, 0o644)
+}
+
+// timeCheck runs `mcpwatch check` in the configuration's directory and
+// returns its wall time. Anything but exit 0 is an error: a failing check
+// measures the wrong thing.
+func timeCheck(ctx context.Context, mcpwatch, config string) (time.Duration, error) {
+	bin, err := filepath.Abs(mcpwatch)
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "check", "--config.file", config, "--lock.file", filepath.Join(filepath.Dir(config), "mcp-tools.lock.json"))
+	cmd.Dir = filepath.Dir(config)
+	cmd.Env = minimalEnv()
+	start := time.Now()
+	outb, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		return took, fmt.Errorf("mcpwatch check --config.file %s: %w\n%s", config, err, outb)
+	}
+	return took, nil
+}
+
+func (r *checkResult) print(w io.Writer) {
+	fmt.Fprintf(w, "== %s: mcpwatch check of %d stdio servers vs 1 (%s, %s era, start delay %gs), %d runs each, load %s\n",
+		r.Label, r.Many, r.Config, r.Era, r.DelayS, r.Runs, r.Load)
+	fmt.Fprintf(w, "  1 server:   median %.0f ms  %v\n", 1000*r.OneMed, msList(r.OneS))
+	fmt.Fprintf(w, "  %d servers:  median %.0f ms  %v\n", r.Many, 1000*r.ManyMd, msList(r.ManyS))
+	fmt.Fprintf(w, "  ratio:      %.2fx\n", r.Ratio)
+}
+
+func msList(xs []float64) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%.0f", 1000*x)
+	}
+	return out
+}
+
+// serverCommand is how to start one test server: directly, or after a
+// sleep through /bin/sh.
+func serverCommand(testserver string, era probetest.Era, delay time.Duration) (string, []string) {
+	if delay <= 0 {
+		return testserver, []string{"--era", string(era)}
+	}
+	script := fmt.Sprintf("sleep %.3f; exec \"$0\" --era %s", delay.Seconds(), era)
+	return "/bin/sh", []string{"-c", script, testserver}
+}

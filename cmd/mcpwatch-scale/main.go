@@ -1,0 +1,166 @@
+// Command mcpwatch-scale measures mcpwatch at scale, as issue 6 asks: it
+// serves N simulated MCP servers over streamable HTTP on loopback (or
+// configures N stdio test servers), runs the built `mcpwatch serve` over
+// them as a subprocess, and reports probes per second achieved against
+// scheduled, scheduling lag, CPU per 1,000 probes, peak RSS, /metrics
+// scrape latency and size, skipped probes, schedule drift and, for stdio,
+// processes left behind. It also times `mcpwatch check` of many stdio
+// servers against one, and judges the targets from a file of results.
+//
+//	mcpwatch-scale -n 1000 -interval 15s -duration 60s
+//	mcpwatch-scale -mode stdio -n 100 -interval 1s -duration 120s -timeout 500ms
+//	mcpwatch-scale -mode check
+//	mcpwatch-scale -summary bench-out/scale.jsonl
+//
+// It is a measuring tool, not a test: figures vary with the machine's load,
+// which every report shows.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcpwatch-scale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := scaleOptions{out: stderr}
+	var (
+		jsonOut       string
+		summary       string
+		checkKind     string
+		checkEra      string
+		checkDelay    time.Duration
+		checkMany     int
+		checkRuns     int
+		summaryStrict bool
+		failPercent   float64
+		slowPercent   float64
+	)
+	fs.StringVar(&o.mode, "mode", "http", "http (simulated streamable HTTP servers), stdio (mcpwatch-testserver processes) or check (time mcpwatch check)")
+	fs.StringVar(&o.label, "label", "", "name of the run in reports and -json (default MODE-N)")
+	fs.IntVar(&o.n, "n", 1000, "servers")
+	fs.DurationVar(&o.interval, "interval", 15*time.Second, "schedule of every server (@every)")
+	fs.DurationVar(&o.duration, "duration", 60*time.Second, "probe window, rounded up to whole intervals")
+	fs.DurationVar(&o.warmup, "warmup", 0, "wait this much longer after the first round before the window opens (a schedule that settles in its second round)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "probe timeout written into the configuration")
+	fs.IntVar(&o.concurrency, "concurrency", 64, "defaults.concurrency written into the configuration (0: mcpwatch's default)")
+	fs.IntVar(&o.stdioConcurrency, "stdio-concurrency", 0, "defaults.stdio_concurrency (0: mcpwatch's default)")
+	fs.IntVar(&o.listeners, "listeners", 4, "loopback ports the simulated servers are spread over")
+	fs.Float64Var(&failPercent, "fail", 5, "percent of simulated servers answering 401 or 500")
+	fs.Float64Var(&slowPercent, "slow", 5, "percent of simulated servers adding 50-200 ms to every reply")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fleet's shape")
+	fs.IntVar(&o.scrapes, "scrapes", 20, "scrapes of /metrics at one a second after the window, for latency and size")
+	fs.DurationVar(&o.promInterval, "prom-interval", 15*time.Second, "scrape interval during the window, as Prometheus would scrape (counted in the CPU)")
+	fs.StringVar(&o.mcpwatch, "mcpwatch", "bin/mcpwatch", "the built mcpwatch binary")
+	fs.StringVar(&o.testserver, "testserver", "bin/mcpwatch-testserver", "the built mcpwatch-testserver binary (stdio and check modes)")
+	fs.StringVar(&o.pprofDir, "pprof", "", "run mcpwatch with --web.enable-pprof and save a CPU profile of the window and a heap profile here")
+	fs.StringVar(&o.goMemLimit, "gomemlimit", "", "GOMEMLIMIT in mcpwatch's environment (e.g. 400MiB), as a deployment may set it")
+	fs.BoolVar(&o.fingerprints, "fingerprints", false, "http mode: write the lock with schema fingerprints and description hashes (mcpwatch lock --fingerprints)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configuration, lock, mcpwatch's log)")
+	fs.StringVar(&jsonOut, "json", "", "append the result as one JSON line to this file")
+	fs.StringVar(&summary, "summary", "", "judge the targets of issue 6 from this -json file, print them and exit")
+	fs.StringVar(&checkKind, "check-config", "mcp.json", "check mode: mcp.json (all servers at once, as a client starts them) or mcpwatch.yml (its defaults)")
+	fs.StringVar(&checkEra, "check-era", "mixed", "check mode: the servers' era: mixed (legacy and modern alternating), legacy or modern")
+	fs.DurationVar(&checkDelay, "check-delay", 0, "check mode: each server sleeps this long before it starts (a server that waits on I/O at start)")
+	fs.IntVar(&checkMany, "check-many", 5, "check mode: servers compared with one")
+	fs.IntVar(&checkRuns, "check-runs", 5, "check mode: timed runs of each")
+	fs.BoolVar(&summaryStrict, "strict", false, "with -summary: exit 1 when a target is missed or was not run")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcpwatch-scale: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	o.failShare, o.slowShare = failPercent/100, slowPercent/100
+
+	if summary != "" {
+		rs, err := readResults(summary)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: %v\n", err)
+			return 1
+		}
+		if !printSummary(stdout, rs) && summaryStrict {
+			return 1
+		}
+		return 0
+	}
+	if err := o.validate(); err != nil {
+		fmt.Fprintf(stderr, "mcpwatch-scale: %v\n", err)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// report is a *result or a *checkResult: printed for people, and
+	// appended to -json as it is.
+	var report interface{ print(io.Writer) }
+	if o.mode == "check" {
+		c, err := runCheckTiming(ctx, o.mcpwatch, o.testserver, checkKind, checkEra, checkDelay, checkMany, checkRuns)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: %s\n", indent(err.Error()))
+			return 1
+		}
+		report = c
+	} else {
+		if o.label == "" {
+			o.label = fmt.Sprintf("%s-%d", o.mode, o.n)
+		}
+		r, err := runScale(ctx, o)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: %s\n", indent(err.Error()))
+			return 1
+		}
+		report = r
+	}
+	report.print(stdout)
+	if jsonOut != "" {
+		if err := appendJSON(jsonOut, report); err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func (o scaleOptions) validate() error {
+	switch {
+	case o.mode != "http" && o.mode != "stdio" && o.mode != "check":
+		return fmt.Errorf("-mode %q: want http, stdio or check", o.mode)
+	case o.n < 1:
+		return fmt.Errorf("-n must be at least 1")
+	case o.interval <= 0 || o.duration <= 0 || o.timeout <= 0:
+		return fmt.Errorf("-interval, -duration and -timeout must be positive")
+	case o.failShare < 0 || o.slowShare < 0 || o.failShare+o.slowShare > 1:
+		return fmt.Errorf("-fail and -slow are percentages that add up to at most 100")
+	}
+	return nil
+}
+
+func appendJSON(path string, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode the result: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	return f.Close()
+}

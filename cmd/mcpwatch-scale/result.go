@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// result is what one run measured. It is printed for people and appended
+// as one JSON line to -json, from which -summary judges the targets.
+type result struct {
+	Label            string  `json:"label"`
+	Mode             string  `json:"mode"`
+	N                int     `json:"n"`
+	IntervalS        float64 `json:"interval_s"`
+	Concurrency      int     `json:"concurrency,omitempty"`
+	StdioConcurrency int     `json:"stdio_concurrency,omitempty"`
+	Cores            int     `json:"cores"`
+	Fingerprints     bool    `json:"fingerprints,omitempty"`
+	GoMemLimit       string  `json:"gomemlimit,omitempty"`
+
+	Rounds        int     `json:"rounds"`
+	WindowS       float64 `json:"window_s"`
+	Probes        float64 `json:"probes"`
+	ScheduledPerS float64 `json:"scheduled_per_s"`
+	AchievedPerS  float64 `json:"achieved_per_s"`
+	FailedShare   float64 `json:"failed_share"`
+
+	// Per server over the window: probes each finished, firings skipped
+	// because the previous probe still ran, and how far the time of its
+	// last probe moved against its schedule (its phase).
+	PerServerMin   uint64  `json:"per_server_min"`
+	PerServerMax   uint64  `json:"per_server_max"`
+	Skipped        uint64  `json:"skipped"`
+	PhaseShiftP99S float64 `json:"phase_shift_p99_s"`
+	PhaseShiftMaxS float64 `json:"phase_shift_max_s"`
+
+	LagP50S       float64 `json:"lag_p50_s"`
+	LagP99S       float64 `json:"lag_p99_s"`
+	LagOverflow   bool    `json:"lag_overflow,omitempty"` // p99 beyond the last finite bucket
+	LagMaxBucketS float64 `json:"lag_max_bucket_s"`
+
+	CPUS          float64 `json:"cpu_s"`
+	CPUPercent    float64 `json:"cpu_percent_of_one_core"`
+	CPUPer1000S   float64 `json:"cpu_s_per_1000_probes"`
+	ProbesPerCPUS float64 `json:"probes_per_cpu_s"`
+	RSSPeakMB     float64 `json:"rss_peak_mb"`
+	RSSEndMB      float64 `json:"rss_end_mb"`
+	Goroutines    float64 `json:"goroutines"`
+
+	PromScrapes     int     `json:"prom_scrapes"`
+	PromScrapeMaxMS float64 `json:"prom_scrape_max_ms"`
+	Scrapes         int     `json:"scrapes"`
+	ScrapeP50MS     float64 `json:"scrape_p50_ms"`
+	ScrapeP99MS     float64 `json:"scrape_p99_ms"`
+	ScrapeBytes     int     `json:"scrape_bytes"`
+	ScrapeCPUMS     float64 `json:"scrape_cpu_ms"`
+
+	MaxChildren       int `json:"max_children,omitempty"`
+	MaxZombies        int `json:"max_zombies,omitempty"`
+	MaxMarked         int `json:"max_marked,omitempty"`
+	MarkedAfterStop   int `json:"marked_after_stop"`
+	SystemProcsBefore int `json:"system_procs_before"`
+	SystemProcsAfter  int `json:"system_procs_after"`
+
+	StopS       float64  `json:"stop_s"`
+	LogWarnings int      `json:"log_warnings"`
+	HarnessCPUS float64  `json:"harness_cpu_s"`
+	LoadStart   string   `json:"load_start"`
+	LoadEnd     string   `json:"load_end"`
+	Notes       []string `json:"notes,omitempty"`
+}
+
+// perServer fills the per-server figures from two /api/v1/servers reads.
+func (r *result) perServer(before, after map[string]apiServer, interval time.Duration) {
+	r.PerServerMin = math.MaxUint64
+	var shifts []float64
+	for name, a := range after {
+		b, ok := before[name]
+		if !ok {
+			continue
+		}
+		n := a.Probes - b.Probes
+		r.PerServerMin = min(r.PerServerMin, n)
+		r.PerServerMax = max(r.PerServerMax, n)
+		r.Skipped += a.Skipped - b.Skipped
+		if a.LastProbe != nil && b.LastProbe != nil {
+			shifts = append(shifts, math.Abs(phaseShift(a.LastProbe.Sub(*b.LastProbe), interval).Seconds()))
+		}
+	}
+	if r.PerServerMin == math.MaxUint64 {
+		r.PerServerMin = 0
+	}
+	if len(shifts) > 0 {
+		r.PhaseShiftP99S = percentile(shifts, 99)
+		r.PhaseShiftMaxS = percentile(shifts, 100)
+	}
+}
+
+// phaseShift is how far apart two probe times of one server are from a
+// whole number of intervals: zero for a server on its schedule.
+func phaseShift(between, interval time.Duration) time.Duration {
+	k := math.Round(float64(between) / float64(interval))
+	return between - time.Duration(k*float64(interval))
+}
+
+func numCores() int { return runtime.NumCPU() }
+
+func (r *result) print(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	extra := ""
+	if r.Fingerprints {
+		extra += ", lock with fingerprints"
+	}
+	if r.GoMemLimit != "" {
+		extra += ", GOMEMLIMIT=" + r.GoMemLimit
+	}
+	p("== %s: %d %s servers every %gs, concurrency %d (stdio %s), %d cores%s", r.Label, r.N, r.Mode, r.IntervalS, r.Concurrency, orDefault(r.StdioConcurrency), r.Cores, extra)
+	p("  probes:      %.0f in %.1fs (%d rounds): %.1f/s achieved, %.1f/s scheduled (%.1f%%); %.1f%% failed (by design)",
+		r.Probes, r.WindowS, r.Rounds, r.AchievedPerS, r.ScheduledPerS, 100*r.AchievedPerS/r.ScheduledPerS, 100*r.FailedShare)
+	p("  per server:  %d..%d probes each, %d skipped; phase shift p99 %.3fs, max %.3fs",
+		r.PerServerMin, r.PerServerMax, r.Skipped, r.PhaseShiftP99S, r.PhaseShiftMaxS)
+	over := ""
+	if r.LagOverflow {
+		over = " (beyond the last bucket)"
+	}
+	p("  lag:         p50 %s, p99 %s%s, worst bucket <= %gs", fmtSeconds(r.LagP50S), fmtSeconds(r.LagP99S), over, r.LagMaxBucketS)
+	p("  cpu:         %.2fs = %.1f%% of one core; %.3fs per 1,000 probes; %.0f probes per CPU-second", r.CPUS, r.CPUPercent, r.CPUPer1000S, r.ProbesPerCPUS)
+	p("  memory:      peak RSS %.1f MB, at end %.1f MB; %.0f goroutines", r.RSSPeakMB, r.RSSEndMB, r.Goroutines)
+	p("  /metrics:    %d scrapes at 1/s: p50 %.1f ms, p99 %.1f ms, %s, %.1f ms CPU each; %d during the window, slowest %.1f ms",
+		r.Scrapes, r.ScrapeP50MS, r.ScrapeP99MS, fmtBytes(r.ScrapeBytes), r.ScrapeCPUMS, r.PromScrapes, r.PromScrapeMaxMS)
+	if r.Mode == "stdio" {
+		p("  processes:   at most %d below mcpwatch (%d zombies), %d marked; after stop %d marked; system %d before, %d after",
+			r.MaxChildren, r.MaxZombies, r.MaxMarked, r.MarkedAfterStop, r.SystemProcsBefore, r.SystemProcsAfter)
+	}
+	p("  stop:        %.2fs after SIGTERM; %d warn/error log lines; harness CPU %.1fs; load %s -> %s",
+		r.StopS, r.LogWarnings, r.HarnessCPUS, r.LoadStart, r.LoadEnd)
+	for _, n := range r.Notes {
+		p("  note:        %s", n)
+	}
+}
+
+func fmtSeconds(s float64) string {
+	switch {
+	case math.IsNaN(s):
+		return "n/a"
+	case s < 1:
+		return fmt.Sprintf("%.1f ms", s*1000)
+	}
+	return fmt.Sprintf("%.2f s", s)
+}
+
+func fmtBytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// indent is for multi-line errors in the summary.
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
+
+func orDefault(n int) string {
+	if n <= 0 {
+		return "default"
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// sample is mcpwatch seen at one instant: its metrics, its CPU and memory.
+type sample struct {
+	at    time.Time
+	expo  exposition
+	cpu   time.Duration
+	mem   memStatus
+	bytes int           // size of the /metrics body
+	took  time.Duration // the scrape that read expo
+}
+
+// apiServer is the part of /api/v1/servers the harness reads.
+type apiServer struct {
+	Name      string     `json:"name"`
+	Probes    uint64     `json:"probes"`
+	Skipped   uint64     `json:"skipped"`
+	LastProbe *time.Time `json:"last_probe"`
+}
+
+// snapshot reads mcpwatch's CPU and memory, then scrapes /metrics. The
+// counters of the body are as of the request's start (the daemon takes its
+// statuses first), which is at; two snapshots bracket the CPU of the first
+// scrape and of everything up to the second.
+func (d *daemonProc) snapshot(ctx context.Context) (sample, error) {
+	var s sample
+	s.at = time.Now()
+	if err := d.readProc(&s); err != nil {
+		return s, err
+	}
+	body, took, err := d.get(ctx, "/metrics")
+	if err != nil {
+		return s, err
+	}
+	s.bytes, s.took = len(body), took
+	s.expo, err = parseExposition(bytes.NewReader(body))
+	return s, err
+}
+
+func (d *daemonProc) readProc(s *sample) error {
+	st, err := readProcStat(d.pid())
+	if err != nil {
+		return fmt.Errorf("read mcpwatch's /proc stat: %w", err)
+	}
+	s.cpu = st.cpu
+	s.mem, err = readMemStatus(d.pid())
+	if err != nil {
+		return fmt.Errorf("read mcpwatch's /proc status: %w", err)
+	}
+	return nil
+}
+
+func (d *daemonProc) servers(ctx context.Context) (map[string]apiServer, error) {
+	body, _, err := d.get(ctx, "/api/v1/servers")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Servers []apiServer `json:"servers"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("decode /api/v1/servers: %w", err)
+	}
+	out := make(map[string]apiServer, len(list.Servers))
+	for _, s := range list.Servers {
+		out[s.Name] = s
+	}
+	return out, nil
+}
