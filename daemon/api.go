@@ -8,9 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/expfmt"
-
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -172,20 +169,14 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusServiceUnavailable, fmt.Sprintf("probe of %q not done: %v\n", name, err))
 		return
 	}
-	reg := metrics.ProbeRegistry(st)
 	if !debug {
-		promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		metrics.ServeServer(w, r, st)
 		return
 	}
 	var b strings.Builder
 	writeDebugReport(&b, name, res, st)
 	b.WriteString("\nMetrics that would be returned:\n\n")
-	if mfs, err := reg.Gather(); err == nil {
-		enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
-		for _, mf := range mfs {
-			_ = enc.Encode(mf)
-		}
-	}
+	_ = metrics.WriteServerText(&b, st) // a strings.Builder does not fail
 	writeText(w, http.StatusOK, b.String())
 }
 

@@ -24,9 +24,6 @@ type Options struct {
 	// Logger receives the state changes of servers, reloads and errors.
 	// Default: no logging.
 	Logger *zap.Logger
-	// Registry serves /metrics. The daemon registers its collector and its
-	// own metrics on it. Default: a fresh registry (never the global one).
-	Registry *prometheus.Registry
 	// History is how many probes are kept per server, and as many failed
 	// ones besides. Default 20.
 	History int
@@ -48,7 +45,8 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// EnablePprof serves net/http/pprof under /debug/pprof/.
 	EnablePprof bool
-	// Version is reported to servers as clientInfo.version.
+	// Version is mcpwatch's version: reported to servers as
+	// clientInfo.version, and shown on the status page.
 	Version string
 }
 
@@ -82,7 +80,7 @@ func (o Options) withDefaults() Options {
 type Daemon struct {
 	opts  Options
 	log   *zap.Logger
-	reg   *prometheus.Registry
+	reg   *prometheus.Registry // what /metrics serves
 	self  *metrics.Daemon
 	lock  *lockFile
 	table *timetable
@@ -131,13 +129,9 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 	d := &Daemon{
 		opts:    opts,
 		log:     opts.Logger,
-		reg:     opts.Registry,
 		lock:    newLockFile(opts.Logger),
 		table:   newTimetable(),
 		servers: map[string]*server{},
-	}
-	if d.reg == nil {
-		d.reg = prometheus.NewRegistry()
 	}
 	plans, err := plan(cfg)
 	if err != nil {
@@ -148,14 +142,8 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.pages = pages
-	if err := d.reg.Register(metrics.NewCollector(d)); err != nil {
-		return nil, fmt.Errorf("register the server metrics: %w", err)
-	}
-	self, err := metrics.NewDaemon(d.reg)
-	if err != nil {
-		return nil, err
-	}
-	d.self = self
+	// A registry of its own, never the global one: /metrics serves it.
+	d.reg, d.self = metrics.NewRegistry()
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.install(cfg, plans)
 	d.self.ReloadSucceeded(time.Now())
@@ -188,13 +176,18 @@ func (d *Daemon) Start() {
 		d.firstMu.Unlock()
 		d.mu.Unlock()
 
-		if !d.enter() {
-			return // closed before it started
+		for _, loop := range []func(context.Context){
+			func(ctx context.Context) { d.table.run(ctx, d.fire) },
+			d.watchLock,
+		} {
+			if !d.enter() {
+				return // closed before it started
+			}
+			go func() {
+				defer d.wg.Done()
+				loop(d.ctx)
+			}()
 		}
-		go func() {
-			defer d.wg.Done()
-			d.table.run(d.ctx, d.fire)
-		}()
 	})
 }
 

@@ -10,17 +10,18 @@ import (
 	"net/http/pprof"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
+
+	"github.com/mcpwatch/mcpwatch/metrics"
 )
 
 // Handler serves every endpoint of the daemon:
 //
 //	/                      status page, one row per server
 //	/server/NAME           one server and its last probes
-//	/metrics               Prometheus metrics (the daemon's own registry)
+//	/metrics               Prometheus metrics: every server's, then mcpwatch's own
 //	/probe?server=NAME     probe now, answer with that probe's metrics (&debug=true: a text transcript)
 //	/api/v1/servers        the latest results as JSON, redacted
 //	/api/v1/servers/NAME   one server, with its last probes
@@ -31,10 +32,10 @@ func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.handleIndex)
 	mux.HandleFunc("GET /server/{name}", d.handleServerPage)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
-		ErrorLog:      zap.NewStdLog(d.log.Named("metrics")),
-		ErrorHandling: promhttp.ContinueOnError,
-	}))
+	// The servers' series are written straight from their statuses, then
+	// the registry of mcpwatch's own metrics; an error of that registry is
+	// logged and the rest still served.
+	mux.Handle("GET /metrics", metrics.NewHandler(d, d.reg, zap.NewStdLog(d.log.Named("metrics"))))
 	mux.HandleFunc("GET /probe", d.handleProbe)
 	mux.HandleFunc("GET /api/v1/servers", d.handleAPIServers)
 	mux.HandleFunc("GET /api/v1/servers/{name}", d.handleAPIServer)

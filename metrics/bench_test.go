@@ -2,13 +2,12 @@ package metrics_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
@@ -49,24 +48,48 @@ func fleet(n, k int) []metrics.ServerStatus {
 }
 
 // BenchmarkScrape1000x25 is one /metrics scrape of 1,000 servers with 25
-// locked tools each, through the promhttp handler the daemon serves.
+// locked tools each, through the Handler the daemon serves: the statuses
+// taken from the Source, written as text, then mcpwatch's own registry.
 func BenchmarkScrape1000x25(b *testing.B) {
-	reg, _ := metrics.NewRegistry(newSource(fleet(1000, 25)...))
-	handler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	benchmarkScrape(b, "")
+}
 
+// BenchmarkScrape1000x25Gzip is the same scrape as Prometheus asks for it.
+func BenchmarkScrape1000x25Gzip(b *testing.B) {
+	benchmarkScrape(b, "gzip")
+}
+
+func benchmarkScrape(b *testing.B, acceptEncoding string) {
+	h, _, _ := newHandler(newSource(fleet(1000, 25)...))
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
 	var body int
 	for b.Loop() {
 		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
+		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			b.Fatalf("scrape: %d %s", rec.Code, rec.Body.String())
 		}
 		body = rec.Body.Len()
 	}
-	rec := httptest.NewRecorder()
-	handler.ServeHTTP(rec, req)
 	b.ReportMetric(float64(body), "body-bytes/op")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	b.ReportMetric(float64(strings.Count(rec.Body.String(), "\nmcpwatch_")), "series/op")
+	b.ReportAllocs()
+}
+
+// BenchmarkWriteText1000x25 is the writer alone, reused as the Handler
+// reuses it.
+func BenchmarkWriteText1000x25(b *testing.B) {
+	statuses := fleet(1000, 25)
+	tw := metrics.NewTextWriter()
+	for b.Loop() {
+		if err := tw.WriteStatuses(io.Discard, statuses); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.ReportAllocs()
 }

@@ -59,12 +59,11 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 	return d, nil
 }
 
-// NewRegistry returns the registry to serve on /metrics: the Collector over
-// src and mcpwatch's own metrics, wired in one call. The Daemon is for the
-// daemon to record reloads and probes.
-func NewRegistry(src Source) (*prometheus.Registry, *Daemon) {
+// NewRegistry returns a fresh registry holding mcpwatch's own metrics, the
+// part of /metrics that is not rendered from the statuses (NewHandler serves
+// both), and the Daemon that records into it.
+func NewRegistry() (*prometheus.Registry, *Daemon) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(NewCollector(src))
 	d, err := NewDaemon(reg)
 	if err != nil {
 		// A fresh registry holds nothing to collide with: only a bug in this

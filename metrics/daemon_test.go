@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/mcpwatch/mcpwatch/metrics"
 )
@@ -104,14 +105,19 @@ mcpwatch_schedule_lag_seconds_count 3
 	}
 }
 
+func gather(t testing.TB, g prometheus.Gatherer) []*dto.MetricFamily {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	return mfs
+}
+
 // gaugeValue reads an unlabelled gauge as a scrape would.
 func gaugeValue(t *testing.T, g prometheus.Gatherer, name string) float64 {
 	t.Helper()
-	mf := family(gather(t, g), name)
-	if mf == nil || len(mf.GetMetric()) != 1 {
-		t.Fatalf("want one %s series, got %v", name, mf)
-	}
-	return mf.GetMetric()[0].GetGauge().GetValue()
+	return value(t, gather(t, g), name)
 }
 
 func TestNewDaemonRefusesARegistryThatHasItsMetrics(t *testing.T) {
@@ -121,17 +127,30 @@ func TestNewDaemonRefusesARegistryThatHasItsMetrics(t *testing.T) {
 	}
 }
 
-func TestNewRegistryWiresEverything(t *testing.T) {
-	reg, d := metrics.NewRegistry(newSource(fixtureStatuses()...))
+func TestNewRegistryHoldsOwnMetricsOnly(t *testing.T) {
+	reg, d := metrics.NewRegistry()
 	d.ReloadSucceeded(base)
 	mfs := gather(t, reg)
 	for _, name := range []string{
 		"mcpwatch_build_info", "mcpwatch_config_last_reload_successful", "mcpwatch_probes_in_flight",
-		"mcpwatch_schedule_lag_seconds", "mcpwatch_servers", "mcpwatch_tool_missing",
-		"go_goroutines", "process_start_time_seconds",
+		"mcpwatch_schedule_lag_seconds", "go_goroutines", "process_start_time_seconds",
 	} {
 		if family(mfs, name) == nil {
-			t.Errorf("%s missing from the /metrics registry", name)
+			t.Errorf("%s missing from the own registry", name)
 		}
+	}
+	if family(mfs, "mcpwatch_servers") != nil {
+		t.Error("the own registry holds mcpwatch_servers: it is the TextWriter's")
+	}
+}
+
+func TestLintOwn(t *testing.T) {
+	reg, _ := metrics.NewRegistry()
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 }

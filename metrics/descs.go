@@ -1,6 +1,9 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"slices"
+	"strings"
+)
 
 // scheduleNote ends the HELP text of every metric that reports a probe, so a
 // reader of /metrics does not expect a scrape to probe anything.
@@ -19,86 +22,132 @@ const (
 	changeDescription = "description"
 )
 
-// descs are the descriptors of every metric rendered from a ServerStatus.
-// They are the one place the metric names and HELP texts are written; Names
-// reads them back.
+// Metric types as the text format spells them.
+const (
+	typeGauge   = "gauge"
+	typeCounter = "counter"
+)
+
+// family is one metric family rendered from the statuses: its name, HELP,
+// type and labels, and the function that writes its series for one server.
+type family struct {
+	name   string
+	help   string
+	typ    string
+	labels []string // after server, which every per-server family has first
+	render renderFunc
+
+	// Precomputed text: the HELP and TYPE lines, and the labels in the
+	// order a series lists them, sorted by name as the client library sorts
+	// them: order[i] is the label's index in (server, labels...), and
+	// prefixes[i] the text before its value (the metric name and brace for
+	// the first).
+	header   string
+	order    []int
+	prefixes []string
+}
+
+// descs is the table of every metric rendered from a ServerStatus: the one
+// place their names, HELP texts, types and labels are written. The text
+// writer renders from it and Names reads it back.
 type descs struct {
-	all   []*prometheus.Desc
-	names []string
-
-	servers *prometheus.Desc // the only one not about a single server
-
-	success, duration, phaseDuration *prometheus.Desc
-	tools, toolsExpected             *prometheus.Desc
-	toolsMissing, toolMissing        *prometheus.Desc
-	toolsExtra, toolsForbidden       *prometheus.Desc
-	toolForbidden, toolsChanged      *prometheus.Desc
-	lastProbe, lastSuccess, interval *prometheus.Desc
-	probes, failures, info           *prometheus.Desc
+	// servers is the one family not about a single server.
+	servers *family
+	// perServer are the families of one server, sorted by name: the order
+	// they are written in.
+	perServer []*family
+	// all are every family, sorted by name.
+	all []*family
 }
 
 func newDescs() *descs {
 	d := &descs{}
-	d.servers = d.add("mcpwatch_servers",
+	d.servers = d.add("mcpwatch_servers", typeGauge, nil,
 		"Servers in the running configuration.")
 
-	d.success = d.add("mcpwatch_probe_success",
-		"1 if the last probe of the server succeeded, 0 if it failed. Absent until the first probe ends."+scheduleNote,
-		"server")
-	d.duration = d.add("mcpwatch_probe_duration_seconds",
-		"Duration of the last probe of the server, from spawn or connect to the last tools/list page."+scheduleNote,
-		"server")
-	d.phaseDuration = d.add("mcpwatch_probe_phase_duration_seconds",
+	d.add("mcpwatch_probe_success", typeGauge, renderSuccess,
+		"1 if the last probe of the server succeeded, 0 if it failed. Absent until the first probe ends."+scheduleNote)
+	d.add("mcpwatch_probe_duration_seconds", typeGauge, renderDuration,
+		"Duration of the last probe of the server, from spawn or connect to the last tools/list page."+scheduleNote)
+	d.add("mcpwatch_probe_phase_duration_seconds", typeGauge, renderPhaseDuration,
 		"Duration of each phase of the last probe: connect (spawn, or the first exchange over HTTP), handshake (discovery and initialize), list (every tools/list page). A phase the probe did not reach is 0."+scheduleNote,
-		"server", "phase")
-	d.tools = d.add("mcpwatch_tools",
-		"Tools the server listed in the last probe. Absent when the last probe failed, so a failure never reads as an empty surface: see mcpwatch_probe_success."+scheduleNote,
-		"server")
-	d.toolsExpected = d.add("mcpwatch_tools_expected",
-		"Tools the lock expects the server to list. Absent when the lock has no entry for the server.",
-		"server")
-	d.toolsMissing = d.add("mcpwatch_tools_missing",
-		"Locked tools the last probe did not see. Absent when the last probe failed (a tool is only reported missing from a successful observation; failures are mcpwatch_probe_success 0) or the lock has no entry."+scheduleNote,
-		"server")
-	d.toolMissing = d.add("mcpwatch_tool_missing",
+		"phase")
+	d.add("mcpwatch_tools", typeGauge, renderTools,
+		"Tools the server listed in the last probe. Absent when the last probe failed, so a failure never reads as an empty surface: see mcpwatch_probe_success."+scheduleNote)
+	d.add("mcpwatch_tools_expected", typeGauge, renderToolsExpected,
+		"Tools the lock expects the server to list. Absent when the lock has no entry for the server.")
+	d.add("mcpwatch_tools_missing", typeGauge, renderToolsMissing,
+		"Locked tools the last probe did not see. Absent when the last probe failed (a tool is only reported missing from a successful observation; failures are mcpwatch_probe_success 0) or the lock has no entry."+scheduleNote)
+	d.add("mcpwatch_tool_missing", typeGauge, renderToolMissing,
 		"1 if this locked tool was missing from the last probe, 0 if it was listed. One series per locked tool; absent when the last probe failed or the lock has no entry."+scheduleNote,
-		"server", "tool")
-	d.toolsExtra = d.add("mcpwatch_tools_extra",
-		"Tools the last probe saw that the lock does not list (allowed, reported). Absent when the last probe failed or the lock has no entry."+scheduleNote,
-		"server")
-	d.toolsForbidden = d.add("mcpwatch_tools_forbidden",
-		"Tools the last probe saw that match a forbid pattern. Absent when the last probe failed."+scheduleNote,
-		"server")
-	d.toolForbidden = d.add("mcpwatch_tool_forbidden",
+		"tool")
+	d.add("mcpwatch_tools_extra", typeGauge, renderToolsExtra,
+		"Tools the last probe saw that the lock does not list (allowed, reported). Absent when the last probe failed or the lock has no entry."+scheduleNote)
+	d.add("mcpwatch_tools_forbidden", typeGauge, renderToolsForbidden,
+		"Tools the last probe saw that match a forbid pattern. Absent when the last probe failed."+scheduleNote)
+	d.add("mcpwatch_tool_forbidden", typeGauge, renderToolForbidden,
 		"1 for each tool the last probe saw that matches a forbid pattern, at most 50 per server (mcpwatch_tools_forbidden has the full count); names are cut to 128 bytes. Absent when the last probe failed."+scheduleNote,
-		"server", "tool")
-	d.toolsChanged = d.add("mcpwatch_tools_changed",
+		"tool")
+	d.add("mcpwatch_tools_changed", typeGauge, renderToolsChanged,
 		"Locked tools whose input schema fingerprint (change=schema) or description hash (change=description) differs from the lock in the last probe. Absent when the last probe failed or the lock has no entry."+scheduleNote,
-		"server", "change")
-	d.lastProbe = d.add("mcpwatch_last_probe_timestamp_seconds",
-		"Unix time the last probe of the server ended. Compare with mcpwatch_probe_interval_seconds to spot a stalled schedule."+scheduleNote,
-		"server")
-	d.lastSuccess = d.add("mcpwatch_last_success_timestamp_seconds",
-		"Unix time the last successful probe of the server ended. Absent if none has succeeded since the server was added."+scheduleNote,
-		"server")
-	d.interval = d.add("mcpwatch_probe_interval_seconds",
-		"Interval between scheduled probes of the server. Absent for schedules without a fixed interval."+scheduleNote,
-		"server")
-	d.probes = d.add("mcpwatch_probes_total",
-		"Probes of the server finished since it was added to the configuration."+scheduleNote,
-		"server")
-	d.failures = d.add("mcpwatch_probe_failures_total",
+		"change")
+	d.add("mcpwatch_last_probe_timestamp_seconds", typeGauge, renderLastProbe,
+		"Unix time the last probe of the server ended. Compare with mcpwatch_probe_interval_seconds to spot a stalled schedule."+scheduleNote)
+	d.add("mcpwatch_last_success_timestamp_seconds", typeGauge, renderLastSuccess,
+		"Unix time the last successful probe of the server ended. Absent if none has succeeded since the server was added."+scheduleNote)
+	d.add("mcpwatch_probe_interval_seconds", typeGauge, renderInterval,
+		"Interval between scheduled probes of the server. Absent for schedules without a fixed interval."+scheduleNote)
+	d.add("mcpwatch_probes_total", typeCounter, renderProbes,
+		"Probes of the server finished since it was added to the configuration."+scheduleNote)
+	d.add("mcpwatch_probe_failures_total", typeCounter, renderFailures,
 		"Failed probes of the server by reason since it was added to the configuration. Every known reason is exported from 0, so increase() counts the first failure of a reason."+scheduleNote,
-		"server", "reason")
-	d.info = d.add("mcpwatch_server_info",
+		"reason")
+	d.add("mcpwatch_server_info", typeGauge, renderInfo,
 		"Facts from the last successful probe of the server, value 1: the transport used, the protocol era and version, and the name and version the server reports (server-controlled: cut to 64 bytes, invalid UTF-8 replaced). Absent until a probe succeeds."+scheduleNote,
-		"server", "transport", "era", "protocol_version", "server_name", "server_version")
+		"transport", "era", "protocol_version", "server_name", "server_version")
+
+	byName := func(a, b *family) int { return strings.Compare(a.name, b.name) }
+	slices.SortFunc(d.perServer, byName)
+	slices.SortFunc(d.all, byName)
 	return d
 }
 
-func (d *descs) add(name, help string, labels ...string) *prometheus.Desc {
-	desc := prometheus.NewDesc(name, help, labels, nil)
-	d.all = append(d.all, desc)
-	d.names = append(d.names, name)
-	return desc
+// add puts a family in the table. A nil render marks the family without a
+// server label (mcpwatch_servers), which the writer renders itself.
+func (d *descs) add(name, typ string, render renderFunc, help string, labels ...string) *family {
+	f := &family{name: name, help: help, typ: typ, labels: labels, render: render}
+	f.header = "# HELP " + name + " " + escapeHelp(help) + "\n# TYPE " + name + " " + typ + "\n"
+	if render != nil {
+		all := append([]string{"server"}, labels...)
+		f.order = make([]int, len(all))
+		for i := range f.order {
+			f.order[i] = i
+		}
+		slices.SortFunc(f.order, func(a, b int) int { return strings.Compare(all[a], all[b]) })
+		for i, idx := range f.order {
+			sep := `",`
+			if i == 0 {
+				sep = name + "{"
+			}
+			f.prefixes = append(f.prefixes, sep+all[idx]+`="`)
+		}
+		d.perServer = append(d.perServer, f)
+	}
+	d.all = append(d.all, f)
+	return f
+}
+
+// names returns the name of every family, sorted.
+func (d *descs) names() []string {
+	out := make([]string, len(d.all))
+	for i, f := range d.all {
+		out[i] = f.name
+	}
+	return out
+}
+
+// escapeHelp escapes a HELP text as the text format wants: backslash and
+// line feed.
+func escapeHelp(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
 }

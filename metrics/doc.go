@@ -3,8 +3,11 @@
 // metrics (build, reload, probes in flight, scheduling lag).
 //
 // It never probes and never schedules: a scrape only reads the statuses the
-// daemon keeps, so scraping is cheap and never reaches an MCP server. Series
-// are built from the current statuses at every scrape, so a server or a
-// locked tool removed from the configuration or the lock leaves no stale
-// series. Nothing is registered on the global registry.
+// daemon keeps, so scraping is cheap and never reaches an MCP server. The
+// per-server series are written straight to the text exposition format from
+// the current statuses at every scrape (TextWriter), with no metric objects
+// in between, so a scrape of thousands of servers stays cheap, and a server
+// or a locked tool removed from the configuration or the lock leaves no
+// stale series. mcpwatch's own metrics live in a registry of their own;
+// Handler serves both. Nothing is registered on the global registry.
 package metrics

@@ -8,16 +8,16 @@ import (
 )
 
 // Names returns the name of every metric family mcpwatch exports on
-// /metrics, sorted: the per-server families of the Collector, mcpwatch's own
+// /metrics, sorted: the per-server families of the TextWriter, mcpwatch's own
 // (build, reload, scheduling) and the Go and process collectors' families. A
 // histogram is listed once by its family name; SeriesNames adds the _bucket,
 // _sum and _count names a query uses.
 //
-// It is read from the descriptors and from a throwaway registry, not kept by
+// It is read from the family table and from a throwaway registry, not kept by
 // hand, so a test over it (every dashboard panel's metric exists) cannot go
 // stale.
 func Names() []string {
-	names := slices.Clone(newDescs().names)
+	names := newDescs().names()
 	for _, mf := range ownFamilies() {
 		names = append(names, mf.GetName())
 	}
@@ -29,7 +29,7 @@ func Names() []string {
 // mcpwatch's /metrics: Names, with each histogram's and summary's
 // _bucket/_sum/_count series added.
 func SeriesNames() []string {
-	names := slices.Clone(newDescs().names)
+	names := newDescs().names()
 	for _, mf := range ownFamilies() {
 		n := mf.GetName()
 		names = append(names, n)

@@ -13,9 +13,9 @@ func TestNamesCoverTheScrape(t *testing.T) {
 	if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
 		t.Errorf("Names() is not sorted and unique: %v", names)
 	}
-	reg, _ := metrics.NewRegistry(newSource(fixtureStatuses()...))
+	h, _, _ := newHandler(newSource(fixtureStatuses()...))
 	scraped := map[string]bool{}
-	for _, mf := range gather(t, reg) {
+	for _, mf := range scrape(t, h) {
 		scraped[mf.GetName()] = true
 		if !slices.Contains(names, mf.GetName()) {
 			t.Errorf("%s is scraped but not in Names()", mf.GetName())

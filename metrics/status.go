@@ -23,9 +23,10 @@ type ServerStatus struct {
 	// succeeded); nil if none has. The info series reads it, so the server's
 	// name and version stay known while it fails.
 	LastOK *probe.Result
-	// Diff compares Last with the lock as it was when Last ended. Locked and
-	// Expected are filled from the lock even before the first probe, so the
-	// expected tool count is exported as soon as the server is configured.
+	// Diff compares Last with the lock as last read (the daemon compares
+	// again when the lock file changes). Locked and Expected are filled from
+	// the lock even before the first probe, so the expected tool count is
+	// exported as soon as the server is configured.
 	Diff lockstore.Diff
 	// LastSuccess is when a probe last succeeded (its end); zero if never.
 	LastSuccess time.Time
