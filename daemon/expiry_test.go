@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,7 +125,7 @@ func TestMissingSecretFile(t *testing.T) {
 		t.Errorf("/metrics lacks the config failure counter")
 	}
 	msgs := h.messages("report")
-	if !contains(msgs, "first probe: probe failed") || len(msgs) != 1 {
+	if !slices.Contains(msgs, "first probe: probe failed") || len(msgs) != 1 {
 		t.Errorf("log lines about the server: %q, want one 'first probe: probe failed'", msgs)
 	}
 }

@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -13,9 +15,10 @@ import (
 
 // lockFile is the lock as last read from disk. It is re-read when the
 // file's identity, size or modification time changes, so a lock updated by
-// `mcpwatch lock` (an atomic rename) is picked up at the next probe without
-// a reload. A lock file that goes missing means no entries; one that cannot
-// be parsed leaves the last good one in force.
+// `mcpwatch lock` (an atomic rename) is picked up within a second
+// (watchLock), and by every probe, without a reload. A lock file that goes
+// missing means no entries; one that cannot be parsed leaves the last good
+// one in force.
 type lockFile struct {
 	log *zap.Logger
 
@@ -71,15 +74,40 @@ func (l *lockFile) get(path string) *lockstore.Lock {
 	return lock
 }
 
-// entry returns the server's lock entry, if the lock has one.
-func (l *lockFile) entry(path, server string) (lockstore.Entry, bool) {
-	lock := l.get(path)
-	if lock == nil {
-		return lockstore.Entry{}, false
-	}
-	return lock.Entry(server)
-}
-
 func sameFile(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// lockCheckInterval is how often the lock file is looked at between probes.
+const lockCheckInterval = time.Second
+
+// watchLock compares every server with the lock again whenever the lock
+// file changes, until ctx ends: a tool or server taken out of the lock must
+// leave no stale series until the next probe, which a cron schedule may put
+// hours away.
+func (d *Daemon) watchLock(ctx context.Context) {
+	tick := time.NewTicker(lockCheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			d.relockAll()
+		}
+	}
+}
+
+// relockAll compares every server with the lock as it is on disk now; a
+// server already compared with it costs a pointer comparison.
+func (d *Daemon) relockAll() {
+	lock := d.lock.get(d.Config().Lock) // disk, before taking d.mu
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for _, name := range d.names {
+		s := d.servers[name]
+		if t, judged := s.relock(lock, s.cfg.Forbid); judged && t.changed() {
+			logTransition(d.log, name, t)
+		}
+	}
 }

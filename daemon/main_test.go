@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -188,15 +187,6 @@ func (h *harness) messages(server string) []string {
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func count(list []string, s string) int {
 	n := 0
 	for _, x := range list {
@@ -206,5 +196,3 @@ func count(list []string, s string) int {
 	}
 	return n
 }
-
-var _ = strings.Contains

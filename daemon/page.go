@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/version"
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -174,10 +173,10 @@ func (d *Daemon) handleIndex(w http.ResponseWriter, _ *http.Request) {
 	cfg := d.Config()
 	view := indexView{
 		Title:   "mcpwatch",
-		Version: buildVersion(),
+		Version: d.version(),
 		Now:     now.UTC().Format(time.RFC3339),
 		Ready:   d.Ready(),
-		Config:  cfg.Path,
+		Config:  d.configPath(),
 		Lock:    cfg.Lock,
 		Refresh: 10,
 	}
@@ -209,7 +208,7 @@ func (d *Daemon) handleServerPage(w http.ResponseWriter, r *http.Request) {
 	dt := s.details()
 	view := serverView{
 		Title:   "mcpwatch: " + dt.Status.Name,
-		Version: buildVersion(),
+		Version: d.version(),
 		Now:     now.UTC().Format(time.RFC3339),
 		Row:     newRow(dt, now),
 	}
@@ -223,13 +222,13 @@ func (d *Daemon) handleServerPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, http.StatusOK, d.pages.server, view)
 }
 
-// buildVersion is the version stamped at build time; a plain go build has
+// version is mcpwatch's version as the pages show it; a plain go build has
 // none.
-func buildVersion() string {
-	if version.Version == "" {
+func (d *Daemon) version() string {
+	if d.opts.Version == "" {
 		return "(development build)"
 	}
-	return version.Version
+	return d.opts.Version
 }
 
 // render executes into a buffer first, so a template error is a clean 500

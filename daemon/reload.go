@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -29,7 +30,7 @@ func plan(cfg *config.Config) ([]serverPlan, error) {
 			spec = cfg.Defaults.Schedule
 		}
 		if spec == "" {
-			spec = "@every 30s"
+			spec = config.BuiltinDefaults().Schedule
 		}
 		sched, interval, err := parseSchedule(spec)
 		if err != nil {
@@ -106,50 +107,49 @@ func (d *Daemon) configPath() string {
 // only recorded: Start schedules the first round of all of them.
 func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed, changed []string) {
 	// The lock is read before taking d.mu: a scrape must not wait on disk.
-	type expected struct {
-		names  []string
-		locked bool
-	}
-	lockOf := make(map[string]expected, len(plans))
-	for _, p := range plans {
-		entry, locked := d.lock.entry(cfg.Lock, p.cfg.Name)
-		lockOf[p.cfg.Name] = expected{expectedNames(entry, locked), locked}
-	}
+	lock := d.lock.get(cfg.Lock)
 
 	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	running := !d.started.IsZero()
-
 	keep := make(map[string]bool, len(plans))
 	for _, p := range plans {
 		name := p.cfg.Name
 		keep[name] = true
 		s, ok := d.servers[name]
-		if !ok {
+		switch {
+		case !ok:
 			s = newServer(d.ctx, p.cfg, p.sched, p.interval, d.opts.History)
 			s.gen = d.nextGen()
-			e := lockOf[name]
-			s.setExpected(e.names, e.locked)
+			s.relock(lock, p.cfg.Forbid) // the expected tools, known before the first probe
 			d.servers[name] = s
 			added = append(added, name)
 			if running {
 				d.table.add(slot{due: now.Add(jitter(typicalGap(p.sched, now), d.opts.AddedSpread)), name: name, gen: s.gen})
 			}
-			continue
-		}
-		if reflect.DeepEqual(s.cfg, p.cfg) {
-			continue
-		}
-		changed = append(changed, name)
-		rescheduled := s.cfg.Schedule != p.cfg.Schedule
-		s.setConfig(p.cfg, p.interval, reachChanged(s.cfg, p.cfg))
-		s.cfg, s.sched, s.interval = p.cfg, p.sched, p.interval
-		if rescheduled && running {
-			s.gen = d.nextGen()
-			d.table.add(slot{due: p.sched.Next(now), name: name, gen: s.gen})
+		case !reflect.DeepEqual(s.cfg, p.cfg):
+			changed = append(changed, name)
+			rescheduled := s.cfg.Schedule != p.cfg.Schedule
+			s.setConfig(p.cfg, p.interval, reachChanged(s.cfg, p.cfg))
+			s.cfg, s.sched, s.interval = p.cfg, p.sched, p.interval
+			if rescheduled && running {
+				s.gen = d.nextGen()
+				d.table.add(slot{due: p.sched.Next(now), name: name, gen: s.gen})
+			}
 		}
 	}
+	removed = d.removeServers(keep)
+	d.names = slices.Sorted(maps.Keys(d.servers))
+	d.cfg = cfg
+	d.resizePool(cfg.Defaults)
+	return added, removed, changed
+}
+
+// removeServers drops every server not in keep, canceling its running
+// probe, and returns their names, sorted. Called with d.mu held.
+func (d *Daemon) removeServers(keep map[string]bool) []string {
+	var removed []string
 	for name, s := range d.servers {
 		if keep[name] {
 			continue
@@ -160,28 +160,26 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 		d.firstDone(name)
 	}
 	slices.Sort(removed)
+	return removed
+}
 
-	names := make([]string, 0, len(d.servers))
-	for name := range d.servers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	d.names = names
-	d.cfg = cfg
-
-	all, stdio := cfg.Defaults.Concurrency, cfg.Defaults.StdioConcurrency
+// resizePool makes a new pool when the bounds changed; probes holding a
+// slot of the old one give it back there. Called with d.mu held.
+func (d *Daemon) resizePool(def config.Defaults) {
+	// config.Load sets both; a configuration built in code may not.
+	all, stdio := def.Concurrency, def.StdioConcurrency
 	if all <= 0 {
-		all = 16
+		all = config.BuiltinDefaults().Concurrency
 	}
 	if stdio <= 0 {
-		stdio = 4
+		stdio = config.BuiltinDefaults().StdioConcurrency
 	}
-	if d.pool == nil {
-		d.pool = runner.NewPool(all, stdio)
-	} else if a, s := d.pool.Sizes(); a != all || s != min(stdio, all) {
-		d.pool = runner.NewPool(all, stdio)
+	if d.pool != nil {
+		if a, s := d.pool.Sizes(); a == all && s == min(stdio, all) {
+			return
+		}
 	}
-	return added, removed, changed
+	d.pool = runner.NewPool(all, stdio)
 }
 
 // nextGen returns a schedule generation never used before, so a slot left

@@ -3,6 +3,8 @@ package daemon
 import (
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +26,7 @@ func TestReload(t *testing.T) {
 	h := start(t, path, Options{})
 	h.waitState("alpha", StateOK)
 	h.waitState("beta", StateOK)
-	if m := h.metricsText(); !strings.Contains(m, "mcpwatch_config_last_reload_successful 1") {
+	if m := h.metricsText(); !hasSample(m, "mcpwatch_config_last_reload_successful 1") {
 		t.Fatalf("reload metric is not 1 at start")
 	}
 
@@ -36,14 +38,14 @@ func TestReload(t *testing.T) {
 	if code != http.StatusInternalServerError || !strings.Contains(body, "comand") {
 		t.Errorf("POST /-/reload of a broken file = %d %q, want 500 naming the bad key", code, body)
 	}
-	if m := h.metricsText(); !strings.Contains(m, "mcpwatch_config_last_reload_successful 0") {
+	if m := h.metricsText(); !hasSample(m, "mcpwatch_config_last_reload_successful 0") {
 		t.Errorf("reload metric is not 0 after a failed reload")
 	}
 	before := h.status("beta").Probes
 	waitFor(t, "beta to keep being probed on the old configuration", func() bool {
 		return h.status("beta").Probes >= before+2
 	})
-	if !contains(h.d.serverNames(), "alpha") || !contains(h.d.serverNames(), "beta") {
+	if !slices.Contains(h.d.serverNames(), "alpha") || !slices.Contains(h.d.serverNames(), "beta") {
 		t.Errorf("servers after a failed reload: %v", h.d.serverNames())
 	}
 
@@ -60,7 +62,7 @@ func TestReload(t *testing.T) {
 		t.Fatalf("reload of a fixed file: %v", err)
 	}
 	m := h.metricsText()
-	if !strings.Contains(m, "mcpwatch_config_last_reload_successful 1") {
+	if !hasSample(m, "mcpwatch_config_last_reload_successful 1") {
 		t.Errorf("reload metric is not 1 after a good reload")
 	}
 	if strings.Contains(m, `server="beta"`) {
@@ -142,4 +144,53 @@ func merge(a, b map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// A tool or a server taken out of the lock leaves no stale series, and a
+// tool added to it shows as missing, long before the server's next probe:
+// the diff is made again from the last observation when the lock changes.
+func TestLockChangeLeavesNoStaleSeries(t *testing.T) {
+	dir := t.TempDir()
+	lock := writeFile(t, dir, "mcp-tools.lock.json", `{"report": ["fetch_daily_report", "list_report_dates", "gone_tool"]}`)
+	path := writeConfig(t, dir, map[string]any{
+		"defaults": map[string]any{"schedule": "@every 1h"},
+		"servers":  map[string]any{"report": stdioServer(probetest.Config{}, nil)},
+	})
+	h := start(t, path, Options{})
+	h.waitState("report", StateMissing)
+	relock := func(content string) {
+		t.Helper()
+		writeFile(t, dir, "next.json", content)
+		if err := os.Rename(filepath.Join(dir, "next.json"), lock); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	relock(`{"report": ["fetch_daily_report", "list_report_dates"]}`)
+	waitFor(t, "gone_tool's series to go", func() bool { return !strings.Contains(h.metricsText(), `tool="gone_tool"`) })
+	if st := h.status("report"); st.State != StateOK || st.Probes != 1 {
+		t.Errorf("state %s after %d probes, want ok from the one probe", st.State, st.Probes)
+	}
+
+	relock(`{"report": ["fetch_daily_report", "list_report_dates", "new_tool"]}`)
+	waitFor(t, "new_tool to show as missing", func() bool {
+		return strings.Contains(h.metricsText(), `mcpwatch_tool_missing{server="report",tool="new_tool"} 1`)
+	})
+	if msgs := h.messages("report"); slices.Index(msgs, "locked tools missing") < 0 {
+		t.Errorf("no log line for the tool the lock now misses: %q", msgs)
+	}
+
+	relock(`{"other": ["x"]}`)
+	waitFor(t, "report's lock series to go", func() bool {
+		return !strings.Contains(h.metricsText(), `mcpwatch_tools_expected{server="report"}`)
+	})
+	if m := h.metricsText(); strings.Contains(m, `mcpwatch_tool_missing{server="report"`) || strings.Contains(m, `mcpwatch_tools_missing{server="report"}`) {
+		t.Errorf("/metrics keeps lock series of a server the lock no longer has:\n%s", m)
+	}
+}
+
+// hasSample reports whether a scrape holds the sample line, whole: a
+// substring would also match the HELP text ("..._successful 1 if ...").
+func hasSample(scrape, line string) bool {
+	return strings.Contains("\n"+scrape, "\n"+line+"\n")
 }

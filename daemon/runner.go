@@ -6,7 +6,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/runner"
@@ -121,30 +120,18 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 		// gone): not the server's doing, so not recorded against it.
 		return res, false
 	}
-	entry, locked := d.lock.entry(lockPath, s.name)
-	diff := diffOf(obs, entry, locked, cfg.Forbid)
-	was, now := s.recordResult(trigger, res, diff)
+	t := s.recordResult(trigger, res, obs.Tools, d.lock.get(lockPath), cfg.Forbid)
 	d.firstDone(s.name)
 
 	// Checked first: at a fleet's probe rate, building fields that the
 	// level then drops is measurable.
 	if ce := d.log.Check(zap.DebugLevel, "probe finished"); ce != nil {
 		ce.Write(zap.String("server", s.name), zap.String("trigger", trigger),
-			zap.String("state", string(now.state)), zap.Bool("ok", res.OK), zap.String("reason", string(res.Reason)),
+			zap.String("state", string(t.now.state)), zap.Bool("ok", res.OK), zap.String("reason", string(res.Reason)),
 			zap.Int("tools", len(res.Tools)), zap.Duration("duration", res.Timings.Total))
 	}
-	if was == nil || !was.equal(now) {
-		logTransition(d.log, s.name, was, now, res, diff)
+	if t.changed() {
+		logTransition(d.log, s.name, t)
 	}
 	return res, true
-}
-
-// diffOf compares a probe with the server's lock entry: the tools as the
-// server listed them, unscrubbed, as the lock holds them. A failed probe
-// observed nothing: its diff keeps only what the lock expects.
-func diffOf(obs runner.Observation, entry lockstore.Entry, locked bool, forbid []string) lockstore.Diff {
-	if !obs.Result.OK {
-		return lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)}
-	}
-	return lockstore.Compare(entry, locked, obs.Tools, forbid)
 }

@@ -37,6 +37,12 @@ type server struct {
 	verdict *verdict // of the last probe; nil before the first
 	seq     uint64   // probes recorded
 	skipped uint64   // scheduled firings skipped because a probe was still running
+	// observed are the tools the last probe listed, unscrubbed, as the lock
+	// compares them (nil after a failed probe); lock is the lock status.Diff
+	// was made against. With both, a changed lock is compared again at
+	// once, without waiting for the next probe.
+	observed []lockstore.Observed
+	lock     *lockstore.Lock
 }
 
 func newServer(parent context.Context, cfg config.Server, sched schedule, interval time.Duration, historyLimit int) *server {
@@ -80,14 +86,35 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 	s.status.Interval = interval
 }
 
-// setExpected fills the lock side of a server not probed yet, so the
-// expected tool count is known from the start.
-func (s *server) setExpected(names []string, locked bool) {
+// diff compares the last probe with lock. A server not probed yet, or whose
+// last probe failed, observed nothing: its diff keeps only what the lock
+// expects. Called with s.mu held.
+func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
+	entry, locked := lock.Entry(s.name)
+	if last := s.status.Last; last == nil || !last.OK {
+		return lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)}
+	}
+	return lockstore.Compare(entry, locked, s.observed, forbid)
+}
+
+// relock compares the last probe with lock again, if its diff was made
+// against another lock, so that a tool or server taken out of the lock
+// leaves no stale series and one added shows as missing before the next
+// probe. It returns the change of verdict, if there was a probe to judge.
+func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, judged bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.status.Last == nil {
-		s.status.Diff = lockstore.Diff{Locked: locked, Expected: names}
+	if s.lock == lock {
+		return transition{}, false
 	}
+	s.lock = lock
+	s.status.Diff = s.diff(lock, forbid)
+	if s.verdict == nil {
+		return transition{}, false
+	}
+	t = transition{was: s.verdict, now: verdictOf(s.status.Last, s.status.Diff), res: s.status.Last, diff: s.status.Diff}
+	s.verdict = &t.now
+	return t, true
 }
 
 func expectedNames(entry lockstore.Entry, locked bool) []string {
@@ -114,9 +141,10 @@ var eraChangeReasons = map[probe.Reason]bool{
 	probe.ReasonExited:     true,
 }
 
-// recordResult stores a finished probe and returns the verdict before it
-// (nil for the first) and after, for the state-change log.
-func (s *server) recordResult(trigger string, res *probe.Result, diff lockstore.Diff) (was *verdict, now verdict) {
+// recordResult stores a finished probe, with the tools it observed
+// (unscrubbed) compared with lock, and returns the change of verdict for
+// the state-change log.
+func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string) transition {
 	// The transcript of a debug probe goes to its requester, not into the
 	// state every scrape reads.
 	if res.Transcript != nil {
@@ -129,7 +157,11 @@ func (s *server) recordResult(trigger string, res *probe.Result, diff lockstore.
 
 	st := &s.status
 	st.Last = res
-	st.Diff = diff
+	s.observed, s.lock = nil, lock
+	if res.OK {
+		s.observed = observed
+	}
+	st.Diff = s.diff(lock, forbid)
 	st.Probes++
 	if res.OK {
 		st.LastOK = res
@@ -148,12 +180,11 @@ func (s *server) recordResult(trigger string, res *probe.Result, diff lockstore.
 	}
 
 	s.seq++
-	s.history.add(newRecord(s.seq, trigger, res, diff))
+	s.history.add(newRecord(s.seq, trigger, res, st.Diff))
 
-	now = verdictOf(res, diff)
-	was = s.verdict
-	s.verdict = &now
-	return was, now
+	t := transition{was: s.verdict, now: verdictOf(res, st.Diff), res: res, diff: st.Diff}
+	s.verdict = &t.now
+	return t
 }
 
 // details is what the server page and the JSON API show of one server.

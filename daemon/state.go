@@ -78,9 +78,20 @@ func (v verdict) String() string {
 	return string(v.state)
 }
 
+// transition is a server's verdict before and after a probe, or a change
+// of the lock, with what the line about it names.
+type transition struct {
+	was  *verdict // nil for the server's first probe
+	now  verdict
+	res  *probe.Result
+	diff lockstore.Diff
+}
+
+func (t transition) changed() bool { return t.was == nil || !t.was.equal(t.now) }
+
 // logTransition writes the one line for a server whose verdict changed.
-// was is nil for the server's first probe.
-func logTransition(log *zap.Logger, server string, was *verdict, now verdict, res *probe.Result, diff lockstore.Diff) {
+func logTransition(log *zap.Logger, server string, t transition) {
+	was, now, res, diff := t.was, t.now, t.res, t.diff
 	fields := []zap.Field{zap.String("server", server), zap.String("state", string(now.state))}
 	if was != nil {
 		fields = append(fields, zap.String("was", was.String()))

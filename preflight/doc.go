@@ -9,7 +9,9 @@
 // expectation.
 //
 // It does not parse flags, pick exit codes or write the lock: the CLI does.
-// Every string it renders has the server's expanded env and header values
-// scrubbed from it (package runner probes and scrubs), and the configuration it shows is config's redacted
-// form, so no output carries a secret even when a server echoes one.
+// Every string it renders has the server's secret values scrubbed from it
+// (package runner probes and scrubs: expanded env and header values, and
+// what ${...} references put into the arguments and the URL), and the
+// configuration it shows is config's redacted form, so no output carries a
+// secret even when a server echoes one.
 package preflight

@@ -14,8 +14,9 @@ import (
 type Options struct {
 	// Timeout, when positive, replaces every server's own deadline.
 	Timeout time.Duration
-	// Concurrency bounds the probes at once (default 16); StdioConcurrency
-	// bounds the stdio processes among them (default Concurrency).
+	// Concurrency bounds the probes at once (default: config's built-in
+	// default); StdioConcurrency bounds the stdio processes among them
+	// (default Concurrency).
 	Concurrency      int
 	StdioConcurrency int
 	// Strict also fails extra tools, changed fingerprints and servers
@@ -45,7 +46,7 @@ type Observation struct {
 func Observe(ctx context.Context, servers []config.Server, opts Options) []Observation {
 	all := opts.Concurrency
 	if all <= 0 {
-		all = 16
+		all = config.BuiltinDefaults().Concurrency
 	}
 	all = min(all, max(len(servers), 1))
 	stdio := opts.StdioConcurrency

@@ -9,11 +9,6 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// DefaultTimeout is a probe's deadline when neither the request nor the
-// server gives one (a configuration built in code rather than loaded:
-// config.Load gives every server the defaults' timeout).
-const DefaultTimeout = 10 * time.Second
-
 // Request is how to probe a server this once. Zero values take the
 // defaults.
 type Request struct {
@@ -93,12 +88,13 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	for i, t := range res.Tools {
 		obs.Tools[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	}
-	obs.Result = newScrubber(target).result(res)
+	obs.Result = newScrubber(probe.Target{Args: s.Args, URL: s.URL}, target).result(res)
 	return obs
 }
 
 // Timeout is the deadline of one probe of s: override when positive, else
-// the server's own, else DefaultTimeout.
+// the server's own, else the built-in default (for a configuration built in
+// code: config.Load gives every server the defaults' timeout).
 func Timeout(s config.Server, override time.Duration) time.Duration {
 	switch {
 	case override > 0:
@@ -106,7 +102,7 @@ func Timeout(s config.Server, override time.Duration) time.Duration {
 	case s.Timeout > 0:
 		return s.Timeout
 	}
-	return DefaultTimeout
+	return config.BuiltinDefaults().Timeout
 }
 
 // Transport is how s is reached, as far as its configuration tells before

@@ -60,6 +60,20 @@ func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 			check:      func(r *probe.Result) string { return r.Tools[1].Description },
 			toolsSayIt: true,
 		},
+		{
+			// A hosted server's key in its URL path, in a connection error.
+			name:   "url path",
+			server: config.Server{Name: "hosted", URL: "http://127.0.0.1:1/${TOKEN}/mcp", Transport: probe.TransportHTTP},
+			check:  func(r *probe.Result) string { return r.Error },
+		},
+		{
+			name: "argument echoed on stderr",
+			server: config.Server{
+				Name: "echo", Command: "/bin/sh", Transport: probe.TransportStdio,
+				Args: []string{"-c", `echo "bad flag $0" >&2; exit 3`, "--api-key=${TOKEN}"},
+			},
+			check: func(r *probe.Result) string { return r.StderrTail },
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +92,21 @@ func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 				t.Errorf("unscrubbed tools hold the secret: %t, want %t (%+v)", saidIt, tc.toolsSayIt, obs.Tools)
 			}
 		})
+	}
+}
+
+// A URL's host is where a probe went, not a secret, even when a reference
+// names it: errors keep it so a person can tell which server did not answer.
+func TestProbeKeepsAReferencedHost(t *testing.T) {
+	lookup := func(name string) (string, bool) {
+		if name == "HOST" {
+			return "127.0.0.1", true
+		}
+		return "", false
+	}
+	s := config.Server{Name: "remote", URL: "http://${HOST}:1/mcp", Transport: probe.TransportHTTP}
+	if r := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookup}).Result; !strings.Contains(r.Error, "127.0.0.1") {
+		t.Errorf("error %q does not name the host", r.Error)
 	}
 }
 
@@ -155,7 +184,7 @@ func TestTimeout(t *testing.T) {
 	}{
 		{server: 5 * time.Second, override: 2 * time.Second, want: 2 * time.Second},
 		{server: 5 * time.Second, want: 5 * time.Second},
-		{want: DefaultTimeout},
+		{want: config.BuiltinDefaults().Timeout},
 	}
 	for _, tc := range cases {
 		if got := Timeout(config.Server{Timeout: tc.server}, tc.override); got != tc.want {

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -22,26 +23,95 @@ type scrubber struct {
 	secrets []string // longest first, so a token inside a header value goes with it
 }
 
-// newScrubber collects the expanded env and header values of a target, and
-// the credential after the scheme word of a header ("Bearer <token>").
-func newScrubber(t probe.Target) scrubber {
+// newScrubber collects the secrets of a target: its expanded env and header
+// values, the credential after the scheme word of a header ("Bearer
+// <token>"), and what ${...} references put into its arguments and URL
+// (written is the target before expansion; only its Args and URL are read).
+// A key in a URL path ("https://host/${KEY}/sse") shows in every error that
+// names the URL; a referenced argument may be echoed on stderr.
+func newScrubber(written, expanded probe.Target) scrubber {
 	var secrets []string
 	add := func(v string) {
 		if len(v) >= minSecretLen {
 			secrets = append(secrets, v)
 		}
 	}
-	for _, v := range t.Env {
+	for _, v := range expanded.Env {
 		add(v)
 	}
-	for _, v := range t.Headers {
+	for _, v := range expanded.Headers {
 		add(v)
 		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
 			add(strings.TrimSpace(cred))
 		}
 	}
+	if len(written.Args) == len(expanded.Args) {
+		for i, a := range written.Args {
+			for _, v := range referencedValues(a, expanded.Args[i]) {
+				add(v)
+			}
+		}
+	}
+	for _, v := range referencedValues(written.URL, expanded.URL) {
+		// The host is where the probe went, which a person needs to read in
+		// an error; a variable that picks it is not a secret.
+		if !isHostOf(expanded.URL, v) {
+			add(v)
+		}
+	}
 	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	return scrubber{secrets: slices.Compact(secrets)}
+}
+
+// referencedValues returns what the ${...} references of written became in
+// expanded: the text between the literal ends the two share. Both are cut
+// at slashes first when they have as many pieces, so the key in
+// "https://${HOST}/${KEY}/sse" comes out apart from the host.
+func referencedValues(written, expanded string) []string {
+	if !strings.Contains(written, "${") {
+		return nil
+	}
+	wp, ep := strings.Split(written, "/"), strings.Split(expanded, "/")
+	if len(wp) != len(ep) {
+		wp, ep = []string{written}, []string{expanded}
+	}
+	var out []string
+	for i, w := range wp {
+		if !strings.Contains(w, "${") {
+			continue
+		}
+		e := ep[i]
+		// The shared ends stop at the first reference and after the last.
+		pre := min(commonPrefix(w, e), strings.Index(w, "${"))
+		suf := min(commonSuffix(w[pre:], e[pre:]), len(w)-1-strings.LastIndexByte(w, '}'))
+		if v := e[pre : len(e)-suf]; v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func commonSuffix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
+}
+
+// isHostOf reports whether v is the host of the URL raw, with or without
+// its port.
+func isHostOf(raw, v string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Host != "" && (v == u.Host || v == u.Hostname())
 }
 
 func (s scrubber) str(v string) string {
@@ -121,9 +191,10 @@ func (s scrubber) result(r *probe.Result) *probe.Result {
 	return &c
 }
 
-// Scrub returns a copy of r with t's secret values (its expanded env and
-// header values) replaced by config.Redacted, for a caller that ran the
-// probe itself (mcpwatch probe); r is left alone.
-func Scrub(t probe.Target, r *probe.Result) *probe.Result {
-	return newScrubber(t).result(r)
+// Scrub returns a copy of r with the secret values of the target (see
+// newScrubber) replaced by config.Redacted, for a caller that ran the probe
+// itself (mcpwatch probe); r is left alone. written is the target before
+// ${...} expansion, expanded the one probed.
+func Scrub(written, expanded probe.Target, r *probe.Result) *probe.Result {
+	return newScrubber(written, expanded).result(r)
 }

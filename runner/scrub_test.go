@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestScrubberString(t *testing.T) {
 		{"level info, scope read", "level info, scope read"},
 		{"", ""},
 	}
-	s := newScrubber(target)
+	s := newScrubber(probe.Target{}, target)
 	for _, tc := range cases {
 		if got := s.str(tc.in); got != tc.want {
 			t.Errorf("str(%q) = %q, want %q", tc.in, got, tc.want)
@@ -43,7 +44,7 @@ func TestScrubberRawKeepsJSONValid(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newScrubber(probe.Target{Env: map[string]string{"K": tc.secret}})
+			s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"K": tc.secret}})
 			out := s.raw(json.RawMessage(tc.in))
 			if !json.Valid(out) {
 				t.Fatalf("raw(%s) = %s: not JSON", tc.in, out)
@@ -73,7 +74,7 @@ func TestScrubberResult(t *testing.T) {
 		Transcript: []probe.TranscriptEntry{{Message: json.RawMessage(`{"echo":"` + secret + `"}`), Note: secret}},
 	}
 	before, _ := json.Marshal(orig)
-	got := newScrubber(probe.Target{Env: map[string]string{"REPORT_API_TOKEN": secret}}).result(orig)
+	got := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"REPORT_API_TOKEN": secret}}).result(orig)
 	out, _ := json.Marshal(got)
 	if strings.Contains(string(out), secret) {
 		t.Errorf("the scrubbed result holds the secret: %s", out)
@@ -94,4 +95,26 @@ func resultText(t *testing.T, r *probe.Result) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// What references put into a value is told from the literal text around
+// them, piece by piece between slashes when the pieces line up.
+func TestReferencedValues(t *testing.T) {
+	cases := []struct {
+		written, expanded string
+		want              []string
+	}{
+		{"--api-key=${KEY}", "--api-key=k-123", []string{"k-123"}},
+		{"${KEY}", "k-123", []string{"k-123"}},
+		{"https://${HOST}/mcp/${KEY}/sse", "https://h.example/mcp/k-123/sse", []string{"h.example", "k-123"}},
+		{"a${KEY}b", "ak/1/2b", []string{"k/1/2"}}, // the value holds slashes: pieces do not line up
+		{"${A}-${B}", "x-y", []string{"x-y"}},
+		{"${EMPTY}", "", nil},
+		{"no reference", "no reference", nil},
+	}
+	for _, tc := range cases {
+		if got := referencedValues(tc.written, tc.expanded); !slices.Equal(got, tc.want) {
+			t.Errorf("referencedValues(%q, %q) = %q, want %q", tc.written, tc.expanded, got, tc.want)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,9 +73,7 @@ type checkFlags struct {
 }
 
 func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are printed once, by cmdCheck
-	fs.SortFlags = false
+	fs := newFlagSet("check")
 	addPreflightFlags(fs, &f.configFile, &f.lockFile, &f.timeout, &f.servers)
 	fs.StringVar(&f.format, "format", "text", "output format: text, json, junit or github")
 	fs.StringVarP(&f.output, "output", "o", "", "write the json or junit report (github: the Markdown summary) to this `file` instead of stdout")
@@ -88,20 +85,13 @@ func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
 func cmdCheck(ctx context.Context, c *cli, args []string) int {
 	var f checkFlags
 	fs := newCheckFlagSet(&f)
-	err := fs.Parse(args)
-	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(c.stdout, checkHelp, fs.FlagUsages())
-		return exitOK
-	}
-	if err == nil {
-		err = checkPreflightArgs(fs, f.timeout)
-	}
-	if err == nil {
-		err = oneOf("format", f.format, "text", "json", "junit", "github")
-	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpwatch check: %v\nRun 'mcpwatch check --help' for usage.\n", err)
-		return exitUsage
+	if code, ok := parseArgs(c, fs, checkHelp, args, func() error {
+		if err := checkPreflightArgs(fs, f.timeout); err != nil {
+			return err
+		}
+		return oneOf("format", f.format, "text", "json", "junit", "github")
+	}); !ok {
+		return code
 	}
 
 	started := time.Now()

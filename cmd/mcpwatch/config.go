@@ -1,12 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,10 +43,8 @@ type configFlags struct {
 }
 
 func newConfigFlagSet(f *configFlags) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("config check", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are printed once, by cmdConfig
-	fs.SortFlags = false
-	fs.StringVarP(&f.configFile, "config.file", "c", "", "configuration `file` (default ./mcpwatch.yml, else ./.mcp.json)")
+	fs := newFlagSet("config check")
+	fs.StringVarP(&f.configFile, "config.file", "c", "", "configuration `file`: an mcpwatch.yml or a client config such as .mcp.json (default ./mcpwatch.yml, else ./.mcp.json)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	return fs
 }
@@ -65,20 +64,13 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpwatch config: unknown subcommand %q; the one there is: check\n", args[0])
 		return exitUsage
 	}
-	err := fs.Parse(args[1:])
-	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(c.stdout, configHelp, fs.FlagUsages())
-		return exitOK
-	}
-	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if err == nil && f.output != "text" && f.output != "json" {
-		err = fmt.Errorf("--output must be text or json, got %q", f.output)
-	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpwatch config check: %v\nRun 'mcpwatch config --help' for usage.\n", err)
-		return exitUsage
+	if code, ok := parseArgs(c, fs, configHelp, args[1:], func() error {
+		if fs.NArg() > 0 {
+			return usagef("unexpected argument %q", fs.Arg(0))
+		}
+		return oneOf("output", f.output, "text", "json")
+	}); !ok {
+		return code
 	}
 
 	cfg, source, err := loadConfig(f.configFile, c.getenv)
@@ -119,9 +111,25 @@ func verdict(problems []error) string {
 	return "OK"
 }
 
-// loadConfig reads the named file, else ./mcpwatch.yml, else the seed
-// preflight's .mcp.json. source describes what was read, for messages.
+// loadConfig reads the configuration every command reads: the named file,
+// else ./mcpwatch.yml, else the seed preflight's .mcp.json (or
+// $MCP_CONFIG). A named client config (.mcp.json, claude_desktop_config.json,
+// .vscode/mcp.json) is read as $MCP_CONFIG would be: its servers with the
+// built-in defaults, the lock ./mcp-tools.lock.json (or $MCP_TOOL_LOCK).
+// source describes what was read, for messages.
 func loadConfig(file string, getenv func(string) string) (*config.Config, string, error) {
+	if file != "" && isClientConfig(file) {
+		if _, err := os.Stat(file); err != nil {
+			return nil, file, fmt.Errorf("read client config: %w", err)
+		}
+		cfg, err := config.Default(".", func(name string) string {
+			if name == config.EnvMCPConfig {
+				return file
+			}
+			return getenv(name)
+		})
+		return cfg, file, err
+	}
 	if file != "" {
 		cfg, err := config.Load(file)
 		return cfg, file, err
@@ -136,6 +144,32 @@ func loadConfig(file string, getenv func(string) string) (*config.Config, string
 	}
 	cfg, err := config.Default(".", getenv)
 	return cfg, source, err
+}
+
+// isClientConfig tells a JSON client config from an mcpwatch.yml: by
+// extension, else by a first character that opens a JSON object.
+func isClientConfig(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json", ".jsonc":
+		return true
+	case ".yml", ".yaml":
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return false
+		}
+		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+			return b == '{'
+		}
+	}
 }
 
 func writeConfigText(w io.Writer, cfg *config.Config, source string) {
@@ -156,6 +190,13 @@ func writeConfigText(w io.Writer, cfg *config.Config, source string) {
 			}
 			fmt.Fprintf(w, "  %-9s %s\n", name, value)
 		}
+		// fields lists a map one pair a line, named on the first.
+		fields := func(name string, m map[string]string, sep string) {
+			for _, k := range sortedKeys(m) {
+				field(name, k+sep+m[k])
+				name = ""
+			}
+		}
 		if r.Command != "" {
 			field("command", shellJoin(append([]string{r.Command}, r.Args...)))
 			if r.Dir != "" {
@@ -164,26 +205,14 @@ func writeConfigText(w io.Writer, cfg *config.Config, source string) {
 			if r.EnvFile != "" {
 				field("env file", r.EnvFile)
 			}
-			for i, k := range sortedKeys(r.Env) {
-				name := ""
-				if i == 0 {
-					name = "env"
-				}
-				field(name, k+"="+r.Env[k])
-			}
+			fields("env", r.Env, "=")
 			if r.InheritEnv {
 				field("inherit", "mcpwatch's whole environment")
 			}
 		}
 		if r.URL != "" {
 			field("url", r.URL)
-			for i, k := range sortedKeys(r.Headers) {
-				name := ""
-				if i == 0 {
-					name = "headers"
-				}
-				field(name, k+": "+r.Headers[k])
-			}
+			fields("headers", r.Headers, ": ")
 			if r.CAFile != "" {
 				field("ca file", r.CAFile)
 			}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,10 +10,7 @@ import (
 
 func runConfig(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }}
-	code = run(context.Background(), c, append([]string{"config"}, args...))
-	return code, out.String(), errOut.String()
+	return runCLI(t, env, append([]string{"config"}, args...)...)
 }
 
 func writeTestFile(t *testing.T, path, content string) {
@@ -48,6 +43,8 @@ func TestConfigCheck(t *testing.T) {
 	file := filepath.Join(dir, "mcpwatch.yml")
 	writeTestFile(t, file, secretConfig)
 	writeTestFile(t, filepath.Join(dir, "secrets", "token"), "hunter2-file\n")
+	client := filepath.Join(dir, ".mcp.json")
+	writeTestFile(t, client, `{"mcpServers": {"report": {"command": "/bin/sh", "env": {"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}}}}`)
 	writeTestFile(t, filepath.Join(dir, "broken.yml"), "servers:\n  report: {command: x, tiemout: 5s}\n  remote: {url: https://x.example.com, transport: ws}\n")
 
 	cases := []struct {
@@ -74,12 +71,15 @@ func TestConfigCheck(t *testing.T) {
 			stderr: []string{"mcpwatch config check: " + filepath.Join(dir, "broken.yml") + " is unusable:",
 				"  - " + filepath.Join(dir, "broken.yml") + ": servers.remote.transport: \"ws\" is not a transport; use auto, http or sse",
 				"  - " + filepath.Join(dir, "broken.yml") + ": servers.report.tiemout: unknown key; did you mean timeout?"}},
+		{name: "client config", args: []string{"check", "-c", client}, env: map[string]string{"REPORT_API_TOKEN": "hunter2-env"}, code: 0,
+			stdout: []string{"configuration: " + client, "report  (stdio, from " + client + ")",
+				"env:      REPORT_API_TOKEN=${REPORT_API_TOKEN}", "OK: 1 server(s), 0 problem(s)"}},
 		{name: "missing file", args: []string{"check", "-c", filepath.Join(dir, "nope.yml")}, code: exitConfig,
 			stderr: []string{"nope.yml is unusable:", "no such file or directory"}},
 		{name: "no subcommand", code: exitUsage, stderr: []string{"Usage:", "mcpwatch config check"}},
 		{name: "help", args: []string{"check", "--help"}, code: exitOK, stdout: []string{"Usage:", "--config.file"}},
 		{name: "unknown subcommand", args: []string{"lint"}, code: exitUsage, stderr: []string{`unknown subcommand "lint"`}},
-		{name: "bad output", args: []string{"check", "-o", "yaml"}, code: exitUsage, stderr: []string{"--output must be text or json"}},
+		{name: "bad output", args: []string{"check", "-o", "yaml"}, code: exitUsage, stderr: []string{"--output \"yaml\": want one of text, json", "mcpwatch config check --help"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"time"
@@ -26,11 +24,12 @@ change it prints, and commit the lock: regenerating it unread would let a
 tool disappear and the lock follow it down.
 
 It refuses, naming each server and why, and leaves the lock as it was,
-when any probe failed (a failed observation is never an expectation), and
-when a server lists no tools, unless --allow-empty (a missing credential
-looks exactly like an empty list). With --server it relocks only those
-servers and keeps every other server's lines byte for byte; without, the
-lock holds exactly the configured servers.
+when any probe failed (a failed observation is never an expectation), when
+a server lists no tools, unless --allow-empty (a missing credential looks
+exactly like an empty list), and when the lock file changed while the
+servers were probed (writing would drop that change). With --server it
+relocks only those servers and keeps every other server's lines byte for
+byte; without, the lock holds exactly the configured servers.
 
 The lock is the seed's format, {"server": ["tool_a", "tool_b"]}, which the
 seed's preflight script reads too. --fingerprints also records each tool's
@@ -56,9 +55,7 @@ type lockFlags struct {
 }
 
 func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("lock", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are printed once, by cmdLock
-	fs.SortFlags = false
+	fs := newFlagSet("lock")
 	addPreflightFlags(fs, &f.configFile, &f.lockFile, &f.timeout, &f.servers)
 	fs.BoolVar(&f.allowEmpty, "allow-empty", false, "lock a server that lists no tools as offering none")
 	fs.BoolVar(&f.fingerprints, "fingerprints", false, "also lock each tool's input-schema fingerprint and description hash")
@@ -68,17 +65,8 @@ func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
 func cmdLock(ctx context.Context, c *cli, args []string) int {
 	var f lockFlags
 	fs := newLockFlagSet(&f)
-	err := fs.Parse(args)
-	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(c.stdout, lockHelp, fs.FlagUsages())
-		return exitOK
-	}
-	if err == nil {
-		err = checkPreflightArgs(fs, f.timeout)
-	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpwatch lock: %v\nRun 'mcpwatch lock --help' for usage.\n", err)
-		return exitUsage
+	if code, ok := parseArgs(c, fs, lockHelp, args, func() error { return checkPreflightArgs(fs, f.timeout) }); !ok {
+		return code
 	}
 
 	setup, err := loadPreflight(c, f.configFile, f.lockFile)
@@ -130,6 +118,12 @@ func cmdLock(ctx context.Context, c *cli, args []string) int {
 		return exitConfig
 	}
 
+	if setup.lockChanged() {
+		// Another writer (a second 'mcpwatch lock', a checkout) changed it
+		// while the probes ran: writing now would drop that change.
+		fmt.Fprintf(c.stdout, "refusing to write the lock: %s changed while the servers were probed; review it and run 'mcpwatch lock' again\n", setup.lockPath)
+		return exitConfig
+	}
 	data := plan.Lock.Marshal()
 	old, readErr := os.ReadFile(setup.lockPath)
 	summary := fmt.Sprintf("probed %s in %s; the lock holds %s", countOf(len(servers), "server", "servers"),

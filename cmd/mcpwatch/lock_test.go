@@ -245,3 +245,29 @@ func TestLockServerOnlyInTheLock(t *testing.T) {
 		t.Errorf("lock:\n%q", got)
 	}
 }
+
+// A lock another writer changes while the probes run (a second 'mcpwatch
+// lock --server', a checkout) is not overwritten: its change would be lost.
+// Here the server itself rewrites the lock as it starts.
+func TestLockChangedWhileProbing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "mcp-tools.lock.json")
+	const theirs = "{\n  \"other\": [\"their_tool\"]\n}\n"
+	script := "printf '%s' '" + theirs + "' > " + lock + "; exec " + reportserverBin(t)
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{
+		"report": map[string]any{"command": "/bin/sh", "args": []string{"-c", script},
+			"env": map[string]string{"REPORT_API_TOKEN": "test-token"}},
+	}))
+	if err := os.WriteFile(lock, []byte(handLock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, dir, nil, "lock", "--server", "report")
+	if r.code != exitConfig {
+		t.Fatalf("want exit 78, got %s", r)
+	}
+	assertContains(t, "lock", r.stdout, "refusing to write the lock: "+lock+" changed while the servers were probed")
+	if got := string(readFile(t, lock)); got != theirs {
+		t.Errorf("the other writer's lock was overwritten:\n%s", got)
+	}
+}

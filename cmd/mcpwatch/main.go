@@ -17,17 +17,26 @@ import (
 // Exit codes are part of the interface.
 const (
 	exitOK      = 0
-	exitFailed  = 1  // a probe failed (mcpwatch probe)
+	exitFailed  = 1  // a probe failed (mcpwatch probe), a file could not be written, HTTP could not be served
 	exitUsage   = 2  // bad flags or arguments
 	exitConfig  = 78 // EX_CONFIG: a locked tool is missing, a server could not be probed, or the config is unusable
 	exitSignals = 130
 )
 
 // cli is what a command may touch of the outside world, so tests can run
-// commands in-process.
+// commands in-process with an environment of their own.
 type cli struct {
 	stdout, stderr io.Writer
-	getenv         func(string) string
+	// lookupEnv reads a variable of mcpwatch's environment, telling an
+	// unset variable from an empty one (which ${VAR} needs).
+	lookupEnv func(string) (string, bool)
+}
+
+// getenv reads a variable where unset and empty mean the same: the seed
+// preflight's MCP_CONFIG, MCP_TOOL_LOCK, $GITHUB_STEP_SUMMARY.
+func (c *cli) getenv(name string) string {
+	v, _ := c.lookupEnv(name)
+	return v
 }
 
 type command struct {
@@ -49,7 +58,7 @@ func commands() []command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, &cli{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	code := run(ctx, &cli{stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
@@ -87,6 +96,8 @@ Commands:`)
 	fmt.Fprintln(w, `
 Run 'mcpwatch COMMAND --help' for a command's flags.
 
-Exit codes: 0 ok; 1 a probe failed; 2 usage error; 78 a locked tool is
-missing, a server could not be probed, or the configuration is unusable.`)
+Exit codes: 0 ok; 1 a probe failed (probe), a file could not be written
+(check, lock) or HTTP could not be served (serve); 2 usage error; 78 a
+locked tool is missing, a server could not be probed, or the configuration
+is unusable; 130 interrupted. Each command's --help has its own list.`)
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -44,13 +42,14 @@ type preflightSetup struct {
 	source   string // the configuration file, for messages
 	lockPath string
 	lock     *lockstore.Lock // nil when there is no lock file yet
+	lockSeen os.FileInfo     // the lock file as readLock found it; nil if absent
 }
 
 // loadPreflight loads the configuration. The returned setup names what it
 // tried to read even when err is set, for the report.
 func loadPreflight(c *cli, configFile, lockFile string) (*preflightSetup, error) {
 	s := &preflightSetup{lockPath: lockFile}
-	cfg, source, err := loadPreflightConfig(configFile, c.getenv)
+	cfg, source, err := loadConfig(configFile, c.getenv)
 	s.source = source
 	if err != nil {
 		return s, fmt.Errorf("configuration %s is unusable: %w", source, err)
@@ -65,54 +64,12 @@ func loadPreflight(c *cli, configFile, lockFile string) (*preflightSetup, error)
 	return s, nil
 }
 
-// loadPreflightConfig reads a client config given with -c as the servers of
-// a configuration with the seed's defaults (as $MCP_CONFIG would), and
-// anything else as 'mcpwatch config check' does.
-func loadPreflightConfig(file string, getenv func(string) string) (*config.Config, string, error) {
-	if file == "" || !isClientConfig(file) {
-		return loadConfig(file, getenv)
-	}
-	if _, err := os.Stat(file); err != nil {
-		return nil, file, fmt.Errorf("read client config: %w", err)
-	}
-	cfg, err := config.Default(".", func(name string) string {
-		if name == config.EnvMCPConfig {
-			return file
-		}
-		return getenv(name)
-	})
-	return cfg, file, err
-}
-
-// isClientConfig tells a JSON client config from an mcpwatch.yml: by
-// extension, else by a first character that opens a JSON object.
-func isClientConfig(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json", ".jsonc":
-		return true
-	case ".yml", ".yaml":
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	for {
-		b, err := r.ReadByte()
-		if err != nil {
-			return false
-		}
-		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
-			return b == '{'
-		}
-	}
-}
-
 // readLock reads the lock. For check a missing lock is an error (there is
 // nothing to compare with); for lock it is the first run.
 func (s *preflightSetup) readLock(required bool) error {
+	// Stat first: a write between the two makes lockChanged say so later,
+	// never miss it.
+	s.lockSeen, _ = os.Stat(s.lockPath)
 	l, err := lockstore.Read(s.lockPath)
 	switch {
 	case err == nil:
@@ -124,6 +81,19 @@ func (s *preflightSetup) readLock(required bool) error {
 		return nil
 	}
 	return err
+}
+
+// lockChanged reports whether the lock file is not the one readLock read:
+// written, replaced, created or removed since.
+func (s *preflightSetup) lockChanged() bool {
+	now, err := os.Stat(s.lockPath)
+	switch {
+	case s.lockSeen == nil:
+		return err == nil // created since
+	case err != nil:
+		return true // removed since
+	}
+	return !os.SameFile(s.lockSeen, now) || s.lockSeen.Size() != now.Size() || !s.lockSeen.ModTime().Equal(now.ModTime())
 }
 
 // selectServers checks --server names: each must be a configured server

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -29,11 +26,11 @@ offers, or why that could not be told. Exit 0 when the probe succeeded (even
 with zero tools: judging the surface is the lock's job), 1 when it failed,
 2 on a usage error.
 
-Values of --env, --header and the command and its arguments expand ${VAR}
-anywhere in the string, ${VAR:-default} (when VAR is unset or empty) and
-${file:PATH} (the file's contents, one trailing newline trimmed). An unset
-variable fails the probe with reason "config". Quote them with single quotes
-so the shell leaves them alone. A stdio server gets a minimal environment
+Values of --env, --header, --url and the command and its arguments expand
+${VAR} anywhere in the string, ${VAR:-default} (when VAR is unset or empty)
+and ${file:PATH} (the file's contents, one trailing newline trimmed). An
+unset variable fails the probe with reason "config". Quote them with single
+quotes so the shell leaves them alone. A stdio server gets a minimal environment
 (PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TMPDIR) plus --env.
 
 Flags:
@@ -72,10 +69,8 @@ type probeFlags struct {
 }
 
 func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are printed once, by cmdProbe
+	fs := newFlagSet("probe")
 	fs.SetInterspersed(false)
-	fs.SortFlags = false
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole probe: spawn or connect, handshake, every page")
 	fs.StringVar(&f.era, "era", "auto", "protocol era: auto (detect with server/discover), modern (2026-07-28) or legacy (initialize)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
@@ -103,23 +98,16 @@ func usagef(format string, args ...any) error {
 
 func cmdProbe(ctx context.Context, c *cli, args []string) int {
 	var f probeFlags
-	fs := newProbeFlagSet(&f)
-	err := fs.Parse(args)
-	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(c.stdout, probeHelp, fs.FlagUsages())
-		return exitOK
-	}
-	if err == nil {
-		f.command = fs.Args()
-		err = f.check(fs)
-	}
 	var opts probe.Options
-	if err == nil {
-		opts, err = f.options()
-	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpwatch probe: %v\nRun 'mcpwatch probe --help' for usage.\n", err)
-		return exitUsage
+	fs := newProbeFlagSet(&f)
+	if code, ok := parseArgs(c, fs, probeHelp, args, func() (err error) {
+		f.command = fs.Args()
+		if err = f.check(fs); err == nil {
+			opts, err = f.options()
+		}
+		return err
+	}); !ok {
+		return code
 	}
 
 	target, err := f.target(c.lookupEnv)
@@ -130,7 +118,7 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		pctx, cancel := context.WithTimeout(ctx, f.timeout)
 		// The server may echo its credential (on stderr, in an error): what
 		// is printed is scrubbed of the values this probe sent it.
-		res = runner.Scrub(target, probe.Run(pctx, target, opts))
+		res = runner.Scrub(f.written(), target, probe.Run(pctx, target, opts))
 		cancel()
 	}
 
@@ -263,7 +251,11 @@ func (f *probeFlags) target(lookup func(string) (string, bool)) (probe.Target, e
 	}
 	t := probe.Target{Era: probe.Era(f.era)}
 	if f.url != "" {
-		t.URL = f.url
+		u, err := expand("--url", f.url)
+		if err != nil {
+			return t, err
+		}
+		t.URL = u
 		t.Transport = probe.Transport(f.transport)
 		t.CAFile = f.caFile
 		t.InsecureSkipVerify = f.insecure
@@ -323,26 +315,23 @@ func configFailure(err error) *probe.Result {
 	}
 }
 
-// describeTarget names what was probed, for the text output: the command
-// as given (before expansion, so no secret shows) or the URL without user
-// info, query or fragment.
-func describeTarget(f *probeFlags) string {
-	if f.url != "" {
-		u, err := url.Parse(f.url)
-		if err != nil {
-			return "(unparsable URL)"
-		}
-		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-		return u.String()
+// written is the target as given, before ${...} expansion: the arguments
+// and the URL a scrubber compares with the expanded target.
+func (f *probeFlags) written() probe.Target {
+	t := probe.Target{URL: f.url}
+	if len(f.command) > 1 {
+		t.Args = f.command[1:]
 	}
-	return strings.Join(f.command, " ")
+	return t
 }
 
-// lookupEnv reads a variable for ${VAR} expansion. getenv cannot tell an
-// unset variable from an empty one; the process environment can.
-func (c *cli) lookupEnv(name string) (string, bool) {
-	if v := c.getenv(name); v != "" {
-		return v, true
+// describeTarget names what was probed, for the text output: the command
+// as given (before expansion, so no secret shows) or the URL redacted as
+// 'mcpwatch config check' shows one (no user info, query values or
+// fragment).
+func describeTarget(f *probeFlags) string {
+	if f.url != "" {
+		return config.RedactURL(f.url)
 	}
-	return os.LookupEnv(name)
+	return strings.Join(f.command, " ")
 }

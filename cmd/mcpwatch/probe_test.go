@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,13 +20,20 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
-// runCLI runs mcpwatch in-process with a fake environment.
+// runCLI runs mcpwatch in-process with env as its whole environment.
 func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }}
-	code = run(context.Background(), c, args)
+	code = run(context.Background(), testCLI(&out, &errOut, env), args)
 	return code, out.String(), errOut.String()
+}
+
+// testCLI is a cli whose environment is env and nothing else.
+func testCLI(stdout, stderr io.Writer, env map[string]string) *cli {
+	return &cli{stdout: stdout, stderr: stderr, lookupEnv: func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}}
 }
 
 // serverArgs are the mcpwatch probe arguments that spawn a probetest stdio
@@ -365,24 +373,59 @@ func TestProbeSeedReportServer(t *testing.T) {
 
 // A server that prints its credential on stderr before it dies must not
 // have mcpwatch print it again.
+// What the server says back, and errors that name the URL, are scrubbed of
+// the secrets this probe sent: env values, and what references put into the
+// arguments and the URL.
 func TestProbeScrubsEchoedSecret(t *testing.T) {
 	t.Parallel()
 	const secret = "echoed-s3cret-value"
-	for _, output := range []string{"text", "json"} {
-		code, out, stderr := runCLI(t, map[string]string{"ECHO_TOKEN": secret}, "probe", "--output", output,
-			"--env", "REPORT_API_TOKEN=${ECHO_TOKEN}", "--", "sh", "-c", `echo "token is $REPORT_API_TOKEN" >&2; exit 3`)
-		if code != exitFailed {
-			t.Fatalf("%s: exit %d\n%s%s", output, code, out, stderr)
+	tests := []struct {
+		name     string
+		args     []string
+		scrubbed string // in the text output
+	}{
+		{"env on stderr", []string{"--env", "REPORT_API_TOKEN=${ECHO_TOKEN}", "--", "sh", "-c", `echo "token is $REPORT_API_TOKEN" >&2; exit 3`}, "token is <redacted>"},
+		{"argument on stderr", []string{"--", "sh", "-c", `echo "bad flag $0" >&2; exit 3`, "--api-key=${ECHO_TOKEN}"}, "bad flag --api-key=<redacted>"},
+		{"key in the URL path", []string{"--url", "http://127.0.0.1:1/${ECHO_TOKEN}/mcp", "--transport", "http"}, "http://127.0.0.1:1/<redacted>/mcp"},
+	}
+	for _, tc := range tests {
+		for _, output := range []string{"text", "json"} {
+			t.Run(tc.name+"/"+output, func(t *testing.T) {
+				code, out, stderr := runCLI(t, map[string]string{"ECHO_TOKEN": secret}, append([]string{"probe", "--output", output}, tc.args...)...)
+				if code != exitFailed {
+					t.Fatalf("exit %d\n%s%s", code, out, stderr)
+				}
+				if strings.Contains(out+stderr, secret) {
+					t.Errorf("the output shows the secret:\n%s%s", out, stderr)
+				}
+				if output == "text" && !strings.Contains(out, tc.scrubbed) {
+					t.Errorf("the output lacks %q:\n%s", tc.scrubbed, out)
+				}
+			})
 		}
-		if strings.Contains(out+stderr, secret) {
-			t.Errorf("%s output shows the secret:\n%s%s", output, out, stderr)
-		}
-		shown := out
-		if output == "json" {
-			shown = decodeProbeJSON(t, out).StderrTail
-		}
-		if !strings.Contains(shown, "token is <redacted>") {
-			t.Errorf("%s output lacks the scrubbed stderr line:\n%s", output, out)
-		}
+	}
+}
+
+// ${VAR} reads the environment the cli was given and nothing else: a
+// variable set there but empty is set (the probe goes on), and one set only
+// in the test process is unset (a config failure).
+func TestProbeExpandsFromTheGivenEnvironmentOnly(t *testing.T) {
+	t.Setenv("MCPWATCH_TEST_PROCESS_ONLY", "from-the-process")
+	tests := []struct {
+		name   string
+		env    map[string]string
+		ref    string
+		reason string
+	}{
+		{"set but empty", map[string]string{"EMPTY": ""}, "${EMPTY}", "spawn_failed"},
+		{"set only in the process", nil, "${MCPWATCH_TEST_PROCESS_ONLY}", "config"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stdout, _ := runCLI(t, tc.env, "probe", "--output", "json", "--env", "X="+tc.ref, "--", "/nonexistent/mcp-server")
+			if got := decodeProbeJSON(t, stdout); got.Reason != tc.reason {
+				t.Errorf("reason %q (%s), want %q", got.Reason, got.Error, tc.reason)
+			}
+		})
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -36,6 +36,11 @@ compares what it sees with the lock, and serves the results:
   /-/ready           200 once the first round of probes has finished
   POST /-/reload     reload the configuration (as SIGHUP does)
 
+--config.file names an mcpwatch.yml, or a client config (.mcp.json,
+claude_desktop_config.json, .vscode/mcp.json) read as 'mcpwatch check'
+reads one: its servers with the built-in defaults, the lock
+./mcp-tools.lock.json (or $MCP_TOOL_LOCK).
+
 The configuration is re-read on SIGHUP and POST /-/reload; a file that does
 not load leaves the running one in force (mcpwatch_config_last_reload_successful
 turns 0). The lock file is re-read whenever it changes. SIGTERM or SIGINT
@@ -62,10 +67,8 @@ type serveFlags struct {
 }
 
 func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are printed once, by cmdServe
-	fs.SortFlags = false
-	fs.StringVarP(&f.configFile, "config.file", "c", "mcpwatch.yml", "configuration `file`: the servers to watch, defaults, lock path")
+	fs := newFlagSet("serve")
+	fs.StringVarP(&f.configFile, "config.file", "c", "mcpwatch.yml", "configuration `file`: an mcpwatch.yml, or a client config such as .mcp.json whose servers are watched as they are")
 	fs.StringSliceVar(&f.listen, "web.listen-address", []string{defaultListenAddress}, "`address`es to serve HTTP on (repeatable)")
 	fs.StringVar(&f.webConfig, "web.config.file", "", "exporter-toolkit web configuration `file` (TLS, basic auth)")
 	fs.StringVar(&f.logLevel, "log.level", "info", "log level: debug, info, warn or error")
@@ -77,29 +80,30 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 
 func cmdServe(ctx context.Context, c *cli, args []string) int {
 	var f serveFlags
-	fs := newServeFlagSet(&f)
-	err := fs.Parse(args)
-	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(c.stdout, serveHelp, fs.FlagUsages())
-		return exitOK
-	}
-	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if err == nil && f.history < 1 {
-		err = fmt.Errorf("--probe.history must be at least 1, got %d", f.history)
-	}
 	var log *zap.Logger
-	if err == nil {
+	fs := newServeFlagSet(&f)
+	if code, ok := parseArgs(c, fs, serveHelp, args, func() (err error) {
+		switch {
+		case fs.NArg() > 0:
+			return usagef("unexpected argument %q", fs.Arg(0))
+		case f.history < 1:
+			return usagef("--probe.history must be at least 1, got %d", f.history)
+		}
 		log, err = newLogger(c.stderr, f.logLevel, f.logFormat)
-	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpwatch serve: %v\nRun 'mcpwatch serve --help' for usage.\n", err)
-		return exitUsage
+		return err
+	}); !ok {
+		return code
 	}
 	defer func() { _ = log.Sync() }()
 
-	cfg, err := config.Load(f.configFile)
+	// A reload reads the file as the start does: an mcpwatch.yml, or a
+	// client config whose servers are watched as they are.
+	configFile, _ := filepath.Abs(f.configFile)
+	load := func(path string) (*config.Config, error) {
+		cfg, _, err := loadConfig(path, c.getenv)
+		return cfg, err
+	}
+	cfg, err := load(configFile)
 	if err != nil {
 		fix := "Fix it and start again; 'mcpwatch serve --help' lists the flags, and --config.file names another file."
 		if errors.Is(err, iofs.ErrNotExist) {
@@ -117,8 +121,10 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	}
 	d, err := daemon.New(cfg, daemon.Options{
 		Logger:      log,
+		Lookup:      c.lookupEnv,
 		History:     f.history,
-		ConfigFile:  cfg.Path,
+		ConfigFile:  configFile,
+		Load:        load,
 		EnablePprof: f.enablePprof,
 		Version:     version.Version,
 	})
@@ -144,7 +150,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		base := fmt.Sprintf("%s://%s", scheme, l.Addr())
 		log.Info("mcpwatch is serving", zap.String("status_page", base+"/"), zap.String("metrics", base+"/metrics"))
 	}
-	log.Info("watching", zap.String("version", version.Version), zap.String("config", cfg.Path),
+	log.Info("watching", zap.String("version", version.Version), zap.String("config", configFile),
 		zap.String("lock", cfg.Lock), zap.Int("servers", len(cfg.Servers)))
 
 	err = d.Serve(ctx, listeners, f.webConfig)

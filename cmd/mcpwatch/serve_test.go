@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,6 +72,8 @@ type logLines struct {
 }
 
 func (l *logLines) read(r io.Reader) {
+	// Whatever stops the scan, the writer must never block on a full pipe.
+	defer func() { _, _ = io.Copy(io.Discard, r) }()
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		var m map[string]any
@@ -112,6 +116,21 @@ func (l *logLines) String() string {
 	return l.raw.String()
 }
 
+// metricsURL waits for the daemon's "serving" line and returns the
+// address of /metrics it names.
+func (l *logLines) metricsURL(t *testing.T) string {
+	t.Helper()
+	var url string
+	waitUntil(t, "the serving log line", func() bool {
+		m, ok := l.find("mcpwatch is serving")
+		if ok {
+			url, _ = m["metrics"].(string)
+		}
+		return ok
+	})
+	return url
+}
+
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -121,6 +140,12 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// hasSample reports whether a scrape holds the sample line, whole: a
+// substring would also match the HELP text ("..._successful 1 if ...").
+func hasSample(scrape, line string) bool {
+	return strings.Contains("\n"+scrape, "\n"+line+"\n")
 }
 
 func scrape(t *testing.T, url string) string {
@@ -172,10 +197,10 @@ func TestServeBinary(t *testing.T) {
 
 	cmd := exec.Command(mcpwatchBin, "serve", "-c", filepath.Join(dir, "mcpwatch.yml"),
 		"--web.listen-address", "127.0.0.1:0", "--log.format", "json")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Not StderrPipe: Wait closes that before the last lines are read. Wait
+	// returns once every byte is copied into logW.
+	logR, logW := io.Pipe()
+	cmd.Stderr = logW
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +208,7 @@ func TestServeBinary(t *testing.T) {
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		logs.read(stderr)
+		logs.read(logR)
 	}()
 	exited := false
 	defer func() {
@@ -191,20 +216,14 @@ func TestServeBinary(t *testing.T) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
+		logW.Close()
 		<-readDone
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", logs)
 		}
 	}()
 
-	var metricsURL string
-	waitUntil(t, "the serving log line", func() bool {
-		m, ok := logs.find("mcpwatch is serving")
-		if ok {
-			metricsURL, _ = m["metrics"].(string)
-		}
-		return ok
-	})
+	metricsURL := logs.metricsURL(t)
 	waitUntil(t, "report to be probed ok", func() bool {
 		return strings.Contains(scrape(t, metricsURL), `mcpwatch_tools_missing{server="report"} 0`)
 	})
@@ -217,7 +236,7 @@ func TestServeBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the failed reload", func() bool {
-		return strings.Contains(scrape(t, metricsURL), "mcpwatch_config_last_reload_successful 0")
+		return hasSample(scrape(t, metricsURL), "mcpwatch_config_last_reload_successful 0")
 	})
 	if m := scrape(t, metricsURL); !strings.Contains(m, `server="other"`) {
 		t.Errorf("a failed reload dropped a running server")
@@ -229,19 +248,20 @@ func TestServeBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the good reload", func() bool {
-		return strings.Contains(scrape(t, metricsURL), "mcpwatch_config_last_reload_successful 1")
+		return hasSample(scrape(t, metricsURL), "mcpwatch_config_last_reload_successful 1")
 	})
 	if m := scrape(t, metricsURL); strings.Contains(m, `server="other"`) {
-		t.Errorf("/metrics still has series of the removed server")
+		t.Errorf("/metrics still has series of the removed server:\n%s", m)
 	}
 
 	began := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	exited = true
 	took := time.Since(began)
+	logW.Close()
 	if err != nil {
 		t.Errorf("exit after SIGTERM: %v, want status 0", err)
 	}
@@ -281,4 +301,115 @@ func processesWith(t *testing.T, marker string) []string {
 		pids = append(pids, e.Name())
 	}
 	return pids
+}
+
+// serveInProcess runs 'mcpwatch serve' in this process with env as its
+// whole environment, on a free loopback port, until the test ends; then it
+// checks that the daemon stopped with exit 0. It returns the base URL.
+func serveInProcess(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	logR, logW := io.Pipe()
+	logs := &logLines{}
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		logs.read(logR)
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	exit := make(chan int, 1)
+	go func() {
+		args = append([]string{"serve", "--web.listen-address", "127.0.0.1:0", "--log.format", "json"}, args...)
+		exit <- run(ctx, testCLI(io.Discard, logW, env), args)
+		logW.Close()
+	}()
+	exited := false
+	t.Cleanup(func() {
+		cancel()
+		if !exited {
+			if code := <-exit; code != exitOK {
+				t.Errorf("serve exited %d after its context ended, want 0", code)
+			}
+		}
+		<-readDone
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs)
+		}
+	})
+	var url string
+	waitUntil(t, "the serving log line", func() bool {
+		select {
+		case code := <-exit:
+			exited = true
+			t.Fatalf("serve exited %d before serving", code)
+		default:
+		}
+		m, ok := logs.find("mcpwatch is serving")
+		if ok {
+			url, _ = m["metrics"].(string)
+		}
+		return ok
+	})
+	return strings.TrimSuffix(url, "/metrics")
+}
+
+// apiServer is what these tests read of /api/v1/servers/NAME.
+type apiServer struct {
+	State  string `json:"state"`
+	Reason string `json:"reason"`
+	Error  string `json:"error"`
+	Probes int    `json:"probes"`
+	Diff   struct {
+		Locked  bool     `json:"locked"`
+		Missing []string `json:"missing"`
+	} `json:"diff"`
+}
+
+// firstProbe waits for the first probe of a server to end and returns it.
+func firstProbe(t *testing.T, base, server string) apiServer {
+	t.Helper()
+	var st apiServer
+	waitUntil(t, "the first probe of "+server, func() bool {
+		body := scrape(t, base+"/api/v1/servers/"+server)
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatalf("decode %s: %v", body, err)
+		}
+		return st.Probes > 0
+	})
+	return st
+}
+
+// tokenGatedServer is a config entry for a probetest stdio server that
+// lists its tools only with REPORT_API_TOKEN set to token (as written: it
+// may be a reference).
+func tokenGatedServer(token string) map[string]any {
+	path, args, env := probetest.Command(probetest.Config{Behavior: probetest.TokenGated})
+	env["REPORT_API_TOKEN"] = token
+	return map[string]any{"command": path, "args": args, "env": env}
+}
+
+// The daemon expands ${VAR} from the environment the cli was given, as
+// probe and check do, so tests and wrappers can hand it one.
+func TestServeExpandsFromTheGivenEnvironment(t *testing.T) {
+	t.Parallel()
+	config := writeJSON(t, t.TempDir(), "mcpwatch.yml", map[string]any{"servers": map[string]any{
+		"report": tokenGatedServer("${INJECTED_TOKEN}"),
+	}})
+	base := serveInProcess(t, map[string]string{"INJECTED_TOKEN": "injected-token"}, "-c", config)
+	if st := firstProbe(t, base, "report"); st.State != "ok" {
+		t.Errorf("report is %s (%s: %s), want ok with the token from the given environment", st.State, st.Reason, st.Error)
+	}
+}
+
+// serve -c takes a client config as check does: the daemon watches the
+// agent's own .mcp.json, with the lock $MCP_TOOL_LOCK names.
+func TestServeWatchesAClientConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": tokenGatedServer("example-token")}))
+	lock := writeJSON(t, dir, "tools.lock", map[string]any{"report": []string{"fetch_daily_report", "list_report_dates", "gone_tool"}})
+	base := serveInProcess(t, map[string]string{"MCP_TOOL_LOCK": lock}, "-c", config)
+	st := firstProbe(t, base, "report")
+	if st.State != "missing" || !st.Diff.Locked || !slices.Equal(st.Diff.Missing, []string{"gone_tool"}) {
+		t.Errorf("report is %s (%s: %s), diff %+v; want gone_tool missing against the lock", st.State, st.Reason, st.Error, st.Diff)
+	}
 }
