@@ -165,7 +165,7 @@ func (d *Daemon) Start() {
 			s := d.servers[name]
 			d.firstPending[name] = true
 			longest = max(longest, runner.Timeout(s.cfg, 0))
-			d.table.add(slot{due: now.Add(jitter(typicalGap(s.sched, now), d.opts.FirstRoundSpread)), name: name, gen: s.gen})
+			d.table.add(slot{due: firstDue(s.sched, now, d.opts.FirstRoundSpread), name: name, gen: s.gen})
 		}
 		// Ready at the latest when the last first probe, started at the end
 		// of the spread and then waiting its turn, would have timed out.

@@ -64,6 +64,15 @@ func newHistory(limit int) history {
 }
 
 func (h *history) add(r Record) {
+	// A server's names rarely change between probes: the record shares the
+	// previous one's lists when equal, rather than keep its own copy of
+	// every name (an unlocked server's Extra lists all of its tools).
+	if n := len(h.all.items); n > 0 {
+		prev := &h.all.items[n-1]
+		r.Missing = sameOr(prev.Missing, r.Missing)
+		r.Extra = sameOr(prev.Extra, r.Extra)
+		r.Forbidden = sameOr(prev.Forbidden, r.Forbidden)
+	}
 	h.all.add(r)
 	if r.State != StateOK {
 		h.failed.add(r)
@@ -106,4 +115,13 @@ func (r *ring) add(rec Record) {
 		r.items = r.items[:len(r.items)-1]
 	}
 	r.items = append(r.items, rec)
+}
+
+// sameOr returns prev when it holds the same names as cur, else cur. The
+// lists are never written once recorded, so sharing them is safe.
+func sameOr(prev, cur []string) []string {
+	if len(cur) > 0 && slices.Equal(prev, cur) {
+		return prev
+	}
+	return cur
 }

@@ -37,6 +37,9 @@ func plan(cfg *config.Config) ([]serverPlan, error) {
 			return nil, fmt.Errorf("%s: server %q: %w", configName(cfg), srv.Name, err)
 		}
 		srv.Schedule = spec
+		if iv, ok := sched.(every); ok {
+			sched = newPhased(srv.Name, time.Duration(iv))
+		}
 		if srv.Timeout <= 0 {
 			// config.Load gives every server the defaults' timeout; a
 			// configuration built in code may leave that to here.
@@ -126,7 +129,7 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 			d.servers[name] = s
 			added = append(added, name)
 			if running {
-				d.table.add(slot{due: now.Add(jitter(typicalGap(p.sched, now), d.opts.AddedSpread)), name: name, gen: s.gen})
+				d.table.add(slot{due: firstDue(p.sched, now, d.opts.AddedSpread), name: name, gen: s.gen})
 			}
 		case !reflect.DeepEqual(s.cfg, p.cfg):
 			changed = append(changed, name)

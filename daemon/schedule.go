@@ -15,8 +15,8 @@ type schedule interface {
 }
 
 // every is a fixed interval. cron's own @every rounds to whole seconds and
-// up to at least one; tests and fast fleets need sub-second intervals, and an
-// interval kept exact keeps each server on the phase its first probe set.
+// up to at least one; tests and fast fleets need sub-second intervals. plan
+// turns it into a phased schedule for each server.
 type every time.Duration
 
 func (e every) Next(after time.Time) time.Time { return after.Add(time.Duration(e)) }
@@ -50,8 +50,11 @@ func parseSchedule(spec string) (s schedule, interval time.Duration, err error) 
 // of an @every schedule, an estimate for a cron expression. It sizes the
 // jitter of a first probe.
 func typicalGap(s schedule, now time.Time) time.Duration {
-	if e, ok := s.(every); ok {
+	switch e := s.(type) {
+	case every:
 		return time.Duration(e)
+	case phased:
+		return e.interval
 	}
 	first := s.Next(now)
 	if first.IsZero() {
@@ -62,6 +65,13 @@ func typicalGap(s schedule, now time.Time) time.Duration {
 		return 0
 	}
 	return second.Sub(first)
+}
+
+// firstDue is when the first probe of a server with schedule s, added at
+// now, is due: at once give or take a jitter within spread (and within one
+// gap of its schedule).
+func firstDue(s schedule, now time.Time, spread time.Duration) time.Time {
+	return now.Add(jitter(typicalGap(s, now), spread))
 }
 
 // jitter returns a random duration in [0, min(gap, limit)), so servers added
@@ -80,6 +90,9 @@ func jitter(gap, limit time.Duration) time.Duration {
 func nextAfter(s schedule, due, now time.Time) time.Time {
 	next := s.Next(due)
 	if next.IsZero() || !next.After(now) {
+		if p, ok := s.(phased); ok {
+			return p.gridAfter(now) // back on the server's grid at once
+		}
 		next = s.Next(now)
 	}
 	return next

@@ -41,8 +41,9 @@ type server struct {
 	// compares them (nil after a failed probe); lock is the lock status.Diff
 	// was made against. With both, a changed lock is compared again at
 	// once, without waiting for the next probe.
-	observed []lockstore.Observed
-	lock     *lockstore.Lock
+	observed     []lockstore.Observed
+	lock         *lockstore.Lock
+	fingerprints fingerprintCache
 }
 
 func newServer(parent context.Context, cfg config.Server, sched schedule, interval time.Duration, historyLimit int) *server {
@@ -94,6 +95,9 @@ func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 	if last := s.status.Last; last == nil || !last.OK {
 		return lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)}
 	}
+	if locked && needsFingerprints(entry) {
+		s.fingerprints.fill(s.observed)
+	}
 	return lockstore.Compare(entry, locked, s.observed, forbid)
 }
 
@@ -113,7 +117,7 @@ func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, ju
 		return transition{}, false
 	}
 	t = transition{was: s.verdict, now: verdictOf(s.status.Last, s.status.Diff), res: s.status.Last, diff: s.status.Diff}
-	s.verdict = &t.now
+	s.verdict = keepVerdict(t.now)
 	return t, true
 }
 
@@ -170,6 +174,7 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 			s.era = res.Era
 		}
 	} else {
+		st.LastOK = infoOf(st.LastOK)
 		failures := make(map[probe.Reason]uint64, len(st.Failures)+1)
 		maps.Copy(failures, st.Failures)
 		failures[res.Reason]++
@@ -183,8 +188,37 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 	s.history.add(newRecord(s.seq, trigger, res, st.Diff))
 
 	t := transition{was: s.verdict, now: verdictOf(res, st.Diff), res: res, diff: st.Diff}
-	s.verdict = &t.now
+	s.verdict = keepVerdict(t.now)
 	return t
+}
+
+// infoOf is what the status keeps of the last successful probe once a
+// failed one has replaced it as Last: what the info series, the page and the
+// API read of it (transport, era, versions, server name), not its tools.
+// Only the latest result keeps its tool list.
+func infoOf(ok *probe.Result) *probe.Result {
+	if ok == nil || ok.Tools == nil && ok.Warnings == nil && ok.StderrTail == "" {
+		return ok // nothing to drop, or dropped already
+	}
+	return &probe.Result{
+		OK:              true,
+		Transport:       ok.Transport,
+		Era:             ok.Era,
+		ProtocolVersion: ok.ProtocolVersion,
+		ServerName:      ok.ServerName,
+		ServerVersion:   ok.ServerVersion,
+		Started:         ok.Started,
+		Timings:         probe.Timings{Total: ok.Timings.Total},
+		Duration:        ok.Duration,
+	}
+}
+
+// keepVerdict copies a verdict out of its transition. A pointer into the
+// transition would keep the whole of it alive, with its result and its own
+// "was", which points into the transition before: every result the server
+// ever returned, tool schemas included, chained and never freed.
+func keepVerdict(v verdict) *verdict {
+	return &v
 }
 
 // details is what the server page and the JSON API show of one server.

@@ -13,6 +13,19 @@ type Observed struct {
 	Name        string
 	Description string
 	InputSchema json.RawMessage
+	// Fingerprint, when not empty, is Fingerprint(InputSchema) computed
+	// already: a caller that probes the same server again and again reuses
+	// it while the schema's bytes stay the same, instead of paying for the
+	// canonical form at every comparison.
+	Fingerprint string
+}
+
+// fingerprint is the tool's schema fingerprint, the one given if any.
+func (o Observed) fingerprint() string {
+	if o.Fingerprint != "" {
+		return o.Fingerprint
+	}
+	return Fingerprint(o.InputSchema)
 }
 
 // NewEntry builds a server's lock entry from what a probe observed: names
@@ -24,7 +37,7 @@ func NewEntry(tools []Observed, fingerprints bool) Entry {
 	for i, t := range tools {
 		locks[i] = ToolLock{Name: t.Name}
 		if fingerprints {
-			locks[i].Schema = Fingerprint(t.InputSchema)
+			locks[i].Schema = t.fingerprint()
 			locks[i].Description = DescriptionHash(t.Description)
 		}
 	}
@@ -65,7 +78,7 @@ func Compare(e Entry, locked bool, observed []Observed, forbid []string) Diff {
 			d.Missing = append(d.Missing, t.Name)
 			continue
 		}
-		if t.Schema != "" && Fingerprint(observed[i].InputSchema) != t.Schema {
+		if t.Schema != "" && observed[i].fingerprint() != t.Schema {
 			d.SchemaChanged = append(d.SchemaChanged, t.Name)
 		}
 		if t.Description != "" && DescriptionHash(observed[i].Description) != t.Description {

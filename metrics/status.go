@@ -21,7 +21,8 @@ type ServerStatus struct {
 	Last *probe.Result
 	// LastOK is the most recent successful probe (Last itself when that
 	// succeeded); nil if none has. The info series reads it, so the server's
-	// name and version stay known while it fails.
+	// name and version stay known while it fails. Once a failure replaces
+	// it as Last, the daemon keeps only its info fields, not its tools.
 	LastOK *probe.Result
 	// Diff compares Last with the lock as last read (the daemon compares
 	// again when the lock file changes). Locked and Expected are filled from

@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// toolsPage is a tools/list result of n tools with schemas of the size real
+// servers send (a dozen typed properties with descriptions, an output
+// schema, annotations): about 2.5 kB of JSON per tool.
+func toolsPage(n int) []byte {
+	var tools []map[string]any
+	for i := range n {
+		props := map[string]any{}
+		for p := range 12 {
+			props[fmt.Sprintf("param_%d", p)] = map[string]any{
+				"type":        []string{"string", "integer", "boolean"}[p%3],
+				"description": fmt.Sprintf("What parameter %d of tool %d means, in a sentence or two of documentation.", p, i),
+			}
+		}
+		tools = append(tools, map[string]any{
+			"name":        fmt.Sprintf("tool_%02d", i),
+			"description": fmt.Sprintf("Tool %d does something useful with the parameters it is given.", i),
+			"inputSchema": map[string]any{"type": "object", "properties": props, "required": []string{"param_0", "param_1"}},
+			"outputSchema": map[string]any{"type": "object", "properties": map[string]any{
+				"result": map[string]any{"type": "string", "description": "The outcome of the call."},
+				"count":  map[string]any{"type": "integer"},
+			}},
+			"annotations": map[string]any{"readOnlyHint": true, "openWorldHint": false, "title": fmt.Sprintf("Tool %d", i)},
+		})
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// probed decodes page afresh, as each probe does, into a result and the
+// observed tools runner.Probe hands the daemon.
+func probed(t testing.TB, page []byte, ok bool, at time.Time) (*probe.Result, []lockstore.Observed) {
+	res := &probe.Result{
+		Transport: probe.TransportHTTP, Started: at, OK: ok,
+		Era: probe.EraModern, ProtocolVersion: "2025-06-18", ServerName: "example", ServerVersion: "1.2.3",
+		Timings: probe.Timings{Total: 20 * time.Millisecond},
+	}
+	if !ok {
+		res.Reason, res.Error = probe.ReasonTimeout, "no answer within 10s"
+		return res, nil
+	}
+	if err := json.Unmarshal(page, &res.Tools); err != nil {
+		t.Fatal(err)
+	}
+	obs := make([]lockstore.Observed, len(res.Tools))
+	for i, tool := range res.Tools {
+		obs[i] = lockstore.Observed{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema}
+	}
+	return res, obs
+}
+
+// retainedPerServer is the heap n servers hold after 20 probes each of a
+// server listing 40 tools, the last of them failed when lastFails.
+func retainedPerServer(t *testing.T, lock *lockstore.Lock, lastFails bool) (perServer, perResult float64) {
+	const (
+		n      = 100
+		probes = 20
+		tools  = 40
+	)
+	page := toolsPage(tools)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	servers := make([]*server, n)
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for i := range servers {
+		name := fmt.Sprintf("server-%03d", i)
+		s := newServer(t.Context(), config.Server{Name: name, URL: "http://127.0.0.1:1/mcp"}, every(time.Minute), time.Minute, 20)
+		for p := range probes {
+			res, obs := probed(t, page, !(lastFails && p == probes-1), at.Add(time.Duration(p)*time.Minute))
+			s.recordResult(triggerSchedule, res, obs, lock, nil)
+		}
+		servers[i] = s
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(servers)
+	return float64(after.HeapAlloc-before.HeapAlloc) / n, float64(len(page))
+}
+
+// What a server retains after 20 probes: the history holds no tools and no
+// result (a verdict pointing into its transition once chained every result
+// the server ever returned: 22x the tool list after 20 probes), only the
+// latest result keeps the tool list, and a server whose last probe failed
+// keeps of its last successful one only what the info series needs.
+func TestRetainedMemoryPerServer(t *testing.T) {
+	if testing.Short() || raceDetector {
+		t.Skip("measures the heap: not in -short or -race runs")
+	}
+	fingerprinted := lockstore.New()
+	_, obs := probed(t, toolsPage(40), true, time.Now())
+	for i := range 100 {
+		fingerprinted.Set(fmt.Sprintf("server-%03d", i), lockstore.NewEntry(obs, true))
+	}
+	for _, tc := range []struct {
+		name      string
+		lock      *lockstore.Lock
+		lastFails bool
+		maxRatio  float64 // retained per server / JSON of the tool list
+	}{
+		{"unlocked, all ok", nil, false, 1.6},
+		{"fingerprinted, all ok", fingerprinted, false, 1.6},
+		{"unlocked, last failed", nil, true, 0.2},
+		// The fingerprint cache stays across failures, so that the next
+		// success reuses it: about 200 B per tool.
+		{"fingerprinted, last failed", fingerprinted, true, 0.3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			per, page := retainedPerServer(t, tc.lock, tc.lastFails)
+			t.Logf("retained per server: %.0f B (%.2fx the %0.f B tool list)", per, per/page, page)
+			if per/page > tc.maxRatio {
+				t.Errorf("a server retains %.0f B, %.2fx its tool list's JSON; want at most %.1fx", per, per/page, tc.maxRatio)
+			}
+		})
+	}
+}
