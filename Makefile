@@ -34,6 +34,7 @@ test:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 
 # End to end, with real programs: the built mcpwatch against @modelcontextprotocol/server-everything
 # (pinned in testdata/peers) over stdio, streamable HTTP and SSE, and the page path: mcpwatch serve ->
