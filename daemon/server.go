@@ -30,13 +30,13 @@ type server struct {
 	interval time.Duration
 	gen      uint64 // schedule generation, unique in the daemon; see slot
 
-	mu      sync.Mutex // guards what follows
-	status  metrics.ServerStatus
-	era     probe.Era // the era the last successful probe found; "" to detect
-	history history
-	verdict *verdict // of the last probe; nil before the first
-	seq     uint64   // probes recorded
-	skipped uint64   // scheduled firings skipped because a probe was still running
+	mu        sync.Mutex // guards what follows
+	status    metrics.ServerStatus
+	era       probe.Era // the era the last successful probe found; "" to detect
+	history   history
+	judgement *judgement // of the last probe; nil before the first
+	seq       uint64     // probes recorded
+	skipped   uint64     // scheduled firings skipped because a probe was still running
 	// observed are the tools the last probe listed, unscrubbed, as the lock
 	// compares them (nil after a failed probe); lock is the lock status.Diff
 	// was made against. With both, a changed lock is compared again at
@@ -104,7 +104,7 @@ func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 // relock compares the last probe with lock again, if its diff was made
 // against another lock, so that a tool or server taken out of the lock
 // leaves no stale series and one added shows as missing before the next
-// probe. It returns the change of verdict, if there was a probe to judge.
+// probe. It returns the change of judgement, if there was a probe to judge.
 func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, judged bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,11 +113,11 @@ func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, ju
 	}
 	s.lock = lock
 	s.status.Diff = s.diff(lock, forbid)
-	if s.verdict == nil {
+	if s.judgement == nil {
 		return transition{}, false
 	}
-	t = transition{was: s.verdict, now: verdictOf(s.status.Last, s.status.Diff), res: s.status.Last, diff: s.status.Diff}
-	s.verdict = keepVerdict(t.now)
+	t = transition{was: s.judgement, now: verdictOf(s.status.Last, s.status.Diff), res: s.status.Last, diff: s.status.Diff}
+	s.judgement = keepVerdict(t.now)
 	return t, true
 }
 
@@ -146,7 +146,7 @@ var eraChangeReasons = map[probe.Reason]bool{
 }
 
 // recordResult stores a finished probe, with the tools it observed
-// (unscrubbed) compared with lock, and returns the change of verdict for
+// (unscrubbed) compared with lock, and returns the change of judgement for
 // the state-change log.
 func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string) transition {
 	// The transcript of a debug probe goes to its requester, not into the
@@ -187,8 +187,8 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 	s.seq++
 	s.history.add(newRecord(s.seq, trigger, res, st.Diff))
 
-	t := transition{was: s.verdict, now: verdictOf(res, st.Diff), res: res, diff: st.Diff}
-	s.verdict = keepVerdict(t.now)
+	t := transition{was: s.judgement, now: verdictOf(res, st.Diff), res: res, diff: st.Diff}
+	s.judgement = keepVerdict(t.now)
 	return t
 }
 
@@ -213,11 +213,11 @@ func infoOf(ok *probe.Result) *probe.Result {
 	}
 }
 
-// keepVerdict copies a verdict out of its transition. A pointer into the
+// keepVerdict copies a judgement out of its transition. A pointer into the
 // transition would keep the whole of it alive, with its result and its own
 // "was", which points into the transition before: every result the server
 // ever returned, tool schemas included, chained and never freed.
-func keepVerdict(v verdict) *verdict {
+func keepVerdict(v judgement) *judgement {
 	return &v
 }
 

@@ -9,47 +9,38 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/verdict"
 )
 
 // State is the verdict on a server's last probe, as the status page, the
-// JSON API and the logs show it.
-type State string
+// JSON API and the logs show it; the verdict package decides it.
+type State = verdict.State
 
 const (
-	StatePending   State = "pending"   // not probed yet
-	StateOK        State = "ok"        // probed, every locked tool present, nothing forbidden
-	StateMissing   State = "missing"   // probed, some locked tools missing
-	StateForbidden State = "forbidden" // probed, a tool matching a forbid pattern present
-	StateFailed    State = "failed"    // the probe itself failed: see the reason
+	StatePending   = verdict.StatePending
+	StateOK        = verdict.StateOK
+	StateMissing   = verdict.StateMissing
+	StateForbidden = verdict.StateForbidden
+	StateFailed    = verdict.StateFailed
 )
 
 // stateOf judges one probe against its diff. A nil result is pending.
 func stateOf(res *probe.Result, diff lockstore.Diff) State {
-	switch {
-	case res == nil:
-		return StatePending
-	case !res.OK:
-		return StateFailed
-	case len(diff.Missing) > 0:
-		return StateMissing
-	case len(diff.Forbidden) > 0:
-		return StateForbidden
-	}
-	return StateOK
+	return verdict.StateOf(res, diff)
 }
 
-// verdict is what a state-change log line is about. Two probes with the
-// same verdict make no line at info level, however their timings or error
+// judgement is what a state-change log line is about. Two probes with the
+// same judgement make no line at info level, however their timings or error
 // wording differ; a change of the missing set or of the failure reason does.
-type verdict struct {
+type judgement struct {
 	state     State
 	reason    probe.Reason
 	missing   []string
 	forbidden []string
 }
 
-func verdictOf(res *probe.Result, diff lockstore.Diff) verdict {
-	v := verdict{state: stateOf(res, diff)}
+func verdictOf(res *probe.Result, diff lockstore.Diff) judgement {
+	v := judgement{state: stateOf(res, diff)}
 	switch v.state {
 	case StateFailed:
 		v.reason = res.Reason
@@ -59,14 +50,14 @@ func verdictOf(res *probe.Result, diff lockstore.Diff) verdict {
 	return v
 }
 
-func (v verdict) equal(o verdict) bool {
+func (v judgement) equal(o judgement) bool {
 	return v.state == o.state && v.reason == o.reason &&
 		slices.Equal(v.missing, o.missing) && slices.Equal(v.forbidden, o.forbidden)
 }
 
 // String is the short form used as the "was" of a transition:
 // "ok", "missing [a b]", "failed reason=timeout".
-func (v verdict) String() string {
+func (v judgement) String() string {
 	switch v.state {
 	case StateFailed:
 		return "failed reason=" + string(v.reason)
@@ -78,18 +69,18 @@ func (v verdict) String() string {
 	return string(v.state)
 }
 
-// transition is a server's verdict before and after a probe, or a change
+// transition is a server's judgement before and after a probe, or a change
 // of the lock, with what the line about it names.
 type transition struct {
-	was  *verdict // nil for the server's first probe
-	now  verdict
+	was  *judgement // nil for the server's first probe
+	now  judgement
 	res  *probe.Result
 	diff lockstore.Diff
 }
 
 func (t transition) changed() bool { return t.was == nil || !t.was.equal(t.now) }
 
-// logTransition writes the one line for a server whose verdict changed.
+// logTransition writes the one line for a server whose judgement changed.
 func logTransition(log *zap.Logger, server string, t transition) {
 	was, now, res, diff := t.was, t.now, t.res, t.diff
 	fields := []zap.Field{zap.String("server", server), zap.String("state", string(now.state))}

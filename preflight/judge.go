@@ -2,12 +2,13 @@ package preflight
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/verdict"
 )
 
 // stderrLines is how many of the last lines of a failed server's stderr a
@@ -15,9 +16,8 @@ import (
 const stderrLines = 5
 
 // judge compares one observation with its lock entry and lists what is
-// wrong, as the seed argued it: a missing locked tool, a failed probe and a
-// forbidden tool fail; an extra tool, a changed fingerprint and a server
-// without a lock entry are reported, and fail only under strict.
+// wrong. What fails is verdict.Judge's to say (the daemon judges with the
+// same rule); judge words each finding for people.
 func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerReport {
 	s := obs.Server
 	redacted := s.Redacted()
@@ -29,38 +29,16 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerRe
 		if !locked {
 			sr.Diff.Expected = []string{}
 		}
-		sr.add(failedProbe(res, sr.Diff.Expected))
+		for _, f := range verdict.Judge(res, sr.Diff, strict) {
+			sr.add(failedProbe(f, res))
+		}
 		return sr.settle()
 	}
 
 	d := lockstore.Compare(entry, locked, obs.Tools, s.Forbid)
 	sr.Diff = d
-	if len(d.Forbidden) > 0 {
-		sr.add(Problem{Kind: KindForbidden, Fails: true, Tools: d.Forbidden,
-			Message: fmt.Sprintf("%s forbidden by %s -> %s", count(len(d.Forbidden), "tool", "tools"), strings.Join(s.Forbid, ", "), strings.Join(d.Forbidden, ", "))})
-	}
-	if len(d.Missing) > 0 {
-		// The seed's line, so a log grep written for it keeps working.
-		sr.add(Problem{Kind: KindMissing, Fails: true, Tools: d.Missing,
-			Message: fmt.Sprintf("%d/%d tools missing -> %s", len(d.Missing), len(d.Expected), strings.Join(d.Missing, ", "))})
-	}
-	if len(d.SchemaChanged) > 0 {
-		sr.add(Problem{Kind: KindSchemaChanged, Fails: strict, Tools: d.SchemaChanged,
-			Message: fmt.Sprintf("input schema changed -> %s", strings.Join(d.SchemaChanged, ", ")),
-			Details: []string{"relock with 'mcpwatch lock --fingerprints --server " + s.Name + "' once the change is reviewed"}})
-	}
-	if len(d.DescriptionChanged) > 0 {
-		sr.add(Problem{Kind: KindDescriptionChanged, Fails: strict, Tools: d.DescriptionChanged,
-			Message: fmt.Sprintf("description changed -> %s", strings.Join(d.DescriptionChanged, ", ")),
-			Details: []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}})
-	}
-	switch {
-	case !locked:
-		sr.add(Problem{Kind: KindUnlocked, Fails: strict, Tools: d.Extra,
-			Message: fmt.Sprintf("not in the lock (%s seen); run 'mcpwatch lock --server %s' to lock it", count(len(res.Tools), "tool", "tools"), s.Name)})
-	case len(d.Extra) > 0:
-		sr.add(Problem{Kind: KindExtra, Fails: strict, Tools: d.Extra,
-			Message: fmt.Sprintf("%s not in the lock -> %s", count(len(d.Extra), "extra tool", "extra tools"), strings.Join(d.Extra, ", "))})
+	for _, f := range verdict.Judge(res, d, strict) {
+		sr.add(describe(f, s, res, d))
 	}
 	for _, w := range res.Warnings {
 		sr.add(Problem{Kind: KindWarning, Message: w})
@@ -68,14 +46,36 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerRe
 	return sr.settle()
 }
 
+// describe words one finding of a probe that succeeded.
+func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore.Diff) Problem {
+	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: f.Tools}
+	switch f.Kind {
+	case KindForbidden:
+		p.Message = fmt.Sprintf("%s forbidden by %s -> %s", count(len(f.Tools), "tool", "tools"), strings.Join(s.Forbid, ", "), strings.Join(f.Tools, ", "))
+	case KindMissing:
+		// The seed's line, so a log grep written for it keeps working.
+		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), strings.Join(f.Tools, ", "))
+	case KindSchemaChanged:
+		p.Message = fmt.Sprintf("input schema changed -> %s", strings.Join(f.Tools, ", "))
+		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + s.Name + "' once the change is reviewed"}
+	case KindDescriptionChanged:
+		p.Message = fmt.Sprintf("description changed -> %s", strings.Join(f.Tools, ", "))
+		p.Details = []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}
+	case KindUnlocked:
+		p.Message = fmt.Sprintf("not in the lock (%s seen); run 'mcpwatch lock --server %s' to lock it", count(len(res.Tools), "tool", "tools"), s.Name)
+	case KindExtra:
+		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), strings.Join(f.Tools, ", "))
+	default:
+		p.Message = string(f.Kind)
+	}
+	return p
+}
+
 // failedProbe describes a probe that saw nothing, and the locked tools it
 // therefore could not verify.
-func failedProbe(res *probe.Result, expected []string) Problem {
-	kind := KindProbeFailed
-	if res.Reason == probe.ReasonConfig {
-		kind = KindConfigError
-	}
-	p := Problem{Kind: kind, Fails: true, Tools: expected, Message: describeFailure(res)}
+func failedProbe(f verdict.Finding, res *probe.Result) Problem {
+	expected := f.Tools
+	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: expected, Message: describeFailure(res)}
 	if len(expected) > 0 {
 		p.Details = append(p.Details, fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), strings.Join(expected, ", ")))
 	}
@@ -120,21 +120,15 @@ func notConfigured(name string, entry lockstore.Entry, configSource string) Serv
 
 func (sr *ServerReport) add(p Problem) { sr.Problems = append(sr.Problems, p) }
 
-// settle sets the verdict: the most severe failing problem, else ok.
+// settle sets the verdict: the most severe failing problem, else ok, by
+// the verdict package's order.
 func (sr *ServerReport) settle() ServerReport {
-	sr.Verdict = VerdictOK
-	rank := func(k Kind) int { return slices.Index(severity, k) }
-	for _, p := range sr.Problems {
-		if p.Fails && (!sr.Failed || rank(p.Kind) < rank(sr.Verdict)) {
-			sr.Verdict, sr.Failed = p.Kind, true
-		}
+	findings := make([]verdict.Finding, len(sr.Problems))
+	for i, p := range sr.Problems {
+		findings[i] = verdict.Finding{Kind: p.Kind, Fails: p.Fails}
 	}
+	sr.Verdict, sr.Failed = verdict.Worst(findings)
 	return *sr
-}
-
-var severity = []Kind{
-	KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing,
-	KindSchemaChanged, KindDescriptionChanged, KindExtra, KindUnlocked, KindWarning,
 }
 
 // lastLines returns up to n non-empty trailing lines of s.

@@ -6,31 +6,33 @@ import (
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/verdict"
 )
 
 // ReportKind names the JSON shape of a Report (the --format json output and
 // the receipt), so a reader can tell a later, changed shape apart.
 const ReportKind = "mcpwatch.preflight/v1"
 
-// Kind is one thing found wrong, or worth a look, on one server.
-type Kind string
+// Kind is one thing found wrong, or worth a look, on one server; the
+// verdict package defines the kinds and their order.
+type Kind = verdict.Kind
 
 // Kinds, most severe first: a server's Verdict is the first failing one.
 const (
-	KindConfigError        Kind = "config_error"        // the probe target could not be built (unset variable, unreadable secret file)
-	KindNotConfigured      Kind = "not_configured"      // in the lock, not in the configuration
-	KindProbeFailed        Kind = "probe_failed"        // the server could not be probed
-	KindForbidden          Kind = "forbidden"           // a tool matching a forbid pattern is offered
-	KindMissing            Kind = "missing"             // a locked tool is not offered
-	KindSchemaChanged      Kind = "schema_changed"      // a locked input-schema fingerprint differs (fails with --strict)
-	KindDescriptionChanged Kind = "description_changed" // a locked description hash differs (fails with --strict)
-	KindExtra              Kind = "extra"               // an offered tool is not locked (fails with --strict)
-	KindUnlocked           Kind = "unlocked"            // the server has no lock entry (fails with --strict)
-	KindWarning            Kind = "warning"             // the probe succeeded with a remark; never fails
+	KindConfigError        = verdict.KindConfigError
+	KindNotConfigured      = verdict.KindNotConfigured
+	KindProbeFailed        = verdict.KindProbeFailed
+	KindForbidden          = verdict.KindForbidden
+	KindMissing            = verdict.KindMissing
+	KindSchemaChanged      = verdict.KindSchemaChanged
+	KindDescriptionChanged = verdict.KindDescriptionChanged
+	KindExtra              = verdict.KindExtra
+	KindUnlocked           = verdict.KindUnlocked
+	KindWarning            = verdict.KindWarning
 )
 
 // VerdictOK is the verdict of a server with no failing problem.
-const VerdictOK Kind = "ok"
+const VerdictOK = verdict.KindOK
 
 // Report is the outcome of one preflight run. It is what --format json
 // prints and what a receipt records.
