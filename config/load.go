@@ -16,6 +16,7 @@ package config
 //	inputs:                      # answers VS Code ${input:ID}; never prompted for
 //	  api-key: {env: API_KEY}    # from a variable, or
 //	  gh-token: {file: ./secrets/gh}  # from a file (one trailing newline trimmed)
+//	ignore: [flaky]              # servers not probed for now; their lock entries are kept
 //	servers:
 //	  report:                    # the name: the metrics' server label
 //	    command: ./bin/reportserver   # a process mcpwatch starts ...
@@ -118,6 +119,7 @@ func Load(path string) (*Config, error) {
 	if v, ok := root.get("imports"); ok {
 		imports = decodeImports(d, v, dir)
 	}
+	ignore, _ := root.strings("ignore")
 	var own []Server
 	if o, ok := root.sub("servers", false); ok {
 		for _, name := range o.keys() {
@@ -131,12 +133,14 @@ func Load(path string) (*Config, error) {
 
 	errs := d.errs
 	all := own
+	skippedImport := false
 	for _, im := range imports {
 		servers, err := loadClientConfig(im.path, cfg.Defaults, inputs)
 		var pe *fs.PathError
 		switch {
 		case err == nil:
 		case im.optional && errors.Is(err, fs.ErrNotExist):
+			skippedImport = true
 			continue
 		case errors.As(err, &pe):
 			errs = append(errs, &FieldError{File: abs, Key: im.key, Err: err,
@@ -154,7 +158,10 @@ func Load(path string) (*Config, error) {
 	}
 	servers, dupErrs := mergeServers(all)
 	errs = append(errs, dupErrs...)
-	if len(errs) == 0 && len(servers) == 0 {
+	servers, ignored, ignoreErrs := applyIgnore(abs, servers, ignore, skippedImport)
+	errs = append(errs, ignoreErrs...)
+	cfg.Ignore, cfg.Ignored = ignore, ignored
+	if len(errs) == 0 && len(servers) == 0 && len(ignore) == 0 {
 		errs = append(errs, &FieldError{File: abs, Problem: "no servers to watch; add servers: or imports:"})
 	}
 	if len(errs) > 0 {
@@ -162,6 +169,40 @@ func Load(path string) (*Config, error) {
 	}
 	cfg.Servers = servers
 	return cfg, nil
+}
+
+// applyIgnore leaves the servers named by ignore: out. A name that matches
+// no server is an error (a typo would otherwise probe the server it meant
+// to leave alone), unless an optional import was absent: it may come from
+// there on another machine.
+func applyIgnore(file string, servers []Server, ignore []string, skippedImport bool) (kept, ignored []Server, errs []error) {
+	if len(ignore) == 0 {
+		return servers, nil, nil
+	}
+	var names []string
+	for _, s := range servers {
+		names = append(names, s.Name)
+	}
+	for i, name := range ignore {
+		if contains(names, name) || skippedImport {
+			continue
+		}
+		hint := "remove it"
+		if s := closest(name, names); s != "" {
+			hint = fmt.Sprintf("did you mean %s?", s)
+		}
+		errs = append(errs, &FieldError{File: file, Key: fmt.Sprintf("ignore[%d]", i),
+			Problem: fmt.Sprintf("%q names no configured server; %s", name, hint)})
+	}
+	kept = servers[:0:0]
+	for _, s := range servers {
+		if contains(ignore, s.Name) {
+			ignored = append(ignored, s)
+		} else {
+			kept = append(kept, s)
+		}
+	}
+	return kept, ignored, errs
 }
 
 // parseYAML reads the file through koanf, which keeps the nested map (server

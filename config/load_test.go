@@ -75,6 +75,8 @@ func TestLoadErrors(t *testing.T) {
 			"testdata/bad/import_missing.yml: imports[0]: cannot read testdata/bad/clients/nope.json (no such file or directory); fix the path, or write {path: ..., optional: true} if it may be absent"},
 		{"import_not_client_config.yml",
 			"testdata/bad/clients/package.json: holds no mcpServers or servers; is it a Claude Code, Claude Desktop, Cursor or VS Code MCP config?"},
+		{"ignore_unknown.yml",
+			"testdata/bad/ignore_unknown.yml: ignore[0]: \"reprot\" names no configured server; did you mean report?"},
 		{"imports_not_list.yml",
 			"testdata/bad/imports_not_list.yml: imports: expected a list of client config files, got a string"},
 		{"inputs_both.yml",
@@ -100,7 +102,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown_tls_key.yml",
 			"testdata/bad/unknown_tls_key.yml: servers.remote.tls.ca: unknown key; did you mean ca_file? (known keys here: ca_file, insecure_skip_verify)"},
 		{"unknown_top_key.yml",
-			"testdata/bad/unknown_top_key.yml: server: unknown key; did you mean servers? (known keys here: defaults, imports, inputs, lock, servers)"},
+			"testdata/bad/unknown_top_key.yml: server: unknown key; did you mean servers? (known keys here: defaults, ignore, imports, inputs, lock, servers)"},
 		{"url_without_scheme.yml",
 			"testdata/bad/url_without_scheme.yml: servers.remote.url: must start with http:// or https://"},
 		{"zero_timeout.yml",
@@ -154,8 +156,9 @@ func TestLoadFull(t *testing.T) {
 	for _, s := range cfg.Servers {
 		names = append(names, s.Name)
 	}
-	// experimental is excluded; the optional desktop import is absent.
-	if got, want := strings.Join(names, " "), "github legacy-events local-tools perplexity remote report report-cc report-remote"; got != want {
+	// experimental is excluded; legacy-events is ignored; the optional
+	// desktop import is absent.
+	if got, want := strings.Join(names, " "), "github local-tools perplexity remote report report-cc report-remote"; got != want {
 		t.Fatalf("servers = %s, want %s", got, want)
 	}
 
@@ -186,9 +189,6 @@ func TestLoadFull(t *testing.T) {
 		{"report-remote", probe.Target{
 			URL: "https://reports.example.com/mcp", Transport: probe.TransportHTTP,
 			Headers: map[string]string{"Authorization": "Bearer rep-1"}, Era: probe.EraAuto,
-		}, 10 * time.Second, "@every 30s", nil, "clients/claude-code/.mcp.json"},
-		{"legacy-events", probe.Target{
-			URL: "https://events.example.com/sse", Transport: probe.TransportSSE, Era: probe.EraAuto,
 		}, 10 * time.Second, "@every 30s", nil, "clients/claude-code/.mcp.json"},
 		{"github", probe.Target{
 			URL: "https://api.githubcopilot.com/mcp/", Transport: probe.TransportHTTP,
@@ -222,6 +222,9 @@ func TestLoadFull(t *testing.T) {
 	}
 	if _, ok := cfg.Server("experimental"); ok {
 		t.Error("excluded server experimental is watched")
+	}
+	if _, ok := cfg.Server("legacy-events"); ok || !reflect.DeepEqual(cfg.Ignore, []string{"legacy-events"}) {
+		t.Errorf("ignored server legacy-events is watched, or Ignore = %q", cfg.Ignore)
 	}
 }
 

@@ -17,6 +17,11 @@ type Config struct {
 	Defaults Defaults // defaults applied to every server that does not set its own
 	Servers  []Server // sorted by name; imported servers included
 	Lock     string   // lock file path, relative paths resolved against the config file's directory
+	// Ignore names servers that are configured but not probed for now (a
+	// broken server that must not block the others): they are left out of
+	// Servers, and their lock entries are kept as they are.
+	Ignore  []string
+	Ignored []Server // the servers Ignore left out, for a --server that names one
 }
 
 // Defaults apply to every server unless it sets its own.

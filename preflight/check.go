@@ -19,6 +19,10 @@ type Input struct {
 	// configuration and of the lock. The caller rejects names found in
 	// neither.
 	Servers []string
+	// Skip names servers not to probe or judge (--skip, and the
+	// configuration's ignore:): configured or locked, they are listed in
+	// the report as skipped and fail nothing.
+	Skip []string
 }
 
 // Check probes the selected servers once and compares each with its lock
@@ -31,7 +35,9 @@ func Check(ctx context.Context, in Input, opts Options) *Report {
 		Config: in.ConfigSource, Lock: in.LockPath, Servers: []ServerReport{},
 	}
 
-	selected := func(name string) bool { return len(in.Servers) == 0 || slices.Contains(in.Servers, name) }
+	selected := func(name string) bool {
+		return (len(in.Servers) == 0 || slices.Contains(in.Servers, name)) && !slices.Contains(in.Skip, name)
+	}
 	var servers []config.Server
 	configured := map[string]bool{}
 	for _, s := range in.Config.Servers {
@@ -45,6 +51,12 @@ func Check(ctx context.Context, in Input, opts Options) *Report {
 		entry, locked := in.Lock.Entry(obs.Server.Name)
 		r.Servers = append(r.Servers, judge(obs, entry, locked, opts.Strict))
 	}
+	for _, name := range in.Skip {
+		if (len(in.Servers) == 0 || slices.Contains(in.Servers, name)) && !slices.Contains(r.Skipped, name) {
+			r.Skipped = append(r.Skipped, name)
+		}
+	}
+	slices.Sort(r.Skipped)
 	for _, name := range in.Lock.Servers() {
 		if !configured[name] && selected(name) {
 			entry, _ := in.Lock.Entry(name)

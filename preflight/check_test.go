@@ -1,6 +1,7 @@
 package preflight_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestCheckVerdicts(t *testing.T) {
 			messages: []string{"input schema changed -> fetch_daily_report", "description changed -> list_report_dates"}},
 		{name: "unlocked server passes", server: testServer(probetest.Config{}, nil),
 			lock: `{}`, wantOK: true, verdict: preflight.VerdictOK,
-			messages: []string{"not in the lock (2 tools seen); run 'mcpwatch lock --server report'"}},
+			messages: []string{"not locked yet (2 tools seen): run 'mcpwatch lock --server report'"}},
 		{name: "unlocked server fails strict", server: testServer(probetest.Config{}, nil),
 			lock: `{}`, strict: true, verdict: preflight.KindUnlocked},
 		{name: "stalled", server: testServer(probetest.Config{Behavior: probetest.StallToolsList}, nil),
@@ -150,4 +151,45 @@ func assertInOrder(t *testing.T, text string, parts ...string) {
 		}
 		rest = rest[i+len(p):]
 	}
+}
+
+// A skipped server (--skip, ignore:) is neither probed nor judged: a broken
+// one does not fail the run, and one that is only in the lock does not
+// count as gone from the configuration.
+func TestCheckSkip(t *testing.T) {
+	lock := `{"broken": ["a_tool"], "ignored": ["b_tool"], "report": ["fetch_daily_report", "list_report_dates"]}`
+	servers := map[string]map[string]any{
+		"report": testServer(probetest.Config{}, nil),
+		"broken": {"command": "/nonexistent/no-such-binary"},
+	}
+	cfg := loadConfig(t, servers)
+	in := preflight.Input{Config: cfg, Lock: parseLock(t, lock)}
+
+	all := preflight.Check(t.Context(), in, preflight.Options{})
+	if all.OK || all.Totals.Failed != 2 {
+		t.Fatalf("without skips: ok %v, totals %+v", all.OK, all.Totals)
+	}
+	in.Skip = []string{"ignored", "broken"}
+	r := preflight.Check(t.Context(), in, preflight.Options{})
+	if !r.OK || len(r.Servers) != 1 || r.Servers[0].Name != "report" || !slices.Equal(r.Skipped, []string{"broken", "ignored"}) {
+		t.Fatalf("ok %v, servers %+v, skipped %q", r.OK, r.Servers, r.Skipped)
+	}
+	var text, junit strings.Builder
+	if err := preflight.WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, text.String(), "MCP preflight OK", "skipped (not probed, --skip or ignore:): broken, ignored")
+	if err := preflight.WriteJUnit(&junit, r); err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, junit.String(), `skipped="2"`, `<testcase name="report"`, `<testcase name="broken"`, `<skipped message="not probed`)
+}
+
+// An unlocked server that cannot be probed says how to lock it once it
+// answers.
+func TestCheckNotLockedYet(t *testing.T) {
+	cfg := loadConfig(t, map[string]map[string]any{"broken": {"command": "/nonexistent/no-such-binary"}})
+	r := preflight.Check(t.Context(), preflight.Input{Config: cfg, Lock: parseLock(t, `{}`)}, preflight.Options{})
+	s := serverReport(t, r, "broken")
+	assertInOrder(t, strings.Join(s.Problems[0].Details, "\n"), "not locked yet: run 'mcpwatch lock --server broken' once it answers")
 }

@@ -30,7 +30,11 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerRe
 			sr.Diff.Expected = []string{}
 		}
 		for _, f := range verdict.Judge(res, sr.Diff, strict) {
-			sr.add(failedProbe(f, res))
+			p := failedProbe(f, res)
+			if !locked {
+				p.Details = append(p.Details, fmt.Sprintf("not locked yet: run 'mcpwatch lock --server %s' once it answers", s.Name))
+			}
+			sr.add(p)
 		}
 		return sr.settle()
 	}
@@ -62,7 +66,7 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 		p.Message = fmt.Sprintf("description changed -> %s", strings.Join(f.Tools, ", "))
 		p.Details = []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}
 	case KindUnlocked:
-		p.Message = fmt.Sprintf("not in the lock (%s seen); run 'mcpwatch lock --server %s' to lock it", count(len(res.Tools), "tool", "tools"), s.Name)
+		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), s.Name)
 	case KindExtra:
 		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), strings.Join(f.Tools, ", "))
 	default:

@@ -44,7 +44,12 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -100,10 +105,17 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		c.SystemOut = strings.Join(notes, "\n")
 		suite.Cases = append(suite.Cases, c)
 	}
+	for _, name := range r.Skipped {
+		suite.Cases = append(suite.Cases, junitCase{Name: name, Classname: junitClassname, Time: "0",
+			Skipped: &junitSkipped{Message: "not probed: skipped with --skip or ignore:"}})
+	}
 	suite.Tests = len(suite.Cases)
 	for _, c := range suite.Cases {
-		if c.Failure != nil {
+		switch {
+		case c.Failure != nil:
 			suite.Failures++
+		case c.Skipped != nil:
+			suite.Skipped++
 		}
 	}
 	doc := junitSuites{Name: "mcpwatch", Tests: suite.Tests, Failures: suite.Failures, Time: suite.Time, Suites: []junitSuite{suite}}

@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
@@ -20,6 +21,9 @@ type RelockOptions struct {
 	// (relocking every configured server); without it they are kept byte
 	// for byte (relocking chosen servers).
 	Prune bool
+	// Keep names servers whose old entries stay byte for byte even when
+	// pruning: the ones skipped on purpose (--skip, ignore:).
+	Keep []string
 }
 
 // Refusal is why a server cannot be locked now.
@@ -80,7 +84,7 @@ func Relock(old *lockstore.Lock, observations []Observation, opts RelockOptions)
 	}
 	if opts.Prune {
 		for _, name := range old.Servers() {
-			if !seen[name] {
+			if !seen[name] && !slices.Contains(opts.Keep, name) {
 				next.Remove(name)
 			}
 		}

@@ -133,3 +133,19 @@ func TestRelockSeedLockUnchanged(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", got, seed)
 	}
 }
+
+// Relocking every server keeps the entries of skipped ones byte for byte.
+func TestRelockKeepsSkipped(t *testing.T) {
+	old := "{\n  \"gone\": [\"x\"],\n  \"skipped\": [\n    \"b\",\n    \"a\"\n  ]\n}"
+	obs := observe(t, map[string]map[string]any{"report": testServer(probetest.Config{}, nil)})
+	plan, err := preflight.Relock(parseLock(t, old), obs, preflight.RelockOptions{Prune: true, Keep: []string{"skipped"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plan.Lock.Servers(); !slices.Equal(got, []string{"report", "skipped"}) {
+		t.Fatalf("servers %q, want report and skipped (gone pruned)", got)
+	}
+	if got := string(plan.Lock.Marshal()); !strings.Contains(got, "\"skipped\": [\n    \"b\",\n    \"a\"\n  ]") {
+		t.Errorf("the skipped entry changed:\n%s", got)
+	}
+}

@@ -50,6 +50,9 @@ type Report struct {
 	Error   string         `json:"error,omitempty"`
 	Totals  Totals         `json:"totals"`
 	Servers []ServerReport `json:"servers"`
+	// Skipped names the servers left out on purpose (--skip, ignore:):
+	// neither probed nor judged.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Totals count what a run saw.

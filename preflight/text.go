@@ -44,6 +44,9 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(b, "  info: %s: %s\n", s.Name, p.Message)
 		}
 	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(b, "  skipped (not probed, --skip or ignore:): %s\n", strings.Join(r.Skipped, ", "))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
