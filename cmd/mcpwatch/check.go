@@ -32,9 +32,16 @@ changed schema or description fingerprints, and servers not in the lock.
 
 With no --config.file it reads ./mcpwatch.yml if there is one, else
 ./.mcp.json (or $MCP_CONFIG) with the lock ./mcp-tools.lock.json (or
-$MCP_TOOL_LOCK) and the timeout $MCP_PROBE_TIMEOUT_S, as the seed's
-preflight script did. --config.file may also name a client config
-(.mcp.json, claude_desktop_config.json, .vscode/mcp.json).
+$MCP_TOOL_LOCK) and the timeout $MCP_PROBE_TIMEOUT_S: the files and
+variables of a preflight script that reads .mcp.json and a tool lock, so
+mcpwatch drops in where one ran. --config.file may also name a client
+config (.mcp.json, claude_desktop_config.json, .vscode/mcp.json).
+
+One broken server need not block the others: --skip NAME (repeatable)
+leaves it out, and ignore: [NAME] in mcpwatch.yml does so for every run
+(a --server naming it probes it anyway). Skipped servers are listed, not
+judged. A configured server with no lock entry is reported as not locked
+yet, with the 'mcpwatch lock --server NAME' that locks it.
 
 Probes run at once up to defaults.concurrency, stdio servers up to
 defaults.stdio_concurrency (mcpwatch.yml); the servers of a client config
@@ -43,8 +50,8 @@ are all started at once, as the client starts them.
 Formats: text (for people); json (the full report); junit (JUnit XML, one
 testcase per server); github (text and ::error annotations on stdout, and
 a Markdown summary appended to $GITHUB_STEP_SUMMARY or written to
---output). With --output, json and junit go to the file and the text to
-stdout. --receipt writes a JSON record of everything observed (handshake,
+--output). --output names the file the format goes to; with json and
+junit the text goes to stdout besides. --receipt writes a JSON record of everything observed (handshake,
 versions, tools and schemas, timings, verdicts), with no secret in it.
 
 Exit codes: 0 every locked tool is present; 78 a locked tool is missing, a
@@ -59,24 +66,20 @@ Examples:
   mcpwatch check                                   # then, before every run
   mcpwatch check --format junit --output mcp-preflight.xml --receipt mcp-receipt.json
   mcpwatch check --format github --strict --server report
+  mcpwatch check --skip flaky                      # all but one broken server
 `
 
 type checkFlags struct {
-	configFile string
-	lockFile   string
-	timeout    time.Duration
-	servers    []string
-	format     string
-	output     string
-	receipt    string
-	strict     bool
+	preflightFlags
+	out     outputFlags
+	receipt string
+	strict  bool
 }
 
 func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
 	fs := newFlagSet("check")
-	addPreflightFlags(fs, &f.configFile, &f.lockFile, &f.timeout, &f.servers)
-	fs.StringVar(&f.format, "format", "text", "output format: text, json, junit or github")
-	fs.StringVarP(&f.output, "output", "o", "", "write the json or junit report (github: the Markdown summary) to this `file` instead of stdout")
+	addPreflightFlags(fs, &f.preflightFlags)
+	addOutputFlags(fs, &f.out, "write the report (github: the Markdown summary) to this `file` instead of stdout", "text", "json", "junit", "github")
 	fs.StringVar(&f.receipt, "receipt", "", "write a redacted JSON receipt of everything observed to this `file`")
 	fs.BoolVar(&f.strict, "strict", false, "also fail on extra tools, changed fingerprints and servers not in the lock")
 	return fs
@@ -86,10 +89,10 @@ func cmdCheck(ctx context.Context, c *cli, args []string) int {
 	var f checkFlags
 	fs := newCheckFlagSet(&f)
 	if code, ok := parseArgs(c, fs, checkHelp, args, func() error {
-		if err := checkPreflightArgs(fs, f.timeout); err != nil {
+		if err := f.preflightFlags.check(fs); err != nil {
 			return err
 		}
-		return oneOf("format", f.format, "text", "json", "junit", "github")
+		return f.out.check()
 	}); !ok {
 		return code
 	}
@@ -99,7 +102,7 @@ func cmdCheck(ctx context.Context, c *cli, args []string) int {
 	setup, err := loadPreflight(c, f.configFile, f.lockFile)
 	if err == nil {
 		err = setup.readLock(true)
-		if uerr := setup.selectServers(f.servers, true); uerr != nil {
+		if uerr := setup.selectServers(&f.preflightFlags, true); uerr != nil {
 			fmt.Fprintf(c.stderr, "mcpwatch check: %v\n", uerr)
 			return exitUsage
 		}
@@ -112,7 +115,7 @@ func cmdCheck(ctx context.Context, c *cli, args []string) int {
 		opts.Strict = f.strict
 		report = preflight.Check(ctx, preflight.Input{
 			Config: setup.cfg, ConfigSource: setup.source,
-			Lock: setup.lock, LockPath: setup.lockPath, Servers: f.servers,
+			Lock: setup.lock, LockPath: setup.lockPath, Servers: f.servers, Skip: setup.skip,
 		}, opts)
 	}
 
@@ -153,20 +156,21 @@ func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
 		}
 	}
 
-	switch f.format {
+	output := f.out.output
+	switch f.out.format {
 	case "text":
-		if f.output != "" {
-			toFile(f.output, preflight.WriteText)
+		if output != "" {
+			toFile(output, preflight.WriteText)
 		} else {
 			toStdout(preflight.WriteText)
 		}
 	case "json", "junit":
 		write := preflight.WriteJSON
-		if f.format == "junit" {
+		if f.out.format == "junit" {
 			write = preflight.WriteJUnit
 		}
-		if f.output != "" {
-			toFile(f.output, write)
+		if output != "" {
+			toFile(output, write)
 			toStdout(preflight.WriteText)
 		} else {
 			toStdout(write)
@@ -175,8 +179,8 @@ func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
 		toStdout(preflight.WriteText)
 		toStdout(preflight.WriteAnnotations)
 		switch summary := c.getenv("GITHUB_STEP_SUMMARY"); {
-		case f.output != "":
-			toFile(f.output, preflight.WriteMarkdown)
+		case output != "":
+			toFile(output, preflight.WriteMarkdown)
 		case summary != "":
 			if err := appendMarkdown(summary, r); err != nil {
 				errs = append(errs, err)

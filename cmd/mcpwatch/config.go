@@ -39,13 +39,13 @@ Flags:
 
 type configFlags struct {
 	configFile string
-	output     string
+	out        outputFlags
 }
 
 func newConfigFlagSet(f *configFlags) *pflag.FlagSet {
 	fs := newFlagSet("config check")
-	fs.StringVarP(&f.configFile, "config.file", "c", "", "configuration `file`: an mcpwatch.yml or a client config such as .mcp.json (default ./mcpwatch.yml, else ./.mcp.json)")
-	fs.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
+	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", "text", "json")
 	return fs
 }
 
@@ -68,7 +68,7 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 		if fs.NArg() > 0 {
 			return usagef("unexpected argument %q", fs.Arg(0))
 		}
-		return oneOf("output", f.output, "text", "json")
+		return f.out.check()
 	}); !ok {
 		return code
 	}
@@ -83,20 +83,22 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 	}
 	problems := cfg.Check(c.lookupEnv)
 
-	if f.output == "json" {
-		if err := writeConfigJSON(c.stdout, cfg, source, problems); err != nil {
-			fmt.Fprintf(c.stderr, "mcpwatch config check: write the result: %v\n", err)
-			return exitFailed
-		}
-	} else {
-		writeConfigText(c.stdout, cfg, source)
-		if len(problems) > 0 {
-			fmt.Fprintf(c.stdout, "\n%d problem(s) a probe would meet now:\n", len(problems))
-			for _, p := range problems {
-				fmt.Fprintf(c.stdout, "  - %v\n", p)
+	if err := f.out.write(c, map[string]func(io.Writer) error{
+		"text": func(w io.Writer) error {
+			writeConfigText(w, cfg, source)
+			if len(problems) > 0 {
+				fmt.Fprintf(w, "\n%d problem(s) a probe would meet now:\n", len(problems))
+				for _, p := range problems {
+					fmt.Fprintf(w, "  - %v\n", p)
+				}
 			}
-		}
-		fmt.Fprintf(c.stdout, "\n%s: %d server(s), %d problem(s)\n", verdict(problems), len(cfg.Servers), len(problems))
+			_, err := fmt.Fprintf(w, "\n%s: %d server(s), %d problem(s)\n", verdict(problems), len(cfg.Servers), len(problems))
+			return err
+		},
+		"json": func(w io.Writer) error { return writeConfigJSON(w, cfg, source, problems) },
+	}); err != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch config check: write the result: %v\n", err)
+		return exitFailed
 	}
 	if len(problems) > 0 {
 		return exitConfig
@@ -181,6 +183,9 @@ func writeConfigText(w io.Writer, cfg *config.Config, source string) {
 	fmt.Fprintf(w, "lock:          %s\n", cfg.Lock)
 	fmt.Fprintf(w, "defaults:      timeout %s, schedule %q, era %s, concurrency %d (stdio %d), max message %d bytes\n",
 		d.Timeout, d.Schedule, d.Era, d.Concurrency, d.StdioConcurrency, d.MaxMessageBytes)
+	if len(cfg.Ignore) > 0 {
+		fmt.Fprintf(w, "ignored:       %s (not probed)\n", strings.Join(cfg.Ignore, ", "))
+	}
 	for _, s := range cfg.Servers {
 		r := s.Redacted()
 		fmt.Fprintf(w, "\n%s  (%s, from %s)\n", r.Name, r.Transport, r.Source)
@@ -255,6 +260,7 @@ type configReport struct {
 	Lock     string                  `json:"lock"`
 	Defaults configReportDefaults    `json:"defaults"`
 	Servers  []config.RedactedServer `json:"servers"`
+	Ignored  []string                `json:"ignored,omitempty"`
 	Problems []string                `json:"problems"`
 	OK       bool                    `json:"ok"`
 }
@@ -278,6 +284,7 @@ func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []
 		Defaults: configReportDefaults{Timeout: d.Timeout.String(), Schedule: d.Schedule, Concurrency: d.Concurrency,
 			StdioConcurrency: d.StdioConcurrency, Era: string(d.Era), MaxMessageBytes: d.MaxMessageBytes},
 		Servers:  make([]config.RedactedServer, 0, len(cfg.Servers)),
+		Ignored:  cfg.Ignore,
 		Problems: make([]string, 0, len(problems)),
 		OK:       len(problems) == 0,
 	}

@@ -79,7 +79,8 @@ func TestConfigCheck(t *testing.T) {
 		{name: "no subcommand", code: exitUsage, stderr: []string{"Usage:", "mcpwatch config check"}},
 		{name: "help", args: []string{"check", "--help"}, code: exitOK, stdout: []string{"Usage:", "--config.file"}},
 		{name: "unknown subcommand", args: []string{"lint"}, code: exitUsage, stderr: []string{`unknown subcommand "lint"`}},
-		{name: "bad output", args: []string{"check", "-o", "yaml"}, code: exitUsage, stderr: []string{"--output \"yaml\": want one of text, json", "mcpwatch config check --help"}},
+		{name: "bad format", args: []string{"check", "--format", "yaml"}, code: exitUsage, stderr: []string{"--format \"yaml\": want one of text, json", "mcpwatch config check --help"}},
+		{name: "output as the format, the old spelling", args: []string{"check", "-o", "json"}, code: exitUsage, stderr: []string{"--output \"json\": --output names the file to write; for the output format write --format json"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func TestConfigCheckJSON(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mcpwatch.yml")
 	writeTestFile(t, file, secretConfig)
-	code, stdout, _ := runConfig(t, nil, "check", "-c", file, "-o", "json")
+	code, stdout, _ := runConfig(t, nil, "check", "-c", file, "--format", "json")
 	if code != exitConfig { // secrets/token is absent and the variable unset
 		t.Errorf("exit %d", code)
 	}

@@ -1,12 +1,26 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
 )
+
+// Every subcommand defines its flags in one place, its newXFlagSet; the
+// flags several share are added by the helpers below, so a flag means the
+// same thing wherever it appears:
+//
+//	--format NAME      the output format (text, json, ...)
+//	--output, -o FILE  the file the output goes to instead of stdout
+//	--config.file, -c  the configuration (default ./mcpwatch.yml, else ./.mcp.json)
 
 // newFlagSet returns the flag set of a command, named as the command line
 // names it ("check", "config check"). It prints nothing itself: parseArgs
@@ -37,4 +51,100 @@ func parseArgs(c *cli, fs *pflag.FlagSet, help string, args []string, check func
 		return exitUsage, false
 	}
 	return exitOK, true
+}
+
+// configFileUsage is --config.file's help in every command that reads a
+// configuration.
+const configFileUsage = "configuration `file`: an mcpwatch.yml or a client config such as .mcp.json (default ./mcpwatch.yml, else ./.mcp.json)"
+
+// outputFlags are --format and --output.
+type outputFlags struct {
+	format  string
+	output  string
+	formats []string // the formats the command writes; the first is the default
+}
+
+// addOutputFlags adds --format (one of formats, the first the default) and
+// --output to fs. fileUsage says what goes to the file.
+func addOutputFlags(fs *pflag.FlagSet, o *outputFlags, fileUsage string, formats ...string) {
+	o.formats = formats
+	fs.StringVar(&o.format, "format", formats[0], "output `format`: "+orList(formats))
+	fs.StringVarP(&o.output, "output", "o", "", fileUsage)
+}
+
+// allFormats are the format names of every command: an --output that is
+// one of them is the old spelling of --format (probe and config check took
+// -o as the format).
+var allFormats = []string{"text", "json", "junit", "github"}
+
+// check validates --format, and refuses an --output that names a format.
+func (o *outputFlags) check() error {
+	if slices.Contains(allFormats, o.output) {
+		return usagef("--output %q: --output names the file to write; for the output format write --format %s (and ./%s for a file of that name)", o.output, o.output, o.output)
+	}
+	return oneOf("format", o.format, o.formats...)
+}
+
+// write writes the output in the chosen format with render[format]: to
+// --output when given (then, for a format other than text, the text goes
+// to stdout too, for the log), else to stdout.
+func (o *outputFlags) write(c *cli, render map[string]func(io.Writer) error) error {
+	if o.output == "" {
+		if err := render[o.format](c.stdout); err != nil {
+			return fmt.Errorf("write to stdout: %w", err)
+		}
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := render[o.format](&buf); err != nil {
+		return err
+	}
+	if err := lockstore.WriteFile(o.output, buf.Bytes()); err != nil {
+		return err // it names the file
+	}
+	if text := render["text"]; o.format != "text" && text != nil {
+		if err := text(c.stdout); err != nil {
+			return fmt.Errorf("write to stdout: %w", err)
+		}
+	}
+	return nil
+}
+
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// preflightFlags are the flags check and lock share.
+type preflightFlags struct {
+	configFile string
+	lockFile   string
+	timeout    time.Duration
+	servers    []string
+	skip       []string
+}
+
+func addPreflightFlags(fs *pflag.FlagSet, f *preflightFlags) {
+	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
+	fs.StringVarP(&f.lockFile, "lock.file", "l", "", "lock `file` (default: the configuration's lock, mcp-tools.lock.json)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s)")
+	fs.StringArrayVar(&f.servers, "server", nil, "only this server (repeatable; default every server but the ignored ones)")
+	fs.StringArrayVar(&f.skip, "skip", nil, "leave this server out: not probed, its lock entry kept (repeatable; as ignore: in mcpwatch.yml)")
+}
+
+func (f *preflightFlags) check(fs *pflag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if fs.Changed("timeout") && f.timeout <= 0 {
+		return usagef("--timeout must be positive, got %s", f.timeout)
+	}
+	for _, name := range f.skip {
+		if slices.Contains(f.servers, name) {
+			return usagef("--server %s and --skip %s contradict each other; keep one", name, name)
+		}
+	}
+	return nil
 }

@@ -3,14 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/preflight"
 )
@@ -29,13 +30,19 @@ a server lists no tools, unless --allow-empty (a missing credential looks
 exactly like an empty list), and when the lock file changed while the
 servers were probed (writing would drop that change). With --server it
 relocks only those servers and keeps every other server's lines byte for
-byte; without, the lock holds exactly the configured servers.
+byte; without, the lock holds exactly the configured servers. --skip NAME
+(repeatable) and ignore: [NAME] in mcpwatch.yml leave a server out: it is
+not probed and its lock entry is kept as it is, so one broken server does
+not stop the others from being locked.
 
-The lock is the seed's format, {"server": ["tool_a", "tool_b"]}, which the
-seed's preflight script reads too. --fingerprints also records each tool's
-input-schema fingerprint and description hash, so 'mcpwatch check --strict'
-catches a changed schema; a server locked with them keeps them.
+The lock is plain JSON, {"server": ["tool_a", "tool_b"]}, the format a
+preflight script that reads .mcp.json and a tool lock would use too.
+--fingerprints also records each tool's input-schema fingerprint and
+description hash, so 'mcpwatch check --strict' catches a changed schema; a
+server locked with them keeps them.
 
+--format json writes what happened (written, unchanged, refused, with
+each refusal and change) for scripts; --output writes it to a file.
 Configuration as for 'mcpwatch check' (see its --help).
 
 Exit codes: 0 written, or unchanged; 78 refused, or the configuration or
@@ -46,26 +53,54 @@ Flags:
 %s`
 
 type lockFlags struct {
-	configFile   string
-	lockFile     string
-	timeout      time.Duration
-	servers      []string
+	preflightFlags
+	out          outputFlags
 	allowEmpty   bool
 	fingerprints bool
 }
 
 func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
 	fs := newFlagSet("lock")
-	addPreflightFlags(fs, &f.configFile, &f.lockFile, &f.timeout, &f.servers)
+	addPreflightFlags(fs, &f.preflightFlags)
+	addOutputFlags(fs, &f.out, "write the outcome to this `file` instead of stdout", "text", "json")
 	fs.BoolVar(&f.allowEmpty, "allow-empty", false, "lock a server that lists no tools as offering none")
 	fs.BoolVar(&f.fingerprints, "fingerprints", false, "also lock each tool's input-schema fingerprint and description hash")
 	return fs
 }
 
+// lockOutcome is what one 'mcpwatch lock' did: the --format json output,
+// and what the text is written from.
+type lockOutcome struct {
+	Kind     string           `json:"kind"`
+	Lock     string           `json:"lock"`
+	Config   string           `json:"config,omitempty"`
+	Outcome  string           `json:"outcome"` // written, unchanged, refused, interrupted or failed
+	Error    string           `json:"error,omitempty"`
+	Servers  int              `json:"servers_probed"`
+	Duration preflight.Millis `json:"duration_ms"`
+	// Refused names each server that could not be locked now, and why.
+	Refused []preflight.Refusal `json:"refused,omitempty"`
+	Changes []lockChange        `json:"changes,omitempty"`
+	Skipped []string            `json:"skipped,omitempty"`
+	Summary string              `json:"summary,omitempty"` // "2 tools of 1 server": what the lock holds now
+
+	code int
+}
+
+type lockChange struct {
+	lockstore.Change
+	Note string `json:"note,omitempty"` // "new server", "server no longer configured: dropped"
+}
+
 func cmdLock(ctx context.Context, c *cli, args []string) int {
 	var f lockFlags
 	fs := newLockFlagSet(&f)
-	if code, ok := parseArgs(c, fs, lockHelp, args, func() error { return checkPreflightArgs(fs, f.timeout) }); !ok {
+	if code, ok := parseArgs(c, fs, lockHelp, args, func() error {
+		if err := f.preflightFlags.check(fs); err != nil {
+			return err
+		}
+		return f.out.check()
+	}); !ok {
 		return code
 	}
 
@@ -75,75 +110,137 @@ func cmdLock(ctx context.Context, c *cli, args []string) int {
 			err = fmt.Errorf("%w\nthe old lock must be readable to relock: fix it, or move it away to start afresh", err)
 		}
 	}
-	if err != nil {
-		fmt.Fprintf(c.stdout, "refusing to write the lock: %v\n", err)
-		return exitConfig
-	}
-	if err := setup.selectServers(f.servers, false); err != nil {
-		fmt.Fprintf(c.stderr, "mcpwatch lock: %v\n", err)
-		return exitUsage
-	}
-
-	var servers []config.Server
-	for _, s := range setup.cfg.Servers {
-		if len(f.servers) == 0 || slices.Contains(f.servers, s.Name) {
-			servers = append(servers, s)
+	if err == nil {
+		if uerr := setup.selectServers(&f.preflightFlags, false); uerr != nil {
+			fmt.Fprintf(c.stderr, "mcpwatch lock: %v\n", uerr)
+			return exitUsage
 		}
 	}
+	o := relock(ctx, c, &f, setup, err)
+	if o.Outcome == "failed" {
+		fmt.Fprintf(c.stderr, "mcpwatch lock: %s\n", o.Error)
+	}
+	if werr := f.out.write(c, map[string]func(io.Writer) error{
+		"text": o.writeText,
+		"json": o.writeJSON,
+	}); werr != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch lock: %v\n", werr)
+		if o.code == exitOK {
+			return exitFailed
+		}
+	}
+	return o.code
+}
+
+// relock probes and writes the lock, unless setupErr or what the probes
+// saw forbids it.
+func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, setupErr error) *lockOutcome {
+	o := &lockOutcome{Kind: "mcpwatch.lock/v1", Lock: setup.lockPath, Config: setup.source, Skipped: setup.skip}
+	refuse := func(err error) *lockOutcome {
+		o.Outcome, o.Error, o.code = "refused", err.Error(), exitConfig
+		return o
+	}
+	if setupErr != nil {
+		return refuse(setupErr)
+	}
+
+	servers := setup.probed(f.servers)
 	started := time.Now()
 	observations := preflight.Observe(ctx, servers, setup.options(c, f.timeout))
-	took := time.Since(started)
+	o.Servers, o.Duration = len(servers), preflight.Millis(time.Since(started))
 	if ctx.Err() != nil {
-		fmt.Fprintf(c.stdout, "interrupted: %s left unchanged\n", setup.lockPath)
-		return exitSignals
+		o.Outcome, o.code = "interrupted", exitSignals
+		return o
 	}
 
 	plan, err := preflight.Relock(setup.lock, observations, preflight.RelockOptions{
-		AllowEmpty: f.allowEmpty, Fingerprints: f.fingerprints, Prune: len(f.servers) == 0,
+		AllowEmpty: f.allowEmpty, Fingerprints: f.fingerprints, Prune: len(f.servers) == 0, Keep: setup.skip,
 	})
 	if err != nil {
-		fmt.Fprintf(c.stdout, "refusing to write the lock: %v\n", err)
-		return exitConfig
+		return refuse(err)
 	}
 	if len(plan.Refused) > 0 {
-		fmt.Fprintf(c.stdout, "refusing to write the lock: %d of %s cannot be locked now\n",
-			len(plan.Refused), countOf(len(servers), "server", "servers"))
-		for _, r := range plan.Refused {
-			fmt.Fprintf(c.stdout, "  - %s: %s\n", r.Server, r.Message)
-			for _, d := range r.Details {
-				fmt.Fprintf(c.stdout, "      %s\n", d)
-			}
-		}
-		fmt.Fprintf(c.stdout, "%s left unchanged\n", setup.lockPath)
-		return exitConfig
+		o.Refused = plan.Refused
+		o.Outcome, o.code = "refused", exitConfig
+		return o
 	}
-
 	if setup.lockChanged() {
 		// Another writer (a second 'mcpwatch lock', a checkout) changed it
 		// while the probes ran: writing now would drop that change.
-		fmt.Fprintf(c.stdout, "refusing to write the lock: %s changed while the servers were probed; review it and run 'mcpwatch lock' again\n", setup.lockPath)
-		return exitConfig
+		return refuse(fmt.Errorf("%s changed while the servers were probed; review it and run 'mcpwatch lock' again", setup.lockPath))
 	}
+	o.Summary = describeLock(plan.Lock)
 	data := plan.Lock.Marshal()
 	old, readErr := os.ReadFile(setup.lockPath)
-	summary := fmt.Sprintf("probed %s in %s; the lock holds %s", countOf(len(servers), "server", "servers"),
-		formatMillis(took), describeLock(plan.Lock))
 	if readErr == nil && bytes.Equal(old, data) {
-		fmt.Fprintf(c.stdout, "%s: no change (%s)\n", setup.lockPath, summary)
-		return exitOK
+		o.Outcome = "unchanged"
+		return o
 	}
 	if err := lockstore.Write(setup.lockPath, plan.Lock); err != nil {
-		fmt.Fprintf(c.stderr, "mcpwatch lock: write %s: %v\n", setup.lockPath, err)
-		return exitFailed
+		o.Outcome, o.Error, o.code = "failed", fmt.Sprintf("write %s: %v", setup.lockPath, err), exitFailed
+		return o
 	}
-	fmt.Fprintf(c.stdout, "wrote %s (%s)\n", setup.lockPath, summary)
-	if len(plan.Changes) == 0 {
-		fmt.Fprintln(c.stdout, "  no change in the locked tools")
-	}
+	o.Outcome = "written"
 	for _, ch := range plan.Changes {
-		fmt.Fprintf(c.stdout, "  %s%s\n", ch, describeServerChange(setup.lock, plan.Lock, ch.Server))
+		o.Changes = append(o.Changes, lockChange{Change: ch, Note: describeServerChange(setup.lock, plan.Lock, ch.Server)})
 	}
-	return exitOK
+	return o
+}
+
+func (o *lockOutcome) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(o)
+}
+
+func (o *lockOutcome) writeText(w io.Writer) error {
+	b := &strings.Builder{}
+	summary := func() string {
+		return fmt.Sprintf("probed %s in %s; the lock holds %s", countOf(o.Servers, "server", "servers"),
+			formatMillis(time.Duration(o.Duration)), o.Summary)
+	}
+	switch {
+	case o.Outcome == "interrupted":
+		fmt.Fprintf(b, "interrupted: %s left unchanged\n", o.Lock)
+	case o.Outcome == "failed":
+		// cmdLock says it on stderr.
+	case o.Error != "":
+		fmt.Fprintf(b, "refusing to write the lock: %s\n", o.Error)
+	case len(o.Refused) > 0:
+		fmt.Fprintf(b, "refusing to write the lock: %d of %s cannot be locked now\n",
+			len(o.Refused), countOf(o.Servers, "server", "servers"))
+		var skip []string
+		for _, r := range o.Refused {
+			fmt.Fprintf(b, "  - %s: %s\n", r.Server, r.Message)
+			for _, d := range r.Details {
+				fmt.Fprintf(b, "      %s\n", d)
+			}
+			skip = append(skip, "--skip "+r.Server)
+		}
+		fmt.Fprintf(b, "%s left unchanged\n", o.Lock)
+		if len(o.Refused) < o.Servers {
+			fmt.Fprintf(b, "To lock the others now, leave these out: 'mcpwatch lock %s' (their entries are kept), or list them under ignore: in mcpwatch.yml; 'mcpwatch lock --server NAME' relocks one server alone.\n", strings.Join(skip, " "))
+		}
+	case o.Outcome == "unchanged":
+		fmt.Fprintf(b, "%s: no change (%s)\n", o.Lock, summary())
+	default:
+		fmt.Fprintf(b, "wrote %s (%s)\n", o.Lock, summary())
+		if len(o.Changes) == 0 {
+			b.WriteString("  no change in the locked tools\n")
+		}
+		for _, ch := range o.Changes {
+			note := ""
+			if ch.Note != "" {
+				note = " (" + ch.Note + ")"
+			}
+			fmt.Fprintf(b, "  %s%s\n", ch.Change, note)
+		}
+	}
+	if len(o.Skipped) > 0 && o.Outcome != "failed" {
+		fmt.Fprintf(b, "  skipped (not probed, entries kept): %s\n", strings.Join(o.Skipped, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // describeServerChange says when a whole server came or went.
@@ -152,9 +249,9 @@ func describeServerChange(old, new *lockstore.Lock, server string) string {
 	_, after := new.Entry(server)
 	switch {
 	case !before:
-		return " (new server)"
+		return "new server"
 	case !after:
-		return " (server no longer configured: dropped)"
+		return "server no longer configured: dropped"
 	}
 	return ""
 }

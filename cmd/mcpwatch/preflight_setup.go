@@ -9,32 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/version"
-	"github.com/spf13/pflag"
-
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/preflight"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/prometheus/common/version"
 )
-
-// addPreflightFlags adds the flags check and lock share.
-func addPreflightFlags(fs *pflag.FlagSet, configFile, lockFile *string, timeout *time.Duration, servers *[]string) {
-	fs.StringVarP(configFile, "config.file", "c", "", "configuration `file`: an mcpwatch.yml or a client config such as .mcp.json (default ./mcpwatch.yml, else ./.mcp.json)")
-	fs.StringVarP(lockFile, "lock.file", "l", "", "lock `file` (default: the configuration's lock, mcp-tools.lock.json)")
-	fs.DurationVar(timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s)")
-	fs.StringArrayVar(servers, "server", nil, "only this server (repeatable; default every server)")
-}
-
-func checkPreflightArgs(fs *pflag.FlagSet, timeout time.Duration) error {
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	if fs.Changed("timeout") && timeout <= 0 {
-		return usagef("--timeout must be positive, got %s", timeout)
-	}
-	return nil
-}
 
 // preflightSetup is what check and lock read before probing.
 type preflightSetup struct {
@@ -43,6 +23,9 @@ type preflightSetup struct {
 	lockPath string
 	lock     *lockstore.Lock // nil when there is no lock file yet
 	lockSeen os.FileInfo     // the lock file as readLock found it; nil if absent
+	// skip names the servers left out: --skip, and ignore: but for those
+	// --server names.
+	skip []string
 }
 
 // loadPreflight loads the configuration. The returned setup names what it
@@ -96,15 +79,26 @@ func (s *preflightSetup) lockChanged() bool {
 	return !os.SameFile(s.lockSeen, now) || s.lockSeen.Size() != now.Size() || !s.lockSeen.ModTime().Equal(now.ModTime())
 }
 
-// selectServers checks --server names: each must be a configured server
-// (or, where lockOnly allows, a locked one). An unknown name is a usage
-// error naming the known ones.
-func (s *preflightSetup) selectServers(names []string, lockOnly bool) error {
+// selectServers checks the --server and --skip names: each must be a
+// configured server, an ignored one, or (where lockOnly allows, and always
+// for --skip) a locked one. An unknown name is a usage error naming the
+// known ones. A --server naming an ignored server probes it: asking for it
+// by name wins over ignore:.
+func (s *preflightSetup) selectServers(f *preflightFlags, lockOnly bool) error {
 	var known []string
 	for _, srv := range s.cfg.Servers {
 		known = append(known, srv.Name)
 	}
-	for _, name := range names {
+	known = append(known, s.cfg.Ignore...)
+	slices.Sort(known)
+	unknown := func(flag, name string) error {
+		return fmt.Errorf("%sunknown server %q; the configuration (%s) defines: %s", flag, name, s.source, strings.Join(known, ", "))
+	}
+	for _, name := range f.servers {
+		if i := slices.IndexFunc(s.cfg.Ignored, func(srv config.Server) bool { return srv.Name == name }); i >= 0 {
+			s.cfg.Servers = append(s.cfg.Servers, s.cfg.Ignored[i])
+			continue
+		}
 		if slices.Contains(known, name) {
 			continue
 		}
@@ -114,9 +108,36 @@ func (s *preflightSetup) selectServers(names []string, lockOnly bool) error {
 			}
 			return fmt.Errorf("server %q is in the lock but not in %s, so it cannot be probed; to drop it from the lock, run 'mcpwatch lock' without --server", name, s.source)
 		}
-		return fmt.Errorf("unknown server %q; the configuration (%s) defines: %s", name, s.source, strings.Join(known, ", "))
+		return unknown("", name)
+	}
+	for _, name := range f.skip {
+		if !slices.Contains(known, name) && !slices.Contains(s.lock.Servers(), name) {
+			return unknown("--skip: ", name)
+		}
+	}
+	for _, name := range s.cfg.Ignore {
+		if !slices.Contains(f.servers, name) {
+			s.skip = append(s.skip, name)
+		}
+	}
+	for _, name := range f.skip {
+		if !slices.Contains(s.skip, name) {
+			s.skip = append(s.skip, name)
+		}
 	}
 	return nil
+}
+
+// probed returns the configured servers a run probes: the --server ones
+// (default all), less the skipped ones.
+func (s *preflightSetup) probed(servers []string) []config.Server {
+	var out []config.Server
+	for _, srv := range s.cfg.Servers {
+		if (len(servers) == 0 || slices.Contains(servers, srv.Name)) && !slices.Contains(s.skip, srv.Name) {
+			out = append(out, srv)
+		}
+	}
+	return out
 }
 
 // options are the probe bounds of a run.

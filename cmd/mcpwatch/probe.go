@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ Examples:
   mcpwatch probe --env 'REPORT_API_TOKEN=${REPORT_API_TOKEN}' -- ./reportserver
 
   # An npm server, as JSON, with a short deadline:
-  mcpwatch probe --timeout 5s --output json -- npx -y @modelcontextprotocol/server-everything
+  mcpwatch probe --timeout 5s --format json -- npx -y @modelcontextprotocol/server-everything
 
   # A remote server with a bearer token read from a file:
   mcpwatch probe --url https://mcp.example.com/mcp \
@@ -54,7 +55,7 @@ Examples:
 type probeFlags struct {
 	timeout    time.Duration
 	era        string
-	output     string
+	out        outputFlags
 	env        []string
 	cwd        string
 	inheritEnv bool
@@ -73,7 +74,7 @@ func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs.SetInterspersed(false)
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole probe: spawn or connect, handshake, every page")
 	fs.StringVar(&f.era, "era", "auto", "protocol era: auto (detect with server/discover), modern (2026-07-28) or legacy (initialize)")
-	fs.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", "text", "json")
 	fs.StringArrayVar(&f.env, "env", nil, "`NAME=VALUE` added to a stdio server's environment (repeatable)")
 	fs.StringVar(&f.cwd, "cwd", "", "working `directory` of a stdio server")
 	fs.BoolVar(&f.inheritEnv, "inherit-env", false, "pass mcpwatch's whole environment to a stdio server")
@@ -122,15 +123,16 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		cancel()
 	}
 
-	if f.output == "json" {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintf(c.stderr, "mcpwatch probe: write the result: %v\n", err)
-			return exitFailed
-		}
-	} else {
-		printResult(c.stdout, res, describeTarget(&f))
+	if err := f.out.write(c, map[string]func(io.Writer) error{
+		"text": func(w io.Writer) error { printResult(w, res, describeTarget(&f)); return nil },
+		"json": func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		},
+	}); err != nil {
+		fmt.Fprintf(c.stderr, "mcpwatch probe: write the result: %v\n", err)
+		return exitFailed
 	}
 	if !res.OK {
 		return exitFailed
@@ -162,7 +164,7 @@ func (f *probeFlags) check(fs *pflag.FlagSet) error {
 	if err := oneOf("era", f.era, "auto", "modern", "legacy"); err != nil {
 		return err
 	}
-	if err := oneOf("output", f.output, "text", "json"); err != nil {
+	if err := f.out.check(); err != nil {
 		return err
 	}
 	if err := oneOf("transport", f.transport, "auto", "http", "sse"); err != nil {

@@ -58,7 +58,8 @@ func TestProbeUsageErrors(t *testing.T) {
 		{"nothing to probe", nil, "give a command"},
 		{"both", []string{"--url", "http://127.0.0.1:1/", "--", "x"}, "not both"},
 		{"bad era", []string{"--era", "future", "--", "x"}, "--era"},
-		{"bad output", []string{"--output", "yaml", "--", "x"}, "--output"},
+		{"bad format", []string{"--format", "yaml", "--", "x"}, `--format "yaml": want one of text, json`},
+		{"output as the format, the old spelling", []string{"-o", "json", "--", "x"}, `--output "json": --output names the file to write; for the output format write --format json`},
 		{"bad transport", []string{"--url", "http://127.0.0.1:1/", "--transport", "smoke"}, "--transport"},
 		{"header for a command", []string{"--header", "A: b", "--", "x"}, "--header does not apply"},
 		{"env for a URL", []string{"--url", "http://127.0.0.1:1/", "--env", "A=b"}, "--env does not apply"},
@@ -110,7 +111,7 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-// probeJSON is the part of mcpwatch probe --output json that scripts read.
+// probeJSON is the part of mcpwatch probe --format json that scripts read.
 type probeJSON struct {
 	OK              bool    `json:"ok"`
 	Reason          string  `json:"reason"`
@@ -190,7 +191,7 @@ func TestProbeStdio(t *testing.T) {
 				t.Errorf("text output shows a secret:\n%s", text)
 			}
 
-			jsonArgs := append([]string{"probe", "--output", "json"}, serverArgs(tc.cfg, tc.flags...)...)
+			jsonArgs := append([]string{"probe", "--format", "json"}, serverArgs(tc.cfg, tc.flags...)...)
 			code, out, _ := runCLI(t, tc.env, jsonArgs...)
 			r := decodeProbeJSON(t, out)
 			if code != tc.code || r.OK != (tc.code == exitOK) || r.Reason != tc.reason || len(r.Tools) != tc.tools || r.Era != tc.era {
@@ -210,7 +211,7 @@ func TestProbeStdio(t *testing.T) {
 // server survives.
 func TestProbeBinaryDeadline(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
-	args := append([]string{"probe", "--timeout", "2s", "--output", "json"},
+	args := append([]string{"probe", "--timeout", "2s", "--format", "json"},
 		serverArgs(probetest.Config{Behavior: probetest.Unresponsive, PIDFile: pidFile})...)
 	start := time.Now()
 	out, err := exec.Command(mcpwatchBin, args...).Output()
@@ -241,7 +242,7 @@ func TestProbeBinaryDeadline(t *testing.T) {
 
 // SIGINT ends a probe at once with reason canceled.
 func TestProbeBinaryInterrupted(t *testing.T) {
-	args := append([]string{"probe", "--timeout", "30s", "--output", "json"},
+	args := append([]string{"probe", "--timeout", "30s", "--format", "json"},
 		serverArgs(probetest.Config{Behavior: probetest.StallToolsList})...)
 	cmd := exec.Command(mcpwatchBin, args...)
 	var out bytes.Buffer
@@ -314,7 +315,7 @@ func TestProbeURL(t *testing.T) {
 					t.Errorf("text output lacks %q:\n%s", want, text)
 				}
 			}
-			_, out, _ := runCLI(t, env, append([]string{"probe", "--output", "json"}, args[1:]...)...)
+			_, out, _ := runCLI(t, env, append([]string{"probe", "--format", "json"}, args[1:]...)...)
 			r := decodeProbeJSON(t, out)
 			if r.Reason != tc.reason || len(r.Tools) != tc.tools {
 				t.Errorf("json %+v", r)
@@ -358,7 +359,7 @@ func TestProbeSeedReportServer(t *testing.T) {
 		{"without the token", nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append(append([]string{"probe", "--output", "json", "--timeout", "5s"}, tc.flags...), server...)
+			args := append(append([]string{"probe", "--format", "json", "--timeout", "5s"}, tc.flags...), server...)
 			code, out, stderr := runCLI(t, nil, args...)
 			r := decodeProbeJSON(t, out)
 			if code != exitOK || !r.OK || len(r.Tools) != tc.tools || r.Era != "legacy" || r.ProtocolVersion != "2026-07-28" {
@@ -391,7 +392,7 @@ func TestProbeScrubsEchoedSecret(t *testing.T) {
 	for _, tc := range tests {
 		for _, output := range []string{"text", "json"} {
 			t.Run(tc.name+"/"+output, func(t *testing.T) {
-				code, out, stderr := runCLI(t, map[string]string{"ECHO_TOKEN": secret}, append([]string{"probe", "--output", output}, tc.args...)...)
+				code, out, stderr := runCLI(t, map[string]string{"ECHO_TOKEN": secret}, append([]string{"probe", "--format", output}, tc.args...)...)
 				if code != exitFailed {
 					t.Fatalf("exit %d\n%s%s", code, out, stderr)
 				}
@@ -422,7 +423,7 @@ func TestProbeExpandsFromTheGivenEnvironmentOnly(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, stdout, _ := runCLI(t, tc.env, "probe", "--output", "json", "--env", "X="+tc.ref, "--", "/nonexistent/mcp-server")
+			_, stdout, _ := runCLI(t, tc.env, "probe", "--format", "json", "--env", "X="+tc.ref, "--", "/nonexistent/mcp-server")
 			if got := decodeProbeJSON(t, stdout); got.Reason != tc.reason {
 				t.Errorf("reason %q (%s), want %q", got.Reason, got.Error, tc.reason)
 			}

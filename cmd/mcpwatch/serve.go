@@ -39,7 +39,10 @@ compares what it sees with the lock, and serves the results:
 --config.file names an mcpwatch.yml, or a client config (.mcp.json,
 claude_desktop_config.json, .vscode/mcp.json) read as 'mcpwatch check'
 reads one: its servers with the built-in defaults, the lock
-./mcp-tools.lock.json (or $MCP_TOOL_LOCK).
+./mcp-tools.lock.json (or $MCP_TOOL_LOCK). With none it reads
+./mcpwatch.yml if there is one, else ./.mcp.json (or $MCP_CONFIG), as the
+other commands do. The servers under ignore: in mcpwatch.yml are not
+probed.
 
 The configuration is re-read on SIGHUP and POST /-/reload; a file that does
 not load leaves the running one in force (mcpwatch_config_last_reload_successful
@@ -68,7 +71,7 @@ type serveFlags struct {
 
 func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs := newFlagSet("serve")
-	fs.StringVarP(&f.configFile, "config.file", "c", "mcpwatch.yml", "configuration `file`: an mcpwatch.yml, or a client config such as .mcp.json whose servers are watched as they are")
+	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
 	fs.StringSliceVar(&f.listen, "web.listen-address", []string{defaultListenAddress}, "`address`es to serve HTTP on (repeatable)")
 	fs.StringVar(&f.webConfig, "web.config.file", "", "exporter-toolkit web configuration `file` (TLS, basic auth)")
 	fs.StringVar(&f.logLevel, "log.level", "info", "log level: debug, info, warn or error")
@@ -96,9 +99,9 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	}
 	defer func() { _ = log.Sync() }()
 
-	// A reload reads the file as the start does: an mcpwatch.yml, or a
+	// A reload reads the file the start read: an mcpwatch.yml, or a
 	// client config whose servers are watched as they are.
-	configFile, _ := filepath.Abs(f.configFile)
+	configFile, _ := filepath.Abs(defaultConfigFile(f.configFile, c.getenv))
 	load := func(path string) (*config.Config, error) {
 		cfg, _, err := loadConfig(path, c.getenv)
 		return cfg, err
@@ -106,10 +109,16 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	cfg, err := load(configFile)
 	if err != nil {
 		fix := "Fix it and start again; 'mcpwatch serve --help' lists the flags, and --config.file names another file."
-		if errors.Is(err, iofs.ErrNotExist) {
-			fix = "Create it (examples/mcpwatch.yml is a start) or name another with --config.file."
+		switch missing := errors.Is(err, iofs.ErrNotExist); {
+		case missing && f.configFile == "" && c.getenv(config.EnvMCPConfig) == "":
+			wd, _ := os.Getwd()
+			fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: no mcpwatch.yml and no .mcp.json in %s.\n"+
+				"Run it where one is, or name a configuration with --config.file.\n%s\n", wd, createConfigHint)
+			return exitConfig
+		case missing:
+			fix = "Create it, or name another with --config.file.\n" + createConfigHint
 		}
-		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: the configuration %s is unusable:\n%v\n%s\n", f.configFile, err, fix)
+		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: the configuration %s is unusable:\n%v\n%s\n", configFile, err, fix)
 		return exitConfig
 	}
 	if f.webConfig != "" {
@@ -161,6 +170,36 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	}
 	log.Info("mcpwatch stopped")
 	return exitOK
+}
+
+// createConfigHint is what to do when there is no configuration: it must
+// make sense wherever mcpwatch runs, so it shows a configuration rather
+// than a path.
+const createConfigHint = `A small mcpwatch.yml:
+
+  servers:
+    report:
+      command: ./reportserver
+      env: {REPORT_API_TOKEN: "${file:/run/secrets/report-token}"}
+    remote:
+      url: https://mcp.example.com/mcp
+
+then 'mcpwatch lock' to record the tools each server offers.`
+
+// defaultConfigFile is the file serve reads when --config.file names none,
+// as every command chooses it: ./mcpwatch.yml if there is one, else
+// $MCP_CONFIG, else ./.mcp.json.
+func defaultConfigFile(named string, getenv func(string) string) string {
+	if named != "" {
+		return named
+	}
+	if _, err := os.Stat("mcpwatch.yml"); err == nil {
+		return "mcpwatch.yml"
+	}
+	if v := getenv(config.EnvMCPConfig); v != "" {
+		return v
+	}
+	return config.DefaultClientConfig
 }
 
 // listen opens every address before anything starts, so an address in use
