@@ -16,15 +16,23 @@ type FieldError struct {
 	Key     string // dotted path, e.g. servers.report.timeout; "" for the whole file
 	Problem string
 	Err     error // the underlying error, if any (e.g. an *fs.PathError)
+	// Line and Col place a syntax problem in the file (1-based; 0 when
+	// unknown), written FILE:LINE:COL as compilers do, so an editor jumps
+	// to it.
+	Line, Col int
 }
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
 func (e *FieldError) Error() string {
-	if e.Key == "" {
-		return e.File + ": " + e.Problem
+	file := e.File
+	if e.Line > 0 {
+		file = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
 	}
-	return e.File + ": " + e.Key + ": " + e.Problem
+	if e.Key == "" {
+		return file + ": " + e.Problem
+	}
+	return file + ": " + e.Key + ": " + e.Problem
 }
 
 // decoder walks the generic map a YAML or JSON parser produced, checking

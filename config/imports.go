@@ -7,12 +7,18 @@ package config
 //	  {"mcpServers": {"NAME": {"command": "...", "args": [...], "env": {...}}}}
 //	  {"mcpServers": {"NAME": {"type": "http"|"sse", "url": "...", "headers": {...}}}}
 //	  (Cursor may give a url with no type: the transport is then detected.)
-//	VS Code .vscode/mcp.json (JSON with comments and trailing commas):
+//	VS Code .vscode/mcp.json (JSON with comments and trailing commas, as
+//	VS Code and Cursor read their files; Claude Code and Claude Desktop read
+//	strict JSON, so a comment or a trailing comma there is an error naming
+//	FILE:LINE:COL, since the client would not start any server of it):
 //	  {"inputs": [{"id": "api-key", ...}],
 //	   "servers": {"NAME": {"type": "stdio", "command": ..., ...} | {"type": "http", "url": ..., ...}}}
 //	  and a settings.json holding the same under "mcp".
 //
-// Keys mcpwatch does not use are ignored; a key it uses with the wrong type,
+// Keys mcpwatch does not use are ignored (clients add their own), unless a
+// server's key is a near miss of one it uses ("comand"): that is an error
+// with a did-you-mean, since the client would miss the key too. A key it
+// uses with the wrong type,
 // a server that is both or neither a command and a url, an unknown type, or
 // a file that is not JSON is an error naming the file and the key. A server
 // with "disabled": true is not watched, as the client does not start it.
@@ -27,6 +33,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -48,12 +55,20 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 		return nil, fmt.Errorf("read client config: %w", err)
 	}
 	var top map[string]any
-	clean := stripJSONC(data)
+	clean, extras := stripJSONC(data)
 	if len(bytes.TrimSpace(clean)) == 0 {
 		return nil, &FieldError{File: abs, Problem: "is empty; it needs a JSON object such as {\"mcpServers\": {...}}"}
 	}
 	if err := json.Unmarshal(clean, &top); err != nil {
-		return nil, &FieldError{File: abs, Problem: describeJSONError(err, data)}
+		return nil, jsonError(abs, err, data)
+	}
+	if len(extras) > 0 && !readsJSONC(abs) {
+		var errs []error
+		for _, x := range extras {
+			line, col := lineCol(data, int64(x.offset)+1)
+			errs = append(errs, &FieldError{File: abs, Line: line, Col: col, Problem: x.problem()})
+		}
+		return nil, errors.Join(errs...)
 	}
 
 	d := &decoder{file: abs}
@@ -74,7 +89,14 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 		}
 	}
 	if prefix == "" {
-		return nil, &FieldError{File: abs, Problem: "holds no mcpServers or servers; is it a Claude Code, Claude Desktop, Cursor or VS Code MCP config?"}
+		hint := "is it a Claude Code, Claude Desktop, Cursor or VS Code MCP config?"
+		for _, k := range root.keys() {
+			if near := closest(k, []string{"mcpServers", "servers"}); near != "" {
+				hint = fmt.Sprintf("%q: did you mean %s?", k, near)
+				break
+			}
+		}
+		return nil, &FieldError{File: abs, Problem: "holds no mcpServers or servers; " + hint}
 	}
 	if servers == nil {
 		return nil, d.err()
@@ -117,6 +139,7 @@ func decodeClientServer(d *decoder, prefix, name string, v any, project string) 
 	s.URL, _ = o.string("url")
 	s.Headers, _ = o.stringMap("headers")
 	typ, hasType := o.string("type")
+	nearMisses(o)
 
 	switch {
 	case hasType && typ == "stdio":
@@ -151,6 +174,39 @@ func decodeClientServer(d *decoder, prefix, name string, v any, project string) 
 	return s, len(d.errs) == nerr, false
 }
 
+// otherClientKeys are server keys that some client uses and mcpwatch does
+// not, yet close enough to one it does to pass for a misspelling.
+var otherClientKeys = []string{
+	"dev", // VS Code: watch and debug settings of a server under development
+}
+
+// nearMisses reports each key of a client config's server that mcpwatch
+// does not use but that is within a typo of one it does: "comand" would
+// leave the server without a command, "evn" without its credential.
+func nearMisses(o *object) {
+	for _, k := range o.keys() {
+		if contains(o.known, k) || contains(otherClientKeys, k) {
+			continue
+		}
+		if near := closest(k, o.known); near != "" {
+			known := append([]string(nil), o.known...)
+			sort.Strings(known)
+			o.d.errorf(o.key(k), "unknown key; did you mean %s? (known keys here: %s)", near, strings.Join(known, ", "))
+		}
+	}
+}
+
+// readsJSONC reports whether the client that reads a file accepts comments
+// and trailing commas: VS Code (and Cursor, built on it) for its files
+// under .vscode/ or .cursor/ and its settings.json.
+func readsJSONC(file string) bool {
+	switch filepath.Base(filepath.Dir(file)) {
+	case ".vscode", ".cursor":
+		return true
+	}
+	return filepath.Base(file) == "settings.json"
+}
+
 // projectDir is where a client runs a server from: the project folder for a
 // file under .vscode/ or .cursor/, else the file's own directory.
 func projectDir(file string) string {
@@ -162,9 +218,26 @@ func projectDir(file string) string {
 	return dir
 }
 
+// jsoncExtra is a comment or a trailing comma: JSON with comments has
+// them, strict JSON does not.
+type jsoncExtra struct {
+	offset  int // of its first byte
+	comment bool
+	closer  byte // for a trailing comma: the } or ] after it
+}
+
+func (x jsoncExtra) problem() string {
+	if x.comment {
+		return "a comment, which strict JSON does not allow (Claude Code and Claude Desktop reject the file); remove it"
+	}
+	return fmt.Sprintf("a trailing comma before %c, which strict JSON does not allow (Claude Code and Claude Desktop reject the file); remove the comma", x.closer)
+}
+
 // stripJSONC blanks out comments and trailing commas (VS Code writes both)
-// with spaces, so byte offsets in a syntax error still match the file.
-func stripJSONC(data []byte) []byte {
+// with spaces, so byte offsets in a syntax error still match the file, and
+// lists where they were.
+func stripJSONC(data []byte) ([]byte, []jsoncExtra) {
+	var extras []jsoncExtra
 	out := bytes.Clone(data)
 	inString := false
 	for i := 0; i < len(out); i++ {
@@ -179,11 +252,13 @@ func stripJSONC(data []byte) []byte {
 		case c == '"':
 			inString = true
 		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			extras = append(extras, jsoncExtra{offset: i, comment: true})
 			for i < len(out) && out[i] != '\n' {
 				out[i] = ' '
 				i++
 			}
 		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			extras = append(extras, jsoncExtra{offset: i, comment: true})
 			end := bytes.Index(out[i+2:], []byte("*/"))
 			stop := len(out)
 			if end >= 0 {
@@ -196,17 +271,18 @@ func stripJSONC(data []byte) []byte {
 			}
 			i--
 		case c == ',':
-			if nextIsCloser(out[i+1:]) {
+			if closer := nextCloser(out[i+1:]); closer != 0 {
+				extras = append(extras, jsoncExtra{offset: i, closer: closer})
 				out[i] = ' '
 			}
 		}
 	}
-	return out
+	return out, extras
 }
 
-// nextIsCloser reports whether, skipping spaces and comments, the next
-// token is "}" or "]".
-func nextIsCloser(b []byte) bool {
+// nextCloser returns the next token, skipping spaces and comments, when it
+// is "}" or "]"; else 0.
+func nextCloser(b []byte) byte {
 	for len(b) > 0 {
 		switch {
 		case isJSONSpace(b[0]):
@@ -214,37 +290,39 @@ func nextIsCloser(b []byte) bool {
 		case bytes.HasPrefix(b, []byte("//")):
 			nl := bytes.IndexByte(b, '\n')
 			if nl < 0 {
-				return false
+				return 0
 			}
 			b = b[nl:]
 		case bytes.HasPrefix(b, []byte("/*")):
 			end := bytes.Index(b[2:], []byte("*/"))
 			if end < 0 {
-				return false
+				return 0
 			}
 			b = b[2+end+2:]
+		case b[0] == '}' || b[0] == ']':
+			return b[0]
 		default:
-			return b[0] == '}' || b[0] == ']'
+			return 0
 		}
 	}
-	return false
+	return 0
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// describeJSONError gives a line and column, and never quotes the file's
-// content: a client config holds tokens.
-func describeJSONError(err error, data []byte) string {
+// jsonError places a JSON error at FILE:LINE:COL, and never quotes the
+// file's content: a client config holds tokens.
+func jsonError(file string, err error, data []byte) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
 		line, col := lineCol(data, syn.Offset)
-		return fmt.Sprintf("not valid JSON at line %d, column %d: %s", line, col, syntaxProblem(syn))
+		return &FieldError{File: file, Line: line, Col: col, Problem: "not valid JSON: " + syntaxProblem(syn)}
 	case errors.As(err, &typ):
-		return "the top level must be a JSON object such as {\"mcpServers\": {...}}"
+		return &FieldError{File: file, Problem: "the top level must be a JSON object such as {\"mcpServers\": {...}}"}
 	}
-	return "not valid JSON"
+	return &FieldError{File: file, Problem: "not valid JSON"}
 }
 
 // syntaxProblem keeps the kind of a JSON syntax error and drops the

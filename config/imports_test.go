@@ -98,8 +98,16 @@ func TestLoadClientConfigErrors(t *testing.T) {
 		name, content, want string
 	}{
 		{"empty", "", "is empty; it needs a JSON object such as {\"mcpServers\": {...}}"},
-		{"not json", "mcpServers:\n  x: {}\n", "not valid JSON at line 1, column 1: invalid character looking for beginning of value"},
-		{"truncated", `{"mcpServers": {"a": {"command": "x"`, "not valid JSON at line 1, column 36: unexpected end of JSON input"},
+		{"not json", "mcpServers:\n  x: {}\n", "1:1: not valid JSON: invalid character looking for beginning of value"},
+		{"truncated", `{"mcpServers": {"a": {"command": "x"`, "1:36: not valid JSON: unexpected end of JSON input"},
+		{"trailing comma", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"},\n}}", "2:24: a trailing comma before }, which strict JSON does not allow (Claude Code and Claude Desktop reject the file); remove the comma"},
+		{"comment", "{\"mcpServers\": {\n  // the report server\n  \"a\": {\"command\": \"x\"}}}", "2:3: a comment, which strict JSON does not allow (Claude Code and Claude Desktop reject the file); remove it"},
+		{"misspelt key", `{"mcpServers": {"a": {"comand": "x", "args": ["y"]}}}`,
+			"mcpServers.a.comand: unknown key; did you mean command? (known keys here: args, command, cwd, disabled, env, envFile, headers, type, url)" +
+				"\nFILE: mcpServers.a: neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server)"},
+		{"misspelt env", `{"mcpServers": {"a": {"command": "x", "evn": {"TOKEN": "t"}}}}`,
+			"mcpServers.a.evn: unknown key; did you mean env? (known keys here: args, command, cwd, disabled, env, envFile, headers, type, url)"},
+		{"misspelt mcpServers", `{"mcpServer": {"a": {"command": "x"}}}`, `holds no mcpServers or servers; "mcpServer": did you mean mcpServers?`},
 		{"top level list", `[{"mcpServers": {}}]`, "the top level must be a JSON object such as {\"mcpServers\": {...}}"},
 		{"servers not an object", `{"mcpServers": ["a"]}`, "mcpServers: expected a mapping, got a list"},
 		{"env not strings", `{"mcpServers": {"a": {"command": "x", "env": {"PORT": 8080}}}}`, "mcpServers.a.env.PORT: expected a string, got a number; quote the value"},
@@ -118,6 +126,9 @@ func TestLoadClientConfigErrors(t *testing.T) {
 				t.Fatal("no error")
 			}
 			want := path + ": " + strings.ReplaceAll(tc.want, "FILE", path)
+			if tc.want[0] >= '0' && tc.want[0] <= '9' {
+				want = path + ":" + tc.want // FILE:LINE:COL
+			}
 			if err.Error() != want {
 				t.Errorf("message\n got: %s\nwant: %s", err, want)
 			}
@@ -137,7 +148,8 @@ func TestStripJSONC(t *testing.T) {
 		{"{\"a\": 1, /* c */ }", "{\"a\": 1" + strings.Repeat(" ", len(", /* c */ ")) + "}"},
 	}
 	for _, tc := range cases {
-		got := string(stripJSONC([]byte(tc.in)))
+		clean, _ := stripJSONC([]byte(tc.in))
+		got := string(clean)
 		if got != tc.want {
 			t.Errorf("stripJSONC(%q)\n got: %q\nwant: %q", tc.in, got, tc.want)
 		}

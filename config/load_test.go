@@ -70,7 +70,7 @@ func TestLoadErrors(t *testing.T) {
 				"\n" + "testdata/bad/clients/bad-type.json: mcpServers.ws.type: \"websocket\" is not a server type mcpwatch can probe; use stdio, http or sse" +
 				"\n" + "testdata/bad/clients/bad-type.json: mcpServers.ws.url: must start with http:// or https://"},
 		{"import_malformed.yml",
-			"testdata/bad/clients/malformed.json: not valid JSON at line 4, column 5: invalid character after object key:value pair"},
+			"testdata/bad/clients/malformed.json:4:5: not valid JSON: invalid character after object key:value pair"},
 		{"import_missing.yml",
 			"testdata/bad/import_missing.yml: imports[0]: cannot read testdata/bad/clients/nope.json (no such file or directory); fix the path, or write {path: ..., optional: true} if it may be absent"},
 		{"import_not_client_config.yml",

@@ -197,3 +197,28 @@ func TestServeIgnores(t *testing.T) {
 		t.Errorf("servers %+v (%v), want report alone:\n%s", list, err, body)
 	}
 }
+
+// A .mcp.json that Claude Code would reject does not pass config check:
+// a trailing comma is placed at FILE:LINE:COL, a misspelt key gets a
+// did-you-mean.
+func TestConfigCheckIsAsStrictAsTheClient(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, content, want string }{
+		{"trailing comma", "{\n  \"mcpServers\": {\n    \"report\": {\"command\": \"./report\"},\n  }\n}\n",
+			".mcp.json:3:38: a trailing comma before }"},
+		{"misspelt key", `{"mcpServers": {"report": {"comand": "./report"}}}`,
+			".mcp.json: mcpServers.report.comand: unknown key; did you mean command?"},
+	}
+	for _, tc := range cases {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runBin(t, dir, nil, "config", "check")
+		if r.code != exitConfig {
+			t.Errorf("%s: want exit 78, got %s", tc.name, r)
+			continue
+		}
+		assertContains(t, tc.name, r.stderr, filepath.Join(dir, tc.want))
+	}
+}
