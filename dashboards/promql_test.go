@@ -8,16 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
 // TestQueriesParse has promtool parse every panel query, with Grafana's
 // interval variables replaced by durations, by checking them as recording
-// rules. Skipped without promtool (Debian package prometheus); CI has it.
+// rules. Skipped, saying so, without promtool (Debian package prometheus);
+// it fails there under CI, which installs it.
 func TestQueriesParse(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (apt-get install -y --no-install-recommends prometheus); skipping")
-	}
+	promtool := testtool.Need(t, "promtool", "prometheus")
 	d, err := decodeStrict([]byte(readDashboard(t)))
 	if err != nil {
 		t.Fatal(err)

@@ -244,9 +244,7 @@ func TestShortenFor(t *testing.T) {
 	if withFor == 0 {
 		t.Fatal("no rule has a for: to shorten; the test proves nothing")
 	}
-	if promtool, err := exec.LookPath("promtool"); err == nil {
-		runTool(t, ".", promtool, "check", "rules", out)
-	}
+	runTool(t, ".", needTool(t, "promtool"), "check", "rules", out)
 }
 
 func TestShortenForUsage(t *testing.T) {
