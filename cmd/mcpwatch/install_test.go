@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The install paths the README gives (go install, the container image, the
+// GitHub Actions example) are checked here against what they install: the
+// module path, the Go version, and flags the commands accept.
+
+// goMod returns the module path and the major.minor Go version of go.mod.
+func goMod(t *testing.T) (module, goVersion string) {
+	t.Helper()
+	data := readFile(t, "../../go.mod")
+	m := regexp.MustCompile(`(?m)^module (\S+)$`).FindSubmatch(data)
+	v := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(data)
+	if m == nil || v == nil {
+		t.Fatalf("go.mod has no module or go line:\n%s", data)
+	}
+	return string(m[1]), string(v[1])
+}
+
+// workflow is the part of a GitHub Actions workflow read here; decoding it
+// with known fields only catches a misspelt key.
+type workflow struct {
+	Name        string            `yaml:"name"`
+	On          yaml.Node         `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Jobs        map[string]struct {
+		RunsOn         string `yaml:"runs-on"`
+		TimeoutMinutes int    `yaml:"timeout-minutes"`
+		Steps          []workflowStep
+	} `yaml:"jobs"`
+}
+
+type workflowStep struct {
+	Name string            `yaml:"name"`
+	Uses string            `yaml:"uses"`
+	If   string            `yaml:"if"`
+	With map[string]any    `yaml:"with"`
+	Env  map[string]string `yaml:"env"`
+	Run  string            `yaml:"run"`
+}
+
+// checkCommand parses an 'mcpwatch check ...' line with check's own flags.
+func checkCommand(t *testing.T, where, line string) {
+	t.Helper()
+	args := strings.Fields(line)
+	if len(args) < 2 || args[0] != "mcpwatch" || args[1] != "check" {
+		t.Fatalf("%s: %q is not an mcpwatch check command", where, line)
+	}
+	var f checkFlags
+	fs := newCheckFlagSet(&f)
+	if err := fs.Parse(args[2:]); err != nil {
+		t.Fatalf("%s: %q: %v", where, line, err)
+	}
+	if err := f.preflightFlags.check(fs); err != nil {
+		t.Errorf("%s: %q: %v", where, line, err)
+	}
+	if err := f.out.check(); err != nil {
+		t.Errorf("%s: %q: %v", where, line, err)
+	}
+}
+
+func TestGitHubActionsExample(t *testing.T) {
+	module, goVersion := goMod(t)
+	dec := yaml.NewDecoder(bytes.NewReader(readFile(t, "../../examples/github-actions/mcp-preflight.yml")))
+	dec.KnownFields(true)
+	var w workflow
+	if err := dec.Decode(&w); err != nil {
+		t.Fatalf("examples/github-actions/mcp-preflight.yml: %v", err)
+	}
+	if w.On.Kind != yaml.MappingNode || len(w.Jobs) != 1 {
+		t.Fatalf("want triggers and one job: %+v", w)
+	}
+	for name, job := range w.Jobs {
+		if job.RunsOn == "" || job.TimeoutMinutes <= 0 {
+			t.Errorf("job %s: runs-on %q, timeout-minutes %d", name, job.RunsOn, job.TimeoutMinutes)
+		}
+		var installed, checked bool
+		for i, s := range job.Steps {
+			switch {
+			case s.Uses != "":
+				if !regexp.MustCompile(`^[\w.-]+/[\w.-]+@v\d+$`).MatchString(s.Uses) {
+					t.Errorf("step %d uses %q: want an action pinned to a major version", i, s.Uses)
+				}
+				if strings.HasPrefix(s.Uses, "actions/setup-go@") && s.With["go-version"] != goVersion {
+					t.Errorf("setup-go installs Go %v, go.mod wants %s", s.With["go-version"], goVersion)
+				}
+			case strings.HasPrefix(s.Run, "go install "):
+				if want := "go install " + module + "/cmd/mcpwatch@"; !strings.HasPrefix(s.Run, want) {
+					t.Errorf("install step %q: want %s...", s.Run, want)
+				}
+				installed = true
+			case strings.HasPrefix(s.Run, "mcpwatch check"):
+				if !installed {
+					t.Error("mcpwatch check runs before mcpwatch is installed")
+				}
+				checkCommand(t, "the workflow", s.Run)
+				checked = true
+			}
+		}
+		if !installed || !checked {
+			t.Errorf("job %s: installed %v, checked %v; want both", name, installed, checked)
+		}
+	}
+}
+
+// The README's install line and its GitHub Actions step hold what works.
+func TestReadmeInstallAndCI(t *testing.T) {
+	module, _ := goMod(t)
+	readme := string(readFile(t, "../../README.md"))
+	if want := "go install " + module + "/cmd/mcpwatch@latest"; !strings.Contains(readme, want) {
+		t.Errorf("README.md does not say %q", want)
+	}
+	runs := regexp.MustCompile(`(?m)^\s*run: (mcpwatch check.*)$`).FindAllStringSubmatch(readme, -1)
+	if len(runs) == 0 {
+		t.Fatal("README.md has no GitHub Actions step running mcpwatch check")
+	}
+	for _, r := range runs {
+		checkCommand(t, "README.md", r[1])
+	}
+}
+
+// The Dockerfile builds the binary as 'make build' stamps it, static, and
+// runs it as a non-root user on a minimal base, with flags serve accepts.
+func TestDockerfile(t *testing.T) {
+	_, goVersion := goMod(t)
+	var froms, runs []string
+	var user, cmd string
+	dockerfile := strings.ReplaceAll(string(readFile(t, "../../Dockerfile")), "\\\n", " ") // continuation lines
+	for _, line := range strings.Split(dockerfile, "\n") {
+		line = strings.TrimSpace(line)
+		word, rest, _ := strings.Cut(line, " ")
+		switch word {
+		case "FROM":
+			froms = append(froms, rest)
+		case "RUN":
+			runs = append(runs, rest)
+		case "USER":
+			user = rest
+		case "CMD":
+			cmd = rest
+		}
+	}
+	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:"+goVersion+" ") {
+		t.Errorf("want a multi-stage build from golang:%s: FROM %q", goVersion, froms)
+	}
+	if last := froms[len(froms)-1]; !strings.HasPrefix(last, "gcr.io/distroless/static") && last != "scratch" {
+		t.Errorf("the final stage is FROM %s; want distroless static or scratch", last)
+	}
+	if user == "" || strings.HasPrefix(user, "0") || strings.HasPrefix(user, "root") {
+		t.Errorf("USER %q: want a non-root user", user)
+	}
+	build := strings.Join(runs, "\n")
+	for _, want := range []string{"CGO_ENABLED=0", "./cmd/mcpwatch", "github.com/prometheus/common/version.Version=", "github.com/prometheus/common/version.Revision="} {
+		if !strings.Contains(build, want) {
+			t.Errorf("the build does not hold %q:\n%s", want, build)
+		}
+	}
+	for _, stamp := range regexp.MustCompile(`-X (\S+)=`).FindAllStringSubmatch(build, -1) {
+		if !strings.Contains(string(readFile(t, "../../Makefile")), "-X "+stamp[1]+"=") {
+			t.Errorf("the image stamps %s, which 'make build' does not", stamp[1])
+		}
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(cmd), &args); err != nil || len(args) == 0 || args[0] != "serve" {
+		t.Fatalf("CMD %s: want the exec form of serve: %v", cmd, err)
+	}
+	var f serveFlags
+	fs := newServeFlagSet(&f)
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
+		t.Errorf("CMD %s: serve does not accept it: %v", cmd, err)
+	}
+	ignore := string(readFile(t, "../../.dockerignore"))
+	for _, want := range []string{".git", "bin", "node_modules"} {
+		if !strings.Contains(ignore, want) {
+			t.Errorf(".dockerignore does not leave out %s", want)
+		}
+	}
+}
+
+func TestCIBuildsTheImage(t *testing.T) {
+	// .ci/run builds the image only where a docker engine answers.
+	run := string(readFile(t, "../../.ci/run"))
+	if !strings.Contains(run, "docker info") || !strings.Contains(run, "docker build") {
+		t.Errorf(".ci/run does not build the image where docker is usable:\n%s", run)
+	}
+	if _, err := os.Stat("../../Dockerfile"); err != nil {
+		t.Fatal(err)
+	}
+}
