@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The seed preflight's variables, honoured when there is no mcpwatch.yml so
+// The Python preflight's variables, honoured when there is no mcpwatch.yml so
 // mcpwatch drops in where that script ran.
 const (
 	EnvMCPConfig    = "MCP_CONFIG"          // the client config to read; default .mcp.json

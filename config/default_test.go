@@ -26,9 +26,9 @@ func TestDefault(t *testing.T) {
 		timeout time.Duration
 		err     string
 	}{
-		{name: "seed layout", files: map[string]string{".mcp.json": seedMCP},
+		{name: "Python preflight layout", files: map[string]string{".mcp.json": seedMCP},
 			servers: "report", lock: "DIR/mcp-tools.lock.json", timeout: 10 * time.Second},
-		{name: "seed variables", files: map[string]string{"ci/servers.json": seedMCP},
+		{name: "Python preflight variables", files: map[string]string{"ci/servers.json": seedMCP},
 			env:     map[string]string{"MCP_CONFIG": "ci/servers.json", "MCP_TOOL_LOCK": "/etc/lock.json", "MCP_PROBE_TIMEOUT_S": "2.5"},
 			servers: "report", lock: "/etc/lock.json", timeout: 2500 * time.Millisecond},
 		{name: "MCP_CONFIG names an mcpwatch.yml", files: map[string]string{"w/mcpwatch.yml": "servers:\n  a: {command: x, timeout: 4s}\n"},

@@ -60,7 +60,7 @@ import (
 )
 
 // DefaultLockFile is the lock's name when the config does not give one: the
-// seed preflight's name, so an existing lock keeps working.
+// Python preflight's name, so an existing lock keeps working.
 const DefaultLockFile = "mcp-tools.lock.json"
 
 // BuiltinDefaults are the defaults when mcpwatch.yml sets none.

@@ -14,7 +14,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 )
 
-// The conventions of ../shared/docs/PROMETHEUS.md (after grafana's
+// The project's dashboard conventions (after grafana's
 // dashboard-linter), checked on a strictly decoded dashboard. Each check
 // returns problems rather than failing, so the tests can show that a broken
 // dashboard is caught.

@@ -25,7 +25,7 @@ func TestDashboard(t *testing.T) {
 	}
 }
 
-// TestDashboardHasThePanelsAsked pins the panels the issue asks for, so a
+// TestDashboardHasThePanelsAsked pins the panels the project promises, so a
 // refactoring of the generator cannot drop one unnoticed.
 func TestDashboardHasThePanelsAsked(t *testing.T) {
 	raw := readDashboard(t)

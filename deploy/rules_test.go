@@ -25,7 +25,7 @@ const (
 	runbookURL = "https://github.com/mcpwatch/mcpwatch/blob/main/deploy/RUNBOOK.md"
 )
 
-// The alerts the project promises (issue 5), by severity.
+// The alerts the project promises (README, Alerting), by severity.
 var wantAlerts = map[string]string{
 	"McpToolsMissing":            "critical",
 	"McpServerNoTools":           "critical",

@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkCompare1000 is the lock diff of one server with 1,000 tools, the
-// figure issue 6 asks for: names only, and with every fingerprint checked.
+// figure the README's performance section gives: names only, and with every fingerprint checked.
 // Five tools are missing, five extra and one retyped, so every branch runs.
 func BenchmarkCompare1000(b *testing.B) {
 	const n = 1000

@@ -29,7 +29,7 @@ func (o Observed) fingerprint() string {
 }
 
 // NewEntry builds a server's lock entry from what a probe observed: names
-// only (the seed's form), or with each tool's schema fingerprint and
+// only (the names-only form), or with each tool's schema fingerprint and
 // description hash. A name observed twice is locked once, with its first
 // observation.
 func NewEntry(tools []Observed, fingerprints bool) Entry {

@@ -5,7 +5,8 @@
 // # Format
 //
 // A lock is one JSON object whose keys are server names, and nothing else: no
-// version or "$schema" key, because the seed's preflight script treats every
+// version or "$schema" key, because the Python preflight (a script that
+// compares .mcp.json's servers with the lock; see FORMAT.md) treats every
 // key as a server. Each value is one of two forms, mixed freely per server:
 //
 //	{
@@ -19,11 +20,11 @@
 //	  }
 //	}
 //
-// The list form is the seed's (names only, sorted) and is written byte for
+// The list form is the Python preflight's (names only, sorted) and is written byte for
 // byte as Python's json.dump(lock, f, indent=2, sort_keys=True) writes it.
 // The object form is keyed by tool name, one tool per line, each with the
 // Fingerprint of its input schema and the DescriptionHash of its description
-// (either may be left out; {} locks the name only). The seed's script iterates
+// (either may be left out; {} locks the name only). The Python preflight iterates
 // a dict's keys, so it still reads the tool names from the object form.
 //
 // Servers read from a file and left unchanged are written back with their

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The seed's fetch_daily_report schema, the base every case below varies.
+// The example report server's fetch_daily_report schema, the base every case below varies.
 const baseSchema = `{"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]}`
 
 func TestFingerprintIgnoresWhatOnlyDocuments(t *testing.T) {

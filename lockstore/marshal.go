@@ -7,12 +7,12 @@ import (
 // Marshal renders the lock. A server read from a file and not changed since
 // is written with the exact bytes it was read from. Others are written the
 // way Python's json.dump(lock, f, indent=2, sort_keys=True) writes them, so a
-// lock of names only is byte for byte what the seed's script writes; entries
+// lock of names only is byte for byte what the Python preflight writes; entries
 // with fingerprints put one tool per line, so a review diff shows one line per
 // changed tool.
 //
 // The file ends with a newline (friendlier to git and editors) unless it was
-// parsed from a file without one, as the seed's script writes it: an
+// parsed from a file without one, as the Python preflight writes it: an
 // unchanged lock is always rewritten unchanged.
 func (l *Lock) Marshal() []byte {
 	servers := l.Servers()
@@ -49,7 +49,7 @@ func (l *Lock) withFinalNewline(b []byte) []byte {
 	return append(b, '\n')
 }
 
-// appendNameList writes the seed's form: a list of names, one per line at
+// appendNameList writes the names-only form: a list of names, one per line at
 // Python's indent=2 nesting (an empty list is "[]", as Python writes it).
 func appendNameList(b []byte, e Entry) []byte {
 	if len(e.Tools) == 0 {

@@ -110,7 +110,7 @@ func Parse(data []byte) (*Lock, error) {
 	return l, nil
 }
 
-// parseEntry reads one server's value: a list of names (the seed's form) or an
+// parseEntry reads one server's value: a list of names (the names-only form) or an
 // object keyed by tool name. Offsets in errors are absolute in doc.
 func parseEntry(doc []byte, server string, value []byte, valueOff int) (Entry, error) {
 	switch kind := jsonKind(value); kind {
@@ -158,7 +158,7 @@ func parseToolObject(doc []byte, server string, value []byte, valueOff int) (Ent
 		seen[name] = true
 		if kind := jsonKind(tv); kind != "an object" {
 			if name == "error" && kind == "a string" {
-				// The seed's first script wrote {"error": "..."} for a failed probe.
+				// An early version of the Python preflight wrote {"error": "..."} for a failed probe.
 				return newParseError(doc, keyOff, server, "this entry records a failed probe, not the expected tools", fixProbe)
 			}
 			return newParseError(doc, tvOff, server,

@@ -25,7 +25,7 @@ func TestParseSeedLockRoundTripsByteForByte(t *testing.T) {
 				t.Fatalf("Entry(report) = %v, %v", e, ok)
 			}
 			if got := l.Marshal(); string(got) != string(data) {
-				t.Errorf("Marshal changed the seed's bytes:\n got %q\nwant %q", got, data)
+				t.Errorf("Marshal changed the Python preflight's bytes:\n got %q\nwant %q", got, data)
 			}
 		})
 	}
@@ -33,7 +33,7 @@ func TestParseSeedLockRoundTripsByteForByte(t *testing.T) {
 
 func TestParseRebuiltSeedLockIsTheSameBytes(t *testing.T) {
 	// Not from raw bytes this time: a lock built by Set must render exactly as
-	// the seed's Python wrote it, final newline aside.
+	// the Python preflight wrote it, final newline aside.
 	data, err := os.ReadFile("testdata/seed-two-servers.lock.json")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseRefusesTheSeedsFailedProbeEntry(t *testing.T) {
-	// The seed's first script wrote a failed probe into the lock as
+	// An early version of the Python preflight wrote a failed probe into the lock as
 	// {"error": ...}; it must never be read as a tool called "error".
 	path := filepath.Join("testdata", "seed-failed-probe.lock.json")
 	_, err := Read(path)
@@ -94,7 +94,7 @@ func TestParseRefusesTheSeedsFailedProbeEntry(t *testing.T) {
 }
 
 func TestParseAcceptsWhatTheSeedCanWrite(t *testing.T) {
-	// The seed's script sorts names but keeps duplicates; hand edits leave
+	// The Python preflight sorts names but keeps duplicates; hand edits leave
 	// lists unsorted. Both read as the same set of tools.
 	l, err := Parse([]byte(`{"b": ["z", "a", "z"], "a": [], "c": {"t": {}, "s": {"schema": "` + Fingerprint(nil) + `"}}}`))
 	if err != nil {

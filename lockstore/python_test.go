@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// These tests hold mcpwatch's lock to the seed article's Python preflight:
+// These tests hold mcpwatch's lock to the Python preflight:
 // whatever one writes, the other reads.
 
 func python(t *testing.T, script string, args ...string) []byte {
@@ -35,8 +35,8 @@ func TestPythonWrittenLockIsReadAndRewrittenUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The seed's writer: json.dump(observed, open(LOCK, "w"), indent=2, sort_keys=True),
-	// with its names sorted as the seed's probe sorts them.
+	// The Python preflight's writer: json.dump(observed, open(LOCK, "w"), indent=2, sort_keys=True),
+	// with its names sorted as its probe sorts them.
 	const writer = `import json, sys
 observed = {k: sorted(v) for k, v in json.loads(sys.argv[1]).items()}
 sys.stdout.write(json.dumps(observed, indent=2, sort_keys=True))`
@@ -76,8 +76,8 @@ func TestSeedScriptReadsBothEntryForms(t *testing.T) {
 	if err := Write(path, l); err != nil {
 		t.Fatal(err)
 	}
-	// The seed's verification loop, verbatim but for the probe: observed is
-	// given, and each failure is printed as the seed prints it.
+	// The Python preflight's verification loop, verbatim but for the probe: observed is
+	// given, and each failure is printed as it prints it.
 	const checker = `import json, sys
 LOCK = sys.argv[1]
 observed = json.loads(sys.argv[2])
@@ -118,7 +118,7 @@ print(json.dumps(failures))`
 				t.Fatal(err)
 			}
 			if !slices.Equal(got, tc.want) {
-				t.Errorf("seed script failures = %q, want %q", got, tc.want)
+				t.Errorf("Python preflight failures = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -51,7 +51,7 @@ func tools(names ...string) []probe.Tool {
 //     schema change;
 //   - newcomer: configured and locked, never probed yet;
 //   - reports: OK over stdio, but 2 locked tools missing by name (the expired
-//     credential of the seed);
+//     credential of the example report server);
 //   - scratch: OK, no lock entry, lists a forbidden tool;
 //   - search: the last probe timed out; an earlier one succeeded over SSE.
 func fixtureStatuses() []metrics.ServerStatus {

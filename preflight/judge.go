@@ -57,7 +57,7 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 	case KindForbidden:
 		p.Message = fmt.Sprintf("%s forbidden by %s -> %s", count(len(f.Tools), "tool", "tools"), strings.Join(s.Forbid, ", "), strings.Join(f.Tools, ", "))
 	case KindMissing:
-		// The seed's line, so a log grep written for it keeps working.
+		// The Python preflight's line, so a log grep written for it keeps working.
 		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), strings.Join(f.Tools, ", "))
 	case KindSchemaChanged:
 		p.Message = fmt.Sprintf("input schema changed -> %s", strings.Join(f.Tools, ", "))

@@ -119,7 +119,7 @@ func TestRelockWrites(t *testing.T) {
 	})
 }
 
-// A lock the seed's script wrote (names only, no final newline) relocked
+// A lock the Python preflight wrote (names only, no final newline) relocked
 // from the same surface is rewritten byte for byte.
 func TestRelockSeedLockUnchanged(t *testing.T) {
 	seed := "{\n  \"report\": [\n    \"fetch_daily_report\",\n    \"list_report_dates\"\n  ]\n}"

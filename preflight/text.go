@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// WriteText writes the report for people, as the seed's preflight did: the
+// WriteText writes the report for people, as the Python preflight did: the
 // verdict and the time first, then one line per failing problem, each
 // followed by its details indented, then what is reported without failing.
 //
@@ -70,7 +70,7 @@ func Summary(r *Report) string {
 		took, t.Failed, count(t.Servers, "server", "servers"), t.ToolsVerified, count(t.ToolsLocked, "locked tool", "locked tools"), strict)
 }
 
-// formatMillis writes a duration in whole milliseconds, as the seed did
+// formatMillis writes a duration in whole milliseconds, as the Python preflight does
 // ("23 ms"), but never "0 ms" for a run that took time.
 func formatMillis(d time.Duration) string {
 	ms := d.Round(time.Millisecond).Milliseconds()

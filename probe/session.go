@@ -172,7 +172,7 @@ func (s *session) discoverBudget(ctx context.Context) time.Duration {
 }
 
 // detect asks server/discover under its own short deadline and reads the
-// era from the answer (MCP-PROTOCOL.md section 1). Authorization, connection
+// era from the answer (see CLIENT.md, Era detection). Authorization, connection
 // and TLS failures are not era signals: they end the probe. A version list
 // (a discover result's, or -32022's data) decides by eraOf.
 func (s *session) detect(ctx context.Context, c conn) (Era, string, error) {
@@ -287,7 +287,7 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 		return failf(ReasonProtocol, "initialize: the server chose protocol version %q, which is not a version string", truncate(r.ProtocolVersion, 40))
 	case !slices.Contains(LegacyVersions, r.ProtocolVersion):
 		// A server that answers initialize with a version of another era
-		// (the seed article's report server answers 2026-07-28) still lists
+		// (the Python report server answers 2026-07-28) still lists
 		// its tools the legacy way. Knowing its surface is the point of a
 		// probe, so go on, and say so.
 		s.obs.warn("initialize: the server chose protocol version %q, which is not an initialize-era version (%s); listing tools the legacy way",

@@ -200,7 +200,7 @@ func TestListTools(t *testing.T) {
 // A legacy initialize answered with no version, or with one that is not a
 // version string (it would go back in the MCP-Protocol-Version header),
 // fails. Any version goes on to notifications/initialized and tools/list;
-// one outside the initialize era (the seed's server answers 2026-07-28)
+// one outside the initialize era (the Python report server answers 2026-07-28)
 // with a warning.
 func TestLegacyVersions(t *testing.T) {
 	t.Parallel()

@@ -12,7 +12,7 @@
 // own, not go-sdk's client: with its defaults that client leaks grandchild
 // processes, overruns deadlines (a 2 s probe of a silent server took 22 s),
 // loops on a cursor that never advances and hides JSON-RPC codes and HTTP
-// statuses (see SDK-NOTES.md). Exact era detection and per-phase timings need
+// statuses (see CLIENT.md). Exact era detection and per-phase timings need
 // the wire in hand. go-sdk serves as the server side in tests and examples.
 //
 // It knows nothing of locks, schedules or metrics.

@@ -1,4 +1,4 @@
-// Command mcpwatch-scale measures mcpwatch at scale, as issue 6 asks: it
+// Command mcpwatch-scale measures mcpwatch at scale, against the README's performance targets: it
 // serves N simulated MCP servers over streamable HTTP on loopback (or
 // configures N stdio test servers), runs the built `mcpwatch serve` over
 // them as a subprocess, and reports probes per second achieved against
@@ -70,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.fingerprints, "fingerprints", false, "http mode: write the lock with schema fingerprints and description hashes (mcpwatch lock --fingerprints)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configuration, lock, mcpwatch's log)")
 	fs.StringVar(&jsonOut, "json", "", "append the result as one JSON line to this file")
-	fs.StringVar(&summary, "summary", "", "judge the targets of issue 6 from this -json file, print them and exit")
+	fs.StringVar(&summary, "summary", "", "judge the performance targets from this -json file, print them and exit")
 	fs.StringVar(&checkKind, "check-config", "mcp.json", "check mode: mcp.json (all servers at once, as a client starts them) or mcpwatch.yml (its defaults)")
 	fs.StringVar(&checkEra, "check-era", "mixed", "check mode: the servers' era: mixed (legacy and modern alternating), legacy or modern")
 	fs.DurationVar(&checkDelay, "check-delay", 0, "check mode: each server sleeps this long before it starts (a server that waits on I/O at start)")

@@ -11,7 +11,7 @@ import (
 )
 
 // Labels of the runs `make bench-scale` makes; the summary judges the
-// targets of issue 6 from them.
+// performance targets from them.
 const (
 	labelThroughput = "throughput"
 	labelHTTP100    = "http-100"
@@ -180,7 +180,7 @@ func costSlope(rs *results) (verdict, bool) {
 
 func printSummary(w io.Writer, rs *results) (allMet bool) {
 	allMet = true
-	fmt.Fprintln(w, "== targets (issue 6)")
+	fmt.Fprintln(w, "== targets")
 	for _, v := range judge(rs) {
 		mark := "MET "
 		switch {

@@ -14,8 +14,8 @@ import (
 
 const seedLockText = "{\n  \"report\": [\n    \"fetch_daily_report\",\n    \"list_report_dates\"\n  ]\n}"
 
-// seedDir is a directory as the seed's preflight ran in: a Claude Code
-// .mcp.json with the report server, and the seed's lock.
+// seedDir is a directory as the Python preflight ran in: a Claude Code
+// .mcp.json with the report server, and the Python preflight's lock.
 func seedDir(t *testing.T) string {
 	dir := t.TempDir()
 	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": reportEntry(t)}))
@@ -69,7 +69,7 @@ func TestCheckCommandNotFound(t *testing.T) {
 }
 
 // A server that answers the handshake and never tools/list costs the
-// timeout, given as a flag or as the seed's variable, and no more.
+// timeout, given as a flag or as the Python preflight's variable, and no more.
 func TestCheckStalledServer(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -101,7 +101,7 @@ func TestCheckStalledServer(t *testing.T) {
 	}
 }
 
-// The seed's remote case: a header that embeds the variable.
+// The remote case of the Python preflight: a header that embeds the variable.
 func TestCheckHTTPBearerHeader(t *testing.T) {
 	t.Parallel()
 	url := startHTTPReportServer(t, "http-token-5e6f")
@@ -238,7 +238,7 @@ func reportServersDir(t *testing.T, n int) string {
 
 var reportedMillis = regexp.MustCompile(`MCP preflight OK in (\d+) ms`)
 
-// The seed's preflight took 5x as long for five servers as for one; the
+// The Python preflight took 5x as long for five servers as for one; the
 // acceptance asks for at most 1.5x. On a shared 2-core machine the ratio
 // for servers that start fast is bound by CPU and by whatever else runs, so
 // the test logs it for the report and asserts parallelism where time cannot

@@ -114,7 +114,7 @@ func verdict(problems []error) string {
 }
 
 // loadConfig reads the configuration every command reads: the named file,
-// else ./mcpwatch.yml, else the seed preflight's .mcp.json (or
+// else ./mcpwatch.yml, else the Python preflight's .mcp.json (or
 // $MCP_CONFIG). A named client config (.mcp.json, claude_desktop_config.json,
 // .vscode/mcp.json) is read as $MCP_CONFIG would be: its servers with the
 // built-in defaults, the lock ./mcp-tools.lock.json (or $MCP_TOOL_LOCK).

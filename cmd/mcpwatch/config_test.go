@@ -122,8 +122,8 @@ func TestConfigCheckJSON(t *testing.T) {
 	}
 }
 
-// TestConfigCheckDefault: with no -c and no mcpwatch.yml, the seed's
-// .mcp.json and variables are used.
+// TestConfigCheckDefault: with no -c and no mcpwatch.yml, the Python
+// preflight's .mcp.json and variables are used.
 func TestConfigCheckDefault(t *testing.T) {
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "ci.json"), `{"mcpServers": {"report": {"command": "/bin/sh", "env": {"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}}}}`)

@@ -25,7 +25,7 @@ func TestLockThenCheckInClaudeCodeDirectory(t *testing.T) {
 		"  report: + fetch_daily_report, list_report_dates (new server)\n")
 	locked := readFile(t, lockPath)
 	if string(locked) != seedLockText+"\n" {
-		t.Errorf("lock file:\n%s\nwant the seed's format:\n%s", locked, seedLockText)
+		t.Errorf("lock file:\n%s\nwant the Python preflight's format:\n%s", locked, seedLockText)
 	}
 
 	steps := []struct {
@@ -148,15 +148,15 @@ func TestLockAllowEmptyAndFingerprints(t *testing.T) {
 	}
 }
 
-// The seed's own script and mcpwatch share the lock both ways. The script
-// probes the seed's own Python report server (it waits for the server to
+// The Python preflight and mcpwatch share the lock both ways. The script
+// probes its Python report server (it waits for the server to
 // exit on "shutdown", which the Go report server does not); mcpwatch probes
 // the Go report server, which offers the same tools under the same name.
 func TestSeedScriptSharesTheLock(t *testing.T) {
 	t.Parallel()
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed: the seed's script cannot run")
+		t.Skip("python3 is not installed: the Python preflight cannot run")
 	}
 	seed, err := filepath.Abs("testdata/seed")
 	if err != nil {
@@ -187,35 +187,35 @@ func TestSeedScriptSharesTheLock(t *testing.T) {
 		return r
 	}
 
-	// The seed writes; mcpwatch reads, and relocking rewrites it unchanged.
+	// The Python preflight writes; mcpwatch reads, and relocking rewrites it unchanged.
 	if r := runSeed(token, "--update-lock"); r.code != 0 {
 		t.Fatalf("seed --update-lock: %s", r)
 	}
 	seedLock := readFile(t, lockPath)
 	if string(seedLock) != seedLockText {
-		t.Errorf("the seed wrote:\n%q\nwant:\n%q", seedLock, seedLockText)
+		t.Errorf("the Python preflight wrote:\n%q\nwant:\n%q", seedLock, seedLockText)
 	}
 	if r := runBin(t, dir, token, "check"); r.code != exitOK {
-		t.Errorf("check against the seed's lock: %s", r)
+		t.Errorf("check against the Python preflight's lock: %s", r)
 	}
 	if r := runBin(t, dir, token, "lock"); r.code != exitOK || !strings.Contains(r.stdout, ": no change") {
-		t.Errorf("relock of the seed's lock: %s", r)
+		t.Errorf("relock of the Python preflight's lock: %s", r)
 	}
 	if got := readFile(t, lockPath); !bytes.Equal(got, seedLock) {
-		t.Errorf("relocking changed the seed's lock:\n%q\nwant:\n%q", got, seedLock)
+		t.Errorf("relocking changed the Python preflight's lock:\n%q\nwant:\n%q", got, seedLock)
 	}
 
-	// mcpwatch writes, in both forms; the seed reads.
+	// mcpwatch writes, in both forms; the Python preflight reads.
 	for _, args := range [][]string{{"lock"}, {"lock", "--fingerprints"}} {
 		os.Remove(lockPath)
 		if r := runBin(t, dir, token, args...); r.code != exitOK {
 			t.Fatalf("%v: %s", args, r)
 		}
 		if r := runSeed(token); r.code != 0 || !strings.Contains(r.stdout, "MCP preflight OK") {
-			t.Errorf("the seed's check of a lock from mcpwatch %v: %s\nlock:\n%s", args, r, readFile(t, lockPath))
+			t.Errorf("the Python preflight's check of a lock from mcpwatch %v: %s\nlock:\n%s", args, r, readFile(t, lockPath))
 		}
 		if r := runSeed(nil); r.code != 78 || !strings.Contains(r.stdout, "report: 2/2 tools missing") {
-			t.Errorf("the seed's check without the token, lock from mcpwatch %v: %s", args, r)
+			t.Errorf("the Python preflight's check without the token, lock from mcpwatch %v: %s", args, r)
 		}
 	}
 }
@@ -240,7 +240,7 @@ func TestLockServerOnlyInTheLock(t *testing.T) {
 		t.Fatalf("want exit 0, got %s", r)
 	}
 	assertContains(t, "stdout", r.stdout, "  gone: - a_tool (server no longer configured: dropped)\n")
-	// The old lock ended without a newline, as the seed writes it: so does the new one.
+	// The old lock ended without a newline, as the Python preflight writes it: so does the new one.
 	if got := string(readFile(t, filepath.Join(dir, "mcp-tools.lock.json"))); got != seedLockText {
 		t.Errorf("lock:\n%q", got)
 	}

@@ -32,7 +32,7 @@ type cli struct {
 	lookupEnv func(string) (string, bool)
 }
 
-// getenv reads a variable where unset and empty mean the same: the seed
+// getenv reads a variable where unset and empty mean the same: the Python
 // preflight's MCP_CONFIG, MCP_TOOL_LOCK, $GITHUB_STEP_SUMMARY.
 func (c *cli) getenv(name string) string {
 	v, _ := c.lookupEnv(name)

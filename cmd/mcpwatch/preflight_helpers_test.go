@@ -111,7 +111,7 @@ func claudeCodeConfig(servers map[string]any) map[string]any {
 }
 
 // reportEntry is a .mcp.json entry running the example report server with
-// its credential from the launch environment, as the seed's config does.
+// its credential from the launch environment, as the Python preflight's .mcp.json does.
 func reportEntry(t *testing.T) map[string]any {
 	return map[string]any{
 		"command": reportserverBin(t),

@@ -340,7 +340,7 @@ func isZombie(pid int) bool {
 	return len(fields) > 0 && fields[0] == "Z"
 }
 
-// The seed article's own report server answers initialize with 2026-07-28
+// The Python report server answers initialize with 2026-07-28
 // and lists its tools the legacy way. mcpwatch must still read its surface,
 // and say what was odd about it.
 func TestProbeSeedReportServer(t *testing.T) {

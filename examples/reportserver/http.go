@@ -12,7 +12,7 @@ import (
 // httpAuth decides what an HTTP request may see from its bearer token,
 // compared with the server's REPORT_API_TOKEN:
 //   - no Authorization header, or an empty bearer: zero tools, no error (the
-//     silent failure the seed measured);
+//     silent failure mcpwatch exists for);
 //   - a server started without REPORT_API_TOKEN: zero tools for everyone;
 //   - a wrong non-empty token: 401 with a Bearer challenge;
 //   - the right token: the tools REPORT_SCOPE allows.

@@ -1,5 +1,5 @@
-// Command reportserver is the seed's report server made real with the
-// official Go MCP SDK: an MCP server whose tools depend on a credential.
+// Command reportserver is the small Python report server of the preflight's
+// tests (cmd/mcpwatch/testdata/seed) made real with the official Go MCP SDK: an MCP server whose tools depend on a credential.
 //
 // Tools: fetch_daily_report (input {date}) and list_report_dates. Over stdio
 // (the default) the credential is REPORT_API_TOKEN: without it (or empty)

@@ -56,7 +56,7 @@ func scopeAccess(scope string) access {
 	return accessFull
 }
 
-// newReportServer builds the server one client sees. Like the seed's
+// newReportServer builds the server one client sees. Like the Python
 // report server, it always advertises tools, and a client without the
 // credential gets an empty list rather than an error.
 func newReportServer(e era, a access) *mcp.Server {

@@ -161,7 +161,7 @@ type Config struct {
 // scope only.
 const ScopeEnv = "REPORT_SCOPE"
 
-// DefaultTools are the seed's report tools.
+// DefaultTools are the example report server's tools.
 func DefaultTools() []Tool {
 	return []Tool{
 		{

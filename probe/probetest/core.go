@@ -86,7 +86,7 @@ type creds struct {
 }
 
 // tokenMatches compares a presented credential with the expected one. An
-// empty expectation accepts any non-empty credential, like the seed's
+// empty expectation accepts any non-empty credential, like the Python report server's
 // report server.
 func tokenMatches(want, got string) bool {
 	if want == "" {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fail closed when the effective MCP tool surface differs from the committed lock file."""
-# The seed article's preflight script (000_*.txt), as published with its
-# fixes: Popen inside the try, and --update-lock refusing a failed probe.
-# Test input for mcpwatch's compatibility with the seed's lock format; not
+# A Python preflight script published with an article on MCP servers that
+# lose their tools without an error, with its fixes: Popen inside the try, and --update-lock refusing a failed probe.
+# Test input for mcpwatch's compatibility with the Python preflight's lock format; not
 # part of mcpwatch.
 import json, os, subprocess, sys, time
 

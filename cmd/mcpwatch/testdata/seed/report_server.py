@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Minimal stdio MCP server. Exposes tools only when REPORT_API_TOKEN is present."""
-# The seed article's report server (000_*.txt), test input for mcpwatch's
-# compatibility with the seed's preflight script; not part of mcpwatch.
+# The Python report server published with that preflight, test input for mcpwatch's
+# compatibility with the Python preflight; not part of mcpwatch.
 import json, os, sys
 
 TOKEN = os.environ.get("REPORT_API_TOKEN")
