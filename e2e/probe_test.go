@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// probeOutput is the part of `mcpwatch probe --output json` these tests read.
+// probeOutput is the part of `mcpwatch probe --format json` these tests read.
 type probeOutput struct {
 	OK              bool    `json:"ok"`
 	Reason          string  `json:"reason"`
@@ -35,14 +35,14 @@ func (o probeOutput) toolNames() []string {
 	return names
 }
 
-// runProbe runs the built `mcpwatch probe --output json ARGS...` and decodes
+// runProbe runs the built `mcpwatch probe --format json ARGS...` and decodes
 // what it prints. A failed probe (non-zero exit) still prints its JSON; the
 // caller judges it.
 func runProbe(t *testing.T, args ...string) probeOutput {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	argv := append([]string{"probe", "--output", "json"}, args...)
+	argv := append([]string{"probe", "--format", "json"}, args...)
 	cmd := exec.CommandContext(ctx, suite.mcpwatch, argv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
