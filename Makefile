@@ -17,15 +17,18 @@ build:
 	$(GO) build -o $(BIN)/reportserver ./examples/reportserver
 
 # The daemon on examples/mcpwatch.yml: the report server over stdio with its token read from a
-# file, the same without a token, and over HTTP (started here, stopped with the daemon).
+# file, the same without a token, and over HTTP (started here, stopped with the daemon). The
+# addresses can be moved: make run RUN_LISTEN=127.0.0.1:19713 RUN_REPORT=127.0.0.1:18931
+RUN_LISTEN ?= 127.0.0.1:9713
+RUN_REPORT ?= 127.0.0.1:8931
 run: build
-	@REPORT_API_TOKEN="$$(cat examples/secrets/report-token)" $(BIN)/reportserver --http 127.0.0.1:8931 & rs=$$!; \
+	@REPORT_API_TOKEN="$$(cat examples/secrets/report-token)" $(BIN)/reportserver --http $(RUN_REPORT) & rs=$$!; \
 	trap 'kill $$rs 2>/dev/null; wait $$rs 2>/dev/null' EXIT; trap 'exit 0' INT TERM; \
-	i=0; until $(BIN)/mcpwatch probe --timeout 1s --url http://127.0.0.1:8931/mcp >/dev/null 2>&1; do \
-	  i=$$((i+1)); if [ $$i -ge 50 ]; then echo "make run: the report server did not start on 127.0.0.1:8931" >&2; exit 1; fi; sleep 0.1; \
+	i=0; until $(BIN)/mcpwatch probe --timeout 1s --url http://$(RUN_REPORT)/mcp >/dev/null 2>&1; do \
+	  i=$$((i+1)); if [ $$i -ge 50 ]; then echo "make run: the report server did not start on $(RUN_REPORT)" >&2; exit 1; fi; sleep 0.1; \
 	done; \
-	echo "mcpwatch: status page http://127.0.0.1:9713/  metrics http://127.0.0.1:9713/metrics  (Ctrl-C stops)"; \
-	$(BIN)/mcpwatch serve --config.file examples/mcpwatch.yml --web.listen-address 127.0.0.1:9713
+	echo "mcpwatch: status page http://$(RUN_LISTEN)/  metrics http://$(RUN_LISTEN)/metrics  (Ctrl-C stops)"; \
+	REPORT_HTTP_URL=http://$(RUN_REPORT)/mcp $(BIN)/mcpwatch serve --config.file examples/mcpwatch.yml --web.listen-address $(RUN_LISTEN)
 
 # The promtool and amtool tests skip, saying so (go test -v shows it), where the tools are missing,
 # and fail when $$CI is set; this says it up front too. scripts/e2e-deps.sh installs them.
