@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/runner"
+	"github.com/mcpwatch/mcpwatch/shard"
 )
 
 // Options are a Daemon's process-level settings: what a reload of the
@@ -48,6 +49,17 @@ type Options struct {
 	// Version is mcpwatch's version: reported to servers as
 	// clientInfo.version, and shown on the status page.
 	Version string
+	// Replica names this daemon among replicas that watch the same
+	// servers; it moves the phase of every @every schedule (see phased), so
+	// two replicas named NAME-0 and NAME-1 probe each server half an
+	// interval apart. Empty: the phase of the server's name alone.
+	Replica string
+	// Shard is the part of the fleet this daemon probes: the servers whose
+	// name hashes to it (package shard). Zero: every server.
+	Shard shard.Shard
+	// PeerURLs are the status pages of the other replicas or shards, linked
+	// from this one.
+	PeerURLs []string
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +84,7 @@ func (o Options) withDefaults() Options {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 5 * time.Second
 	}
+	o.Shard = o.Shard.Normalized()
 	return o
 }
 
@@ -133,7 +146,10 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 		table:   newTimetable(),
 		servers: map[string]*server{},
 	}
-	plans, err := plan(cfg)
+	if err := opts.Shard.Validate(); err != nil {
+		return nil, err
+	}
+	plans, err := plan(cfg, d.placement())
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +160,7 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 	d.pages = pages
 	// A registry of its own, never the global one: /metrics serves it.
 	d.reg, d.self = metrics.NewRegistry()
+	d.self.SetShard(opts.Shard.Index, opts.Shard.Total)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.install(cfg, plans)
 	d.self.ReloadSucceeded(time.Now())
@@ -264,6 +281,11 @@ func (d *Daemon) Statuses() []metrics.ServerStatus {
 		out[i] = d.servers[name].snapshot()
 	}
 	return out
+}
+
+// placement is this daemon's replica name and shard, from its options.
+func (d *Daemon) placement() placement {
+	return placement{replica: d.opts.Replica, shard: d.opts.Shard}
 }
 
 // Registry is the registry /metrics serves.

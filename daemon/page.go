@@ -146,6 +146,12 @@ type indexView struct {
 	Rows    []row
 	Counts  []stateCount
 	Refresh int
+	// Where this daemon sits among its replicas: its shard ("1 of 3",
+	// empty when unsharded), its replica name, and the other replicas'
+	// status pages.
+	Shard   string
+	Replica string
+	Peers   []string
 }
 
 type stateCount struct {
@@ -179,6 +185,11 @@ func (d *Daemon) handleIndex(w http.ResponseWriter, _ *http.Request) {
 		Config:  d.configPath(),
 		Lock:    cfg.Lock,
 		Refresh: 10,
+		Replica: d.opts.Replica,
+		Peers:   d.opts.PeerURLs,
+	}
+	if d.opts.Shard.Total > 1 {
+		view.Shard = d.opts.Shard.String()
 	}
 	counts := map[State]int{}
 	for _, name := range d.serverNames() {

@@ -3,6 +3,8 @@ package daemon
 import (
 	"hash/fnv"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/shard"
 )
 
 // phased is an @every schedule whose firings after the first sit on a grid
@@ -12,16 +14,57 @@ import (
 // of keeping for good the phases their first probes happened to get: a
 // first round squeezed into a few seconds would otherwise repeat as a burst
 // every interval. The phase depends on nothing but the name and the
-// interval, so a reload that keeps the interval keeps it.
+// interval (and the replica, below), so a reload that keeps the interval
+// keeps it.
+//
+// Two replicas watching the same servers (an HA pair) probe each server at
+// different points of its interval, so that together they see a change in
+// half the time one would. A replica named with a StatefulSet ordinal
+// (NAME-0, NAME-1, ...) moves every phase by a fixed fraction of the
+// interval: 0 for ordinal 0, 1/2 for 1, then 1/4, 3/4, 1/8, ... (the
+// bit-reversed ordinal), so a pair is exactly half an interval apart and
+// more replicas split the interval evenly. Any other replica name is mixed
+// into the hash, which puts each server's two phases at independent places
+// (on average a third of an interval between a change and the next probe of
+// either, instead of a half). An empty replica name keeps the phase of the
+// name alone.
 type phased struct {
 	interval time.Duration
 	phase    time.Duration // in [0, interval)
 }
 
-func newPhased(name string, interval time.Duration) phased {
+func newPhased(name string, interval time.Duration, replica string) phased {
+	return phased{interval: interval, phase: phaseOf(name, interval, replica)}
+}
+
+// phaseOf is the phase, in [0, interval), of the server of that name on
+// that replica.
+func phaseOf(name string, interval time.Duration, replica string) time.Duration {
 	h := fnv.New64a()
+	ordinal, hasOrdinal := shard.Ordinal(replica)
+	if replica != "" && !hasOrdinal {
+		h.Write([]byte(replica))
+		h.Write([]byte{0}) // no name can run into the replica's
+	}
 	h.Write([]byte(name))
-	return phased{interval: interval, phase: time.Duration(h.Sum64() % uint64(interval))}
+	phase := time.Duration(h.Sum64() % uint64(interval))
+	if hasOrdinal {
+		phase = (phase + replicaOffset(ordinal, interval)) % interval
+	}
+	return phase
+}
+
+// replicaOffset is the bit-reversed ordinal as a fraction of interval:
+// 0, 1/2, 1/4, 3/4, 1/8, 5/8, ... for ordinals 0, 1, 2, 3, 4, 5.
+func replicaOffset(ordinal int, interval time.Duration) time.Duration {
+	var offset time.Duration
+	for part := interval / 2; ordinal > 0 && part > 0; part /= 2 {
+		if ordinal&1 == 1 {
+			offset += part
+		}
+		ordinal >>= 1
+	}
+	return offset
 }
 
 // Next is the first grid time more than half an interval after after.

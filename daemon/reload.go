@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/runner"
+	"github.com/mcpwatch/mcpwatch/shard"
 )
 
 // serverPlan is a configured server with its schedule read.
@@ -20,9 +21,19 @@ type serverPlan struct {
 	interval time.Duration
 }
 
+// placement is where this daemon sits among its replicas: its name (which
+// moves its probes' phases, see phased) and its shard of the fleet.
+type placement struct {
+	replica string
+	shard   shard.Shard
+}
+
 // plan reads every schedule of cfg, so that a configuration the scheduler
-// cannot run is refused as a whole, before anything is swapped.
-func plan(cfg *config.Config) ([]serverPlan, error) {
+// cannot run is refused as a whole, before anything is swapped, and keeps
+// the servers of pl's shard: a sharded replica knows no other server.
+// Every replica checks every server, so one configuration fails or loads
+// on all shards alike.
+func plan(cfg *config.Config, pl placement) ([]serverPlan, error) {
 	plans := make([]serverPlan, 0, len(cfg.Servers))
 	for _, srv := range cfg.Servers {
 		spec := srv.Schedule
@@ -37,8 +48,11 @@ func plan(cfg *config.Config) ([]serverPlan, error) {
 			return nil, fmt.Errorf("%s: server %q: %w", configName(cfg), srv.Name, err)
 		}
 		srv.Schedule = spec
+		if !pl.shard.Owns(srv.Name) {
+			continue
+		}
 		if iv, ok := sched.(every); ok {
-			sched = newPhased(srv.Name, time.Duration(iv))
+			sched = newPhased(srv.Name, time.Duration(iv), pl.replica)
 		}
 		if srv.Timeout <= 0 {
 			// config.Load gives every server the defaults' timeout; a
@@ -73,7 +87,7 @@ func (d *Daemon) Reload() error {
 	cfg, err := d.opts.Load(path)
 	var plans []serverPlan
 	if err == nil {
-		plans, err = plan(cfg)
+		plans, err = plan(cfg, d.placement())
 	}
 	if err != nil {
 		d.self.ReloadFailed()

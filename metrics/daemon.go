@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,7 @@ type Daemon struct {
 	reloadTimestamp  prometheus.Gauge
 	probesInFlight   prometheus.Gauge
 	scheduleLag      prometheus.Histogram
+	shardInfo        *prometheus.GaugeVec
 }
 
 // NewDaemon registers mcpwatch's own metrics on reg: build info, config
@@ -45,9 +47,14 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 			Help:    "How late scheduled probes started against their scheduled time, mostly waiting for a free worker. Probes run on mcpwatch's schedule, not on scrape.",
 			Buckets: scheduleLagBuckets,
 		}),
+		shardInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mcpwatch_shard_info",
+			Help: "The shard of the fleet this mcpwatch probes, value 1: index in [0, total). It probes the servers whose name hashes to its index (md5, as Prometheus's hashmod relabelling); index 0 of total 1 is the whole fleet. Every replica of a shard exports the same labels, so alert rules can tell which shards have a replica up.",
+		}, []string{"index", "total"}),
 	}
+	d.SetShard(0, 1)
 	for _, c := range []prometheus.Collector{
-		d.reloadSuccessful, d.reloadTimestamp, d.probesInFlight, d.scheduleLag,
+		d.reloadSuccessful, d.reloadTimestamp, d.probesInFlight, d.scheduleLag, d.shardInfo,
 		versioncollector.NewCollector("mcpwatch"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -71,6 +78,12 @@ func NewRegistry() (*prometheus.Registry, *Daemon) {
 		panic(err)
 	}
 	return reg, d
+}
+
+// SetShard records the shard this mcpwatch probes: index of total.
+func (d *Daemon) SetShard(index, total int) {
+	d.shardInfo.Reset()
+	d.shardInfo.WithLabelValues(strconv.Itoa(index), strconv.Itoa(total)).Set(1)
 }
 
 // ReloadSucceeded records a configuration that loaded at t and now runs.

@@ -63,7 +63,7 @@ type descs struct {
 func newDescs() *descs {
 	d := &descs{}
 	d.servers = d.add("mcpwatch_servers", typeGauge, nil,
-		"Servers in the running configuration.")
+		"Servers in the running configuration that this mcpwatch probes: with sharding, the servers of its shard (mcpwatch_shard_info).")
 
 	d.add("mcpwatch_probe_success", typeGauge, renderSuccess,
 		"1 if the last probe of the server succeeded, 0 if it failed. Absent until the first probe ends."+scheduleNote)
