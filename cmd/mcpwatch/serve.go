@@ -6,6 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/daemon"
+	"github.com/mcpwatch/mcpwatch/shard"
 )
 
 const serveHelp = `Usage:
@@ -49,6 +51,23 @@ not load leaves the running one in force (mcpwatch_config_last_reload_successful
 turns 0). The lock file is re-read whenever it changes. SIGTERM or SIGINT
 stops the daemon within 5 s; it leaves no server process behind.
 
+High availability and sharding (see deploy/kubernetes/README.md):
+
+  --replica NAME     names this replica among those watching the same servers
+                     (default: the host name, which is the pod name on
+                     Kubernetes). Replicas named NAME-0 and NAME-1 (a
+                     StatefulSet's pods) probe each server half an interval
+                     apart, so a pair sees a change in half the time; other
+                     names spread the phases by hash.
+  --shard.total N    splits the servers into N shards; this replica probes
+  --shard.index I    only shard I: the servers whose name hashes to I (md5 of
+                     the name, as Prometheus's hashmod relabelling).
+  --shard.from-pod-name POD
+                     takes the index from a StatefulSet pod name's ordinal
+                     (mcpwatch-2 is shard 2), as kube-state-metrics does.
+  Each also reads MCPWATCH_REPLICA, MCPWATCH_SHARD_INDEX, MCPWATCH_SHARD_TOTAL
+  and MCPWATCH_SHARD_FROM_POD_NAME when the flag is not given.
+
 Exit codes: 0 stopped by a signal; 1 could not serve (address in use);
 2 usage error; 78 the configuration is unusable.
 
@@ -67,6 +86,22 @@ type serveFlags struct {
 	logFormat   string
 	history     int
 	enablePprof bool
+
+	replica    string
+	shardIndex int
+	shardTotal int
+	shardPod   string
+	peerURLs   []string
+}
+
+// serveEnv are the variables that stand for serve's placement flags when
+// the flag is not given: a Kubernetes manifest sets them from the downward
+// API.
+var serveEnv = []struct{ flag, env string }{
+	{"replica", "MCPWATCH_REPLICA"},
+	{"shard.index", "MCPWATCH_SHARD_INDEX"},
+	{"shard.total", "MCPWATCH_SHARD_TOTAL"},
+	{"shard.from-pod-name", "MCPWATCH_SHARD_FROM_POD_NAME"},
 }
 
 func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
@@ -78,12 +113,18 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringVar(&f.logFormat, "log.format", "logfmt", "log format: logfmt or json")
 	fs.IntVar(&f.history, "probe.history", 20, "probes kept per server for the status page (failed ones are kept besides)")
 	fs.BoolVar(&f.enablePprof, "web.enable-pprof", false, "serve Go profiles under /debug/pprof/")
+	fs.StringSliceVar(&f.peerURLs, "web.peer-urls", nil, "status page `URL`s of the other replicas or shards, linked from this one (repeatable)")
+	fs.StringVar(&f.replica, "replica", "", "this replica's `name` among those watching the same servers; NAME-0 and NAME-1 probe half an interval apart (default: the host name) [$MCPWATCH_REPLICA]")
+	fs.IntVar(&f.shardTotal, "shard.total", 1, "split the servers into this many shards [$MCPWATCH_SHARD_TOTAL]")
+	fs.IntVar(&f.shardIndex, "shard.index", 0, "probe only this shard, in [0, shard.total) [$MCPWATCH_SHARD_INDEX]")
+	fs.StringVar(&f.shardPod, "shard.from-pod-name", "", "take --shard.index from this StatefulSet `pod` name's ordinal (mcpwatch-2 is shard 2) [$MCPWATCH_SHARD_FROM_POD_NAME]")
 	return fs
 }
 
 func cmdServe(ctx context.Context, c *cli, args []string) int {
 	var f serveFlags
 	var log *zap.Logger
+	var place placement
 	fs := newServeFlagSet(&f)
 	if code, ok := parseArgs(c, fs, serveHelp, args, func() (err error) {
 		switch {
@@ -91,6 +132,9 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 			return usagef("unexpected argument %q", fs.Arg(0))
 		case f.history < 1:
 			return usagef("--probe.history must be at least 1, got %d", f.history)
+		}
+		if place, err = f.placement(fs, c.lookupEnv); err != nil {
+			return err
 		}
 		log, err = newLogger(c.stderr, f.logLevel, f.logFormat)
 		return err
@@ -136,6 +180,9 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		Load:        load,
 		EnablePprof: f.enablePprof,
 		Version:     version.Version,
+		Replica:     place.replica,
+		Shard:       place.shard,
+		PeerURLs:    f.peerURLs,
 	})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: %v\nFix the configuration and start again.\n", err)
@@ -160,7 +207,8 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		log.Info("mcpwatch is serving", zap.String("status_page", base+"/"), zap.String("metrics", base+"/metrics"))
 	}
 	log.Info("watching", zap.String("version", version.Version), zap.String("config", configFile),
-		zap.String("lock", cfg.Lock), zap.Int("servers", len(cfg.Servers)))
+		zap.String("lock", cfg.Lock), zap.Int("servers", len(d.Statuses())),
+		zap.String("replica", place.replica), zap.Stringer("shard", place.shard))
 
 	err = d.Serve(ctx, listeners, f.webConfig)
 	stopHUP()
@@ -243,4 +291,56 @@ func reloadOnHUP(d *daemon.Daemon) (stop func()) {
 		close(done)
 		wg.Wait()
 	}
+}
+
+// placement is where a serve process sits among its replicas.
+type placement struct {
+	replica string
+	shard   shard.Shard
+}
+
+// placement reads the replica and shard flags, each from its variable when
+// the flag is not given, and checks them.
+func (f *serveFlags) placement(fs *pflag.FlagSet, lookup func(string) (string, bool)) (placement, error) {
+	for _, e := range serveEnv {
+		if fs.Changed(e.flag) {
+			continue
+		}
+		if v, ok := lookup(e.env); ok && v != "" {
+			if err := fs.Set(e.flag, v); err != nil {
+				return placement{}, usagef("$%s=%q: %v (it stands for --%s)", e.env, v, err, e.flag)
+			}
+		}
+	}
+	for _, u := range f.peerURLs {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return placement{}, usagef("--web.peer-urls %q: want an http:// or https:// URL of another replica's status page", u)
+		}
+	}
+	var p placement
+	switch {
+	case f.shardTotal < 1:
+		return p, usagef("--shard.total must be at least 1, got %d", f.shardTotal)
+	case f.shardPod != "" && fs.Changed("shard.index"):
+		return p, usagef("--shard.index and --shard.from-pod-name both give the shard; keep one")
+	case f.shardPod != "":
+		s, err := shard.FromPodName(f.shardPod, f.shardTotal)
+		if err != nil {
+			return p, usagef("--shard.from-pod-name: %v", err)
+		}
+		p.shard = s
+	default:
+		p.shard = shard.Shard{Index: f.shardIndex, Total: f.shardTotal}
+		if err := p.shard.Validate(); err != nil {
+			return p, usagef("--shard.index %d with --shard.total %d: %v", f.shardIndex, f.shardTotal, err)
+		}
+	}
+	p.replica = f.replica
+	if p.replica == "" {
+		p.replica = f.shardPod
+	}
+	if p.replica == "" {
+		p.replica, _ = os.Hostname() // none: phases of the server names alone
+	}
+	return p, nil
 }
