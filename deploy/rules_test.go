@@ -33,7 +33,8 @@ var wantAlerts = map[string]string{
 	"McpToolsChanged":            "warning",
 	"McpProbeFailing":            "critical",
 	"McpProbeStale":              "warning",
-	"McpwatchDown":               "critical",
+	"McpwatchDown":               "warning",
+	"McpwatchShardDown":          "critical",
 	"McpwatchAbsent":             "critical",
 	"McpwatchConfigReloadFailed": "warning",
 }
@@ -113,6 +114,38 @@ func TestRulesConventions(t *testing.T) {
 	sort.Strings(names)
 	if !slices.Equal(names, want) {
 		t.Errorf("alerts %v, want %v", names, want)
+	}
+}
+
+// TestRulesAreHASafe holds every rule to the HA convention of the rules
+// file: two replicas of mcpwatch may be scraped, so a rule over mcpwatch's
+// series aggregates the target labels away (instance, pod) and says why in
+// a comment ("HA: ..."); only rules on up (about one target) keep them.
+func TestRulesAreHASafe(t *testing.T) {
+	raw := string(readFile(t, rulesFile))
+	by := regexp.MustCompile(`\b(?:max|min|sum|count|avg|topk|bottomk) by \(([^)]*)\)`)
+	for _, r := range loadRules(t, rulesFile) {
+		block := raw[strings.Index(raw, "- alert: "+r.Alert+"\n"):]
+		if next := strings.Index(block[1:], "- alert: "); next >= 0 {
+			block = block[:next+1]
+		}
+		if !regexp.MustCompile(`(?m)^\s*# HA: `).MatchString(block) {
+			t.Errorf("%s: no \"# HA: ...\" comment saying how it behaves over two replicas", r.Alert)
+		}
+		if strings.Contains(r.Expr, "up{") {
+			continue // about targets: per instance, or absent()
+		}
+		groups := by.FindAllStringSubmatch(r.Expr, -1)
+		if len(groups) == 0 {
+			t.Errorf("%s: no aggregation by (...): two replicas would alert twice", r.Alert)
+		}
+		for _, g := range groups {
+			for _, l := range strings.Split(g[1], ",") {
+				if l := strings.TrimSpace(l); l == "instance" || l == "pod" {
+					t.Errorf("%s: aggregates by %s: two replicas would alert twice", r.Alert, l)
+				}
+			}
+		}
 	}
 }
 
