@@ -148,7 +148,7 @@ type indexView struct {
 	Refresh int
 	// Where this daemon sits among its replicas: its shard ("1 of 3",
 	// empty when unsharded), its replica name, and the other replicas'
-	// status pages.
+	// status pages (--web.peer-urls, which may include its own).
 	Shard   string
 	Replica string
 	Peers   []string
