@@ -12,6 +12,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -19,31 +20,45 @@ import (
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
-// kustomization holds the fields of kustomization.yaml this directory uses;
-// decoding it strictly makes an unknown (misspelt) field an error.
+// kustomization holds the fields of the kustomization.yaml files (and
+// kustomize Components) these directories use; decoding them strictly
+// makes an unknown (misspelt) field an error.
 type kustomization struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Labels     []struct {
 		Pairs            map[string]string `json:"pairs"`
 		IncludeSelectors bool              `json:"includeSelectors,omitempty"`
-	} `json:"labels"`
-	Resources []string `json:"resources"`
-	Images    []struct {
+	} `json:"labels,omitempty"`
+	Resources  []string `json:"resources"`
+	Components []string `json:"components,omitempty"`
+	Patches    []struct {
+		Target *struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"target,omitempty"`
+		Patch string `json:"patch"`
+	} `json:"patches,omitempty"`
+	Images []struct {
 		Name    string `json:"name"`
 		NewName string `json:"newName"`
 		NewTag  string `json:"newTag"`
-	} `json:"images"`
+	} `json:"images,omitempty"`
 }
 
-// manifests is every object of the kustomization, strictly decoded into
-// its real Kubernetes or prometheus-operator type.
+// manifests is every object of a kustomization tree (its resources, the
+// kustomizations and components it includes), strictly decoded into its
+// real Kubernetes or prometheus-operator type. Patches are not applied
+// here: TestOverlaysRender renders with kustomize itself.
 type manifests struct {
 	deployment     *appsv1.Deployment
-	service        *corev1.Service
+	statefulSet    *appsv1.StatefulSet
+	services       []*corev1.Service
 	configMap      *corev1.ConfigMap
 	secret         *corev1.Secret
 	serviceMonitor *monitoringv1.ServiceMonitor
+	podMonitor     *monitoringv1.PodMonitor
+	pdb            *policyv1.PodDisruptionBudget
 	prometheusRule *monitoringv1.PrometheusRule
 }
 
@@ -54,51 +69,114 @@ func decodeStrict(t *testing.T, file string, b []byte, into any) {
 	}
 }
 
+// load decodes the kustomization tree rooted at "." (the single-replica
+// layout) and checks that it has every object that layout needs.
 func load(t *testing.T) manifests {
 	t.Helper()
-	var k kustomization
-	decodeStrict(t, "kustomization.yaml", read(t, "kustomization.yaml"), &k)
-
-	var m manifests
-	for _, file := range k.Resources {
-		b := read(t, file)
-		if strings.Contains(string(b), "\n---") {
-			t.Fatalf("%s: one object per file", file)
-		}
-		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal(b, &tm); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		var obj any
-		switch tm.APIVersion + " " + tm.Kind {
-		case "apps/v1 Deployment":
-			m.deployment = &appsv1.Deployment{}
-			obj = m.deployment
-		case "v1 Service":
-			m.service = &corev1.Service{}
-			obj = m.service
-		case "v1 ConfigMap":
-			m.configMap = &corev1.ConfigMap{}
-			obj = m.configMap
-		case "v1 Secret":
-			m.secret = &corev1.Secret{}
-			obj = m.secret
-		case "monitoring.coreos.com/v1 ServiceMonitor":
-			m.serviceMonitor = &monitoringv1.ServiceMonitor{}
-			obj = m.serviceMonitor
-		case "monitoring.coreos.com/v1 PrometheusRule":
-			m.prometheusRule = &monitoringv1.PrometheusRule{}
-			obj = m.prometheusRule
-		default:
-			t.Fatalf("%s: unexpected %s %s", file, tm.APIVersion, tm.Kind)
-		}
-		decodeStrict(t, file, b, obj)
-	}
-	if m.deployment == nil || m.service == nil || m.configMap == nil || m.secret == nil ||
+	m := loadTree(t, ".")
+	if m.deployment == nil || m.service() == nil || m.configMap == nil || m.secret == nil ||
 		m.serviceMonitor == nil || m.prometheusRule == nil {
-		t.Fatalf("kustomization.yaml lacks one of Deployment, Service, ConfigMap, Secret, ServiceMonitor, PrometheusRule: %v", k.Resources)
+		t.Fatalf("kustomization.yaml lacks one of Deployment, Service, ConfigMap, Secret, ServiceMonitor, PrometheusRule")
 	}
 	return m
+}
+
+// loadTree decodes the kustomization (or Component) in dir and everything
+// it includes.
+func loadTree(t *testing.T, dir string) manifests {
+	t.Helper()
+	var m manifests
+	m.add(t, dir, map[string]bool{})
+	return m
+}
+
+func (m *manifests) add(t *testing.T, dir string, seen map[string]bool) {
+	t.Helper()
+	dir = filepath.Clean(dir)
+	if seen[dir] {
+		t.Fatalf("%s: included twice", dir)
+	}
+	seen[dir] = true
+	var k kustomization
+	kfile := filepath.Join(dir, "kustomization.yaml")
+	decodeStrict(t, kfile, read(t, kfile), &k)
+	for _, res := range append(slices.Clone(k.Resources), k.Components...) {
+		path := filepath.Join(dir, res)
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			m.add(t, path, seen)
+			continue
+		}
+		m.addFile(t, path, read(t, path))
+	}
+}
+
+// addFile decodes one object into its type.
+func (m *manifests) addFile(t *testing.T, file string, b []byte) {
+	t.Helper()
+	if strings.Contains(string(b), "\n---") {
+		t.Fatalf("%s: one object per file", file)
+	}
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(b, &tm); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var obj any
+	once := func(have bool) {
+		if have {
+			t.Fatalf("%s: a second %s", file, tm.Kind)
+		}
+	}
+	switch tm.APIVersion + " " + tm.Kind {
+	case "apps/v1 Deployment":
+		once(m.deployment != nil)
+		m.deployment = &appsv1.Deployment{}
+		obj = m.deployment
+	case "apps/v1 StatefulSet":
+		once(m.statefulSet != nil)
+		m.statefulSet = &appsv1.StatefulSet{}
+		obj = m.statefulSet
+	case "v1 Service":
+		svc := &corev1.Service{}
+		m.services = append(m.services, svc)
+		obj = svc
+	case "v1 ConfigMap":
+		once(m.configMap != nil)
+		m.configMap = &corev1.ConfigMap{}
+		obj = m.configMap
+	case "v1 Secret":
+		once(m.secret != nil)
+		m.secret = &corev1.Secret{}
+		obj = m.secret
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		once(m.serviceMonitor != nil)
+		m.serviceMonitor = &monitoringv1.ServiceMonitor{}
+		obj = m.serviceMonitor
+	case "monitoring.coreos.com/v1 PodMonitor":
+		once(m.podMonitor != nil)
+		m.podMonitor = &monitoringv1.PodMonitor{}
+		obj = m.podMonitor
+	case "policy/v1 PodDisruptionBudget":
+		once(m.pdb != nil)
+		m.pdb = &policyv1.PodDisruptionBudget{}
+		obj = m.pdb
+	case "monitoring.coreos.com/v1 PrometheusRule":
+		once(m.prometheusRule != nil)
+		m.prometheusRule = &monitoringv1.PrometheusRule{}
+		obj = m.prometheusRule
+	default:
+		t.Fatalf("%s: unexpected %s %s", file, tm.APIVersion, tm.Kind)
+	}
+	decodeStrict(t, file, b, obj)
+}
+
+// service is the Service that is not headless: the one named mcpwatch.
+func (m manifests) service() *corev1.Service {
+	for _, s := range m.services {
+		if s.Spec.ClusterIP != corev1.ClusterIPNone {
+			return s
+		}
+	}
+	return nil
 }
 
 func read(t *testing.T, path string) []byte {
@@ -110,20 +188,34 @@ func read(t *testing.T, path string) []byte {
 	return b
 }
 
-// TestEveryManifestIsInTheKustomization: a manifest left out is never applied.
+// TestEveryManifestIsInTheKustomization: a manifest left out is never
+// applied. Each directory's kustomization.yaml lists every other YAML file
+// of that directory.
 func TestEveryManifestIsInTheKustomization(t *testing.T) {
-	var k kustomization
-	decodeStrict(t, "kustomization.yaml", read(t, "kustomization.yaml"), &k)
-	files, err := filepath.Glob("*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = slices.DeleteFunc(files, func(f string) bool { return f == "kustomization.yaml" })
-	listed := slices.Clone(k.Resources)
-	sort.Strings(files)
-	sort.Strings(listed)
-	if !slices.Equal(files, listed) {
-		t.Errorf("manifests %v, kustomization resources %v", files, listed)
+	for _, dir := range []string{".", "common", "statefulset", "ha-pair", "sharded"} {
+		var k kustomization
+		decodeStrict(t, filepath.Join(dir, "kustomization.yaml"), read(t, filepath.Join(dir, "kustomization.yaml")), &k)
+		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, f := range files {
+			if b := filepath.Base(f); b != "kustomization.yaml" {
+				names = append(names, b)
+			}
+		}
+		var listed []string
+		for _, r := range k.Resources {
+			if strings.HasSuffix(r, ".yaml") {
+				listed = append(listed, r)
+			}
+		}
+		sort.Strings(names)
+		sort.Strings(listed)
+		if !slices.Equal(names, listed) {
+			t.Errorf("%s: manifests %v, kustomization resources %v", dir, names, listed)
+		}
 	}
 	load(t) // every listed file decodes strictly into its type
 }
@@ -287,7 +379,7 @@ func TestConfigMapConfigLoads(t *testing.T) {
 
 func TestServiceAndServiceMonitor(t *testing.T) {
 	m := load(t)
-	svc, sm := m.service, m.serviceMonitor
+	svc, sm := m.service(), m.serviceMonitor
 	// The operator names the job after the Service; the rules expect "mcpwatch".
 	if svc.Name != "mcpwatch" {
 		t.Errorf("Service %q: name it mcpwatch, the job the alert rules select", svc.Name)
@@ -320,6 +412,9 @@ func TestPrometheusRuleHasEveryRule(t *testing.T) {
 		Groups []monitoringv1.RuleGroup `json:"groups"`
 	}
 	decodeStrict(t, "mcpwatch.rules.yml", read(t, "../prometheus/rules/mcpwatch.rules.yml"), &file)
+	if m.prometheusRule == nil {
+		t.Fatal("no PrometheusRule")
+	}
 	got, want := m.prometheusRule.Spec.Groups, file.Groups
 	if len(got) != len(want) || len(want) == 0 {
 		t.Fatalf("%d groups, rules file has %d", len(got), len(want))

@@ -1,11 +1,11 @@
-// Command gen writes deploy/kubernetes/prometheusrule.yaml: the
+// Command gen writes deploy/kubernetes/common/prometheusrule.yaml: the
 // prometheus-operator PrometheusRule holding the groups of
 // deploy/prometheus/rules/mcpwatch.rules.yml, so the rules are kept in one
 // file. Run it with `go generate ./deploy/...`; a test fails when the
 // committed file differs from what it writes.
 package main
 
-//go:generate go run . -rules ../../prometheus/rules/mcpwatch.rules.yml -out ../prometheusrule.yaml
+//go:generate go run . -rules ../../prometheus/rules/mcpwatch.rules.yml -out ../common/prometheusrule.yaml
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 
 func main() {
 	rulesPath := flag.String("rules", "../../prometheus/rules/mcpwatch.rules.yml", "Prometheus rules file to embed")
-	outPath := flag.String("out", "../prometheusrule.yaml", "PrometheusRule manifest to write")
+	outPath := flag.String("out", "../common/prometheusrule.yaml", "PrometheusRule manifest to write")
 	flag.Parse()
 	if err := run(*rulesPath, *outPath); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)

@@ -18,12 +18,12 @@ func TestCommittedManifestIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
-	got, err := os.ReadFile("../prometheusrule.yaml")
+	got, err := os.ReadFile("../common/prometheusrule.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("deploy/kubernetes/prometheusrule.yaml is out of date with deploy/prometheus/rules/mcpwatch.rules.yml; run: go generate ./deploy/...")
+		t.Fatalf("deploy/kubernetes/common/prometheusrule.yaml is out of date with deploy/prometheus/rules/mcpwatch.rules.yml; run: go generate ./deploy/...")
 	}
 }
 
