@@ -126,43 +126,49 @@ func variables() []cog.Builder[dashboard.VariableModel] {
 	}
 }
 
+// fleetServers counts the servers of the whole fleet: each replica's
+// mcpwatch_servers joined with its shard, the replicas of one shard (an HA
+// pair) counted once, the shards summed.
+const fleetServers = `sum(max by (job, index, total) (mcpwatch_servers{` + fleet + `}` +
+	` * on (job, instance) group_left (index, total) mcpwatch_shard_info{` + fleet + `}))`
+
 func overview() []cog.Builder[dashboard.Panel] {
 	return []cog.Builder[dashboard.Panel]{
 		stat.NewPanelBuilder().
 			Title("Servers watched").
-			Description("MCP servers in mcpwatch's current config.").
+			Description("MCP servers in mcpwatch's current config: the shards' servers summed, each HA pair counted once (replicas of one shard watch the same servers).").
 			Datasource(datasource()).Unit("short").Decimals(0).
 			Height(4).Span(6).
 			GraphMode(common.BigValueGraphModeNone).
 			ColorMode(common.BigValueColorModeNone).
-			WithTarget(instant(`sum(mcpwatch_servers{`+fleet+`})`, false)),
+			WithTarget(instant(fleetServers, false)),
 		stat.NewPanelBuilder().
 			Title("Servers failing").
-			Description("Servers whose last probe failed (see Failures by reason).").
+			Description("Servers whose last probe failed on every replica that probes them (see Failures by reason).").
 			Datasource(datasource()).Unit("short").Decimals(0).
 			Height(4).Span(6).
 			GraphMode(common.BigValueGraphModeArea).
 			ColorMode(common.BigValueColorModeBackground).
 			Thresholds(thresholds("green", 1.0, "red")).
-			WithTarget(instant(`count(mcpwatch_probe_success{`+fleet+`} == 0) or vector(0)`, false)),
+			WithTarget(instant(`count(max by (server) (mcpwatch_probe_success{`+fleet+`}) == 0) or vector(0)`, false)),
 		stat.NewPanelBuilder().
 			Title("Locked tools missing").
-			Description("Locked tools absent from the last successful probe, summed over servers. Non-zero pages (McpToolsMissing).").
+			Description("Locked tools absent from the last successful probe, summed over servers (for each server, the most any replica sees). Non-zero pages (McpToolsMissing).").
 			Datasource(datasource()).Unit("short").Decimals(0).
 			Height(4).Span(6).
 			GraphMode(common.BigValueGraphModeArea).
 			ColorMode(common.BigValueColorModeBackground).
 			Thresholds(thresholds("green", 1.0, "red")).
-			WithTarget(instant(`sum(mcpwatch_tools_missing{`+fleet+`}) or vector(0)`, false)),
+			WithTarget(instant(`sum(max by (server) (mcpwatch_tools_missing{`+fleet+`})) or vector(0)`, false)),
 		stat.NewPanelBuilder().
 			Title("Forbidden tools present").
-			Description("Tools that match a forbid pattern of their server, summed over servers. Non-zero pages (McpForbiddenToolPresent).").
+			Description("Tools that match a forbid pattern of their server, summed over servers (for each server, the most any replica sees). Non-zero pages (McpForbiddenToolPresent).").
 			Datasource(datasource()).Unit("short").Decimals(0).
 			Height(4).Span(6).
 			GraphMode(common.BigValueGraphModeArea).
 			ColorMode(common.BigValueColorModeBackground).
 			Thresholds(thresholds("green", 1.0, "red")).
-			WithTarget(instant(`sum(mcpwatch_tools_forbidden{`+fleet+`}) or vector(0)`, false)),
+			WithTarget(instant(`sum(max by (server) (mcpwatch_tools_forbidden{`+fleet+`})) or vector(0)`, false)),
 
 		newTable().
 			Title("Tool surface per server").
