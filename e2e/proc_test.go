@@ -174,3 +174,12 @@ func tailOfFile(path string, max int64) string {
 	b, _ := io.ReadAll(f)
 	return string(b)
 }
+
+// kill ends p's process group with SIGKILL, as a crash or an evicted pod
+// would: no shutdown, no last scrape. Its exit is expected from then on.
+func (p *proc) kill() {
+	p.stopped = true
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.exited
+	p.log.Close()
+}
