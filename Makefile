@@ -46,7 +46,7 @@ lint:
 # End to end, with real programs: the built mcpwatch against @modelcontextprotocol/server-everything
 # (pinned in testdata/peers) over stdio, streamable HTTP and SSE, and the page path: mcpwatch serve ->
 # Prometheus (the project's rules) -> Alertmanager -> a webhook, as a token file is emptied and
-# restored. scripts/e2e-deps.sh installs what is missing (Debian prometheus and
+# restored; the same with an HA pair losing a replica (one page), and 3 shards over 30 servers. scripts/e2e-deps.sh installs what is missing (Debian prometheus and
 # prometheus-alertmanager, node, npm ci); everything listens on 127.0.0.1 only.
 e2e: build
 	scripts/e2e-deps.sh
