@@ -90,6 +90,16 @@ func TestHAPairOnePage(t *testing.T) {
 		return nil
 	})
 	loadRules(t, h, prom, shortenedRules)
+	// Prometheus 2.42 forgets the Alertmanagers it discovered when it
+	// reloads, until discovery runs again (about 5 s); an alert that fires
+	// meanwhile is sent only at the next resend, a minute later.
+	h.waitFor("prometheus to find the alertmanager again after the reload", 30*time.Second, func() error {
+		urls, err := prom.activeAlertmanagers()
+		if err == nil && len(urls) == 0 {
+			err = fmt.Errorf("no active alertmanager")
+		}
+		return err
+	})
 	healthy := time.Now()
 	h.waitFor("two evaluations of a healthy pair", 30*time.Second, func() error {
 		checkQuiet(t, prom, rx)
