@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
 // statQuery returns the one query of the stat panel titled title.
@@ -32,12 +34,10 @@ func statQuery(t *testing.T, title string) string {
 // servers, shard 0 run by an HA pair (replicas a0 and b0). The panels count
 // every shard's servers once and each pair once: 30 servers, not 40; a
 // server failing on one replica of its pair only is not failing; missing
-// tools two replicas both see count once. Skipped without promtool.
+// tools two replicas both see count once. Skipped without promtool (fails
+// under CI).
 func TestFleetViewOverShardsAndPairs(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (apt-get install -y --no-install-recommends prometheus); skipping")
-	}
+	promtool := testtool.Need(t, "promtool", "prometheus")
 	grafana := strings.NewReplacer(`"$job"`, `"mcpwatch"`, `"$instance"`, `".*"`)
 	panels := []struct {
 		title string
