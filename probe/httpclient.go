@@ -57,8 +57,12 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 	conns := &connTracker{open: map[*trackedConn]struct{}{}}
 	transport.DialContext = conns.wrap(transport.DialContext)
 	limit := max(opts.MaxRedirects, 0)
+	var rt http.RoundTripper = &headerTransport{base: transport, origin: originOf(target), headers: t.Headers}
+	if t.Auth != nil {
+		rt = t.Auth.RoundTripper(rt)
+	}
 	client := &http.Client{
-		Transport: &headerTransport{base: transport, origin: originOf(target), headers: t.Headers},
+		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			// Hand the 3xx back (the status mapping reports it as
 			// http_status) past the limit, and when net/http would turn

@@ -24,7 +24,7 @@ const maxErrorBody = 64 << 10
 // has passed, whatever else broke is its consequence.
 func httpTransportError(ctx context.Context, err error, what string) error {
 	if f := (*Failure)(nil); errors.As(err, &f) {
-		return err
+		return f // not the *url.Error around it, which repeats the URL and its query
 	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -102,6 +102,9 @@ type Target struct {
 	Headers            map[string]string
 	CAFile             string
 	InsecureSkipVerify bool
+	// Auth, when set, authorizes every request (OAuth); Headers should then
+	// hold no Authorization.
+	Auth Authorizer
 
 	// Era pins the protocol era, or is a hint remembered from an earlier
 	// probe; EraAuto (or empty) detects it.
@@ -146,6 +149,9 @@ type Result struct {
 	Started  time.Time `json:"started"`
 	Timings  Timings   `json:"timings"`
 	Duration float64   `json:"duration_seconds"` // Timings.Total in seconds, for readers of JSON
+
+	// Credentials is what the caller knows of the credentials used.
+	Credentials *CredentialStatus `json:"credentials,omitempty"`
 
 	StderrTail string            `json:"stderr_tail,omitempty"`
 	Warnings   []string          `json:"warnings,omitempty"`

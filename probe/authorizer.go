@@ -1,0 +1,49 @@
+package probe
+
+import (
+	"net/http"
+	"time"
+)
+
+// Authorizer gives the requests of a remote target their credentials: an
+// OAuth client, as a rule. The probe knows nothing of how.
+type Authorizer interface {
+	// RoundTripper wraps the probe's own transport (base: the target's TLS
+	// settings and headers, the probe's connections) for one probe. What it
+	// returns sees every request of the probe: it may add an Authorization
+	// header to requests for the server's origin and answer a 401 or 403 by
+	// getting a new token and sending the request again, once. It returns a
+	// *Failure to say why it could not authorize (which step failed), and
+	// ends by the request's context deadline.
+	RoundTripper(base http.RoundTripper) http.RoundTripper
+}
+
+// CredentialStatus is what is known of the credentials a probe used, as
+// the caller that set them up reports it (Run does not fill it).
+type CredentialStatus struct {
+	// Expiries are the credentials whose expiry is knowable.
+	Expiries []CredentialExpiry `json:"expiries,omitempty"`
+	// OAuth is set when the server is reached with an OAuth client, which
+	// the refresh fields below are about.
+	OAuth bool `json:"oauth,omitempty"`
+	// LastRefresh is when a token request last succeeded; zero if none has.
+	LastRefresh time.Time `json:"last_refresh,omitzero"`
+	// RefreshFailures counts failed token requests by reason since the
+	// client was set up.
+	RefreshFailures map[string]uint64 `json:"refresh_failures,omitempty"`
+}
+
+// CredentialExpiry is when one credential expires.
+type CredentialExpiry struct {
+	// Credential names it without its value: "oauth_access_token",
+	// "oauth_refresh_token", "header:Authorization", "env:API_TOKEN".
+	Credential string    `json:"credential"`
+	Expiry     time.Time `json:"expiry"`
+	// Renewed is set for a credential mcpwatch renews by itself before it
+	// expires (an OAuth access token): its expiry is no cause for alarm.
+	Renewed bool `json:"renewed,omitempty"`
+}
+
+// ParseChallenge reads the WWW-Authenticate headers of a 401 or 403: the
+// Bearer challenge, else the first one, else nil.
+func ParseChallenge(h http.Header) *Challenge { return parseChallenge(h) }
