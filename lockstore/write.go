@@ -25,6 +25,12 @@ func WriteFile(path string, data []byte) error {
 	return writeAtomic(path, path, data, osFS{})
 }
 
+// WriteSecretFile is WriteFile for a secret (a rotated refresh token): the
+// new file is mode 0600 whatever the old one's was.
+func WriteSecretFile(path string, data []byte) error {
+	return writeAtomicPerm(path, path, data, osFS{}, 0o600)
+}
+
 // fileSystem is the few operations writeAtomic makes that a test must be able
 // to fail on purpose (a full disk, an I/O error on fsync).
 type fileSystem interface {
@@ -48,10 +54,19 @@ func (osFS) syncDir(dir string) error {
 
 // writeAtomic writes data to path; name is how errors call the file
 // ("lock file mcp-tools.lock.json").
-func writeAtomic(path, name string, data []byte, fsys fileSystem) (err error) {
+func writeAtomic(path, name string, data []byte, fsys fileSystem) error {
+	return writeAtomicPerm(path, name, data, fsys, 0)
+}
+
+// writeAtomicPerm is writeAtomic with the new file's mode forced to perm
+// (0 keeps the old file's).
+func writeAtomicPerm(path, name string, data []byte, fsys fileSystem, force fs.FileMode) (err error) {
 	target, perm, err := writeTarget(path, name)
 	if err != nil {
 		return err
+	}
+	if force != 0 {
+		perm = force
 	}
 	dir, base := filepath.Split(target)
 	if dir == "" {
