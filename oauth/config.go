@@ -1,0 +1,82 @@
+package oauth
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Grants.
+const (
+	GrantClientCredentials = "client_credentials"
+	GrantRefreshToken      = "refresh_token"
+)
+
+// Client authentication methods at the token endpoint.
+const (
+	AuthClientSecretBasic = "client_secret_basic"
+	AuthClientSecretPost  = "client_secret_post"
+	AuthPrivateKeyJWT     = "private_key_jwt"
+	AuthNone              = "none" // a public client: refresh tokens only
+)
+
+// Grants and AuthMethods list the accepted values, for configuration checks.
+var (
+	Grants      = []string{GrantClientCredentials, GrantRefreshToken}
+	AuthMethods = []string{AuthClientSecretBasic, AuthClientSecretPost, AuthPrivateKeyJWT, AuthNone}
+)
+
+// Config is one server's OAuth client, its secrets as read for this probe.
+type Config struct {
+	Server    string // the server's name, for messages
+	ServerURL string // the MCP server's URL: the protected resource
+
+	Grant        string // client_credentials or refresh_token
+	ClientID     string
+	ClientSecret string
+	// PrivateKey is the PEM of the private_key_jwt signing key (RSA, EC or
+	// Ed25519), read from PrivateKeyFile; KeyID, when set, is the
+	// assertion's kid header.
+	PrivateKey     []byte
+	PrivateKeyFile string
+	KeyID          string
+	// AuthMethod forces a client authentication method; empty chooses from
+	// what is configured and what the authorization server supports.
+	AuthMethod string
+	// RefreshToken is the refresh token as read from RefreshTokenFile now;
+	// a rotated one is written back there.
+	RefreshToken     string
+	RefreshTokenFile string
+	// Scopes, when set, are asked for instead of the discovered ones.
+	Scopes []string
+	// TokenURL, when set, skips discovery.
+	TokenURL string
+}
+
+// Validate reports a configuration that cannot work, naming the key.
+func (c Config) Validate() error {
+	switch {
+	case !slices.Contains(Grants, c.Grant):
+		return fmt.Errorf("grant %q: use %s", c.Grant, strings.Join(Grants, " or "))
+	case c.AuthMethod != "" && !slices.Contains(AuthMethods, c.AuthMethod):
+		return fmt.Errorf("auth_method %q: use one of %s", c.AuthMethod, strings.Join(AuthMethods, ", "))
+	case c.Grant == GrantClientCredentials && c.ClientSecret == "" && c.PrivateKeyFile == "":
+		return fmt.Errorf("grant client_credentials needs client_secret or private_key_file")
+	case c.ClientSecret != "" && c.PrivateKeyFile != "":
+		return fmt.Errorf("client_secret and private_key_file are both set; keep one")
+	case c.Grant == GrantClientCredentials && c.AuthMethod == AuthNone:
+		return fmt.Errorf("auth_method none cannot be used with grant client_credentials")
+	case c.Grant == GrantRefreshToken && c.RefreshTokenFile == "":
+		return fmt.Errorf("grant refresh_token needs refresh_token: ${file:PATH}, the file a rotated refresh token is written back to")
+	case c.Grant == GrantClientCredentials && c.RefreshTokenFile != "":
+		return fmt.Errorf("refresh_token applies to grant refresh_token only; remove it or set grant: refresh_token")
+	}
+	return nil
+}
+
+// key is what identifies a client across probes: a change in any of it
+// (a reload with another client, secret or key) starts afresh.
+func (c Config) key() string {
+	return strings.Join([]string{c.ServerURL, c.Grant, c.ClientID, c.ClientSecret, string(c.PrivateKey), c.KeyID,
+		c.AuthMethod, c.RefreshTokenFile, strings.Join(c.Scopes, " "), c.TokenURL}, "\x00")
+}

@@ -1,0 +1,297 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// maxMetadataBytes bounds a metadata document: the server chooses it.
+const maxMetadataBytes = 1 << 20
+
+// endpoints is what discovery found out about a server's authorization.
+type endpoints struct {
+	tokenURL        string
+	resource        string   // the RFC 8707 resource indicator
+	scopesSupported []string // the resource's, else the authorization server's
+	authMethods     []string // token_endpoint_auth_methods_supported; nil when unknown
+	grants          []string // grant_types_supported; nil when unknown
+	// found says how, for messages ("resource metadata at ..., metadata at ...").
+	found string
+}
+
+// resourceMetadata is RFC 9728's protected resource metadata, the fields used.
+type resourceMetadata struct {
+	Resource             string   `json:"resource"`
+	AuthorizationServers []string `json:"authorization_servers"`
+	ScopesSupported      []string `json:"scopes_supported"`
+}
+
+// serverMetadata is RFC 8414's authorization server metadata (and OpenID
+// Connect's, which shares these fields), the fields used.
+type serverMetadata struct {
+	Issuer            string   `json:"issuer"`
+	TokenEndpoint     string   `json:"token_endpoint"`
+	GrantTypes        []string `json:"grant_types_supported"`
+	TokenAuthMethods  []string `json:"token_endpoint_auth_methods_supported"`
+	ScopesSupported   []string `json:"scopes_supported"`
+	AuthorizationEndp string   `json:"authorization_endpoint"`
+}
+
+// errNotFound is a metadata URL that answered 404: the next one is tried.
+var errNotFound = errors.New("not found")
+
+// discover finds the token endpoint of the server behind serverURL, from
+// the 401's challenge (nil when it had none).
+func discover(ctx context.Context, hc *http.Client, serverURL *url.URL, tokenURL string, ch *probe.Challenge) (*endpoints, error) {
+	resource := canonicalResource(serverURL)
+	if tokenURL != "" {
+		return &endpoints{tokenURL: tokenURL, resource: resource, found: "token_url from the configuration"}, nil
+	}
+	origin := originURL(serverURL)
+
+	// RFC 9728: the challenge's resource_metadata, else the well-known
+	// URL with the server's path inserted, else at the root.
+	var candidates []string
+	if ch != nil && ch.ResourceMetadata != "" {
+		candidates = append(candidates, ch.ResourceMetadata)
+	} else {
+		if p := strings.TrimSuffix(serverURL.EscapedPath(), "/"); p != "" {
+			candidates = append(candidates, origin+"/.well-known/oauth-protected-resource"+p)
+		}
+		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource")
+	}
+	var prm resourceMetadata
+	prmURL, err := firstFound(ctx, hc, candidates, &prm)
+	if err != nil && !errors.Is(err, errNotFound) {
+		return nil, err
+	}
+	if errors.Is(err, errNotFound) {
+		if ch != nil && ch.ResourceMetadata != "" {
+			return nil, fmt.Errorf("the protected resource metadata the challenge names, %s, is not there (HTTP 404)", show(ch.ResourceMetadata))
+		}
+		// 2025-03-26: no resource metadata; the server's origin is the
+		// authorization server, with default endpoints when it publishes
+		// no metadata either.
+		ep, err := serverEndpoints(ctx, hc, origin, true)
+		if err != nil {
+			return nil, err
+		}
+		ep.resource = resource
+		ep.found = "no protected resource metadata (" + strings.Join(showAll(candidates), ", ") + ": 404), so the server's origin as its own authorization server (2025-03-26); " + ep.found
+		return ep, nil
+	}
+
+	if prm.Resource != "" {
+		if !coversResource(prm.Resource, resource) {
+			return nil, fmt.Errorf("the protected resource metadata at %s is for resource %s, not for this server (%s); refusing to get a token for another resource", show(prmURL), show(prm.Resource), show(resource))
+		}
+		resource = prm.Resource
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return nil, fmt.Errorf("the protected resource metadata at %s names no authorization_servers", show(prmURL))
+	}
+	issuer := prm.AuthorizationServers[0]
+	iu, err := url.Parse(issuer)
+	if err != nil || iu.Host == "" || !secure(iu) {
+		return nil, fmt.Errorf("the protected resource metadata at %s names authorization server %s: not an https URL", show(prmURL), show(issuer))
+	}
+	ep, err := serverEndpoints(ctx, hc, issuer, false)
+	if err != nil {
+		return nil, err
+	}
+	ep.resource = resource
+	if len(prm.ScopesSupported) > 0 {
+		ep.scopesSupported = prm.ScopesSupported
+	}
+	ep.found = "protected resource metadata at " + show(prmURL) + ", " + ep.found
+	return ep, nil
+}
+
+// serverEndpoints reads the metadata of the authorization server issuer:
+// RFC 8414 and OpenID Connect well-known URLs, path-inserted forms first.
+// defaults allows the 2025-03-26 default endpoints when none is found.
+func serverEndpoints(ctx context.Context, hc *http.Client, issuer string, defaults bool) (*endpoints, error) {
+	iu, err := url.Parse(issuer)
+	if err != nil {
+		return nil, fmt.Errorf("authorization server %s is not a URL", show(issuer))
+	}
+	origin := originURL(iu)
+	p := strings.TrimSuffix(iu.EscapedPath(), "/")
+	var candidates []string
+	if p != "" {
+		candidates = []string{
+			origin + "/.well-known/oauth-authorization-server" + p,
+			origin + "/.well-known/openid-configuration" + p,
+			origin + p + "/.well-known/openid-configuration",
+		}
+	} else {
+		candidates = []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"}
+	}
+	var md serverMetadata
+	mdURL, err := firstFound(ctx, hc, candidates, &md)
+	switch {
+	case errors.Is(err, errNotFound) && defaults:
+		return &endpoints{tokenURL: origin + "/token",
+			found: "no authorization server metadata (" + strings.Join(showAll(candidates), ", ") + ": 404), so the default endpoint " + show(origin+"/token")}, nil
+	case errors.Is(err, errNotFound):
+		return nil, fmt.Errorf("authorization server %s publishes no metadata (%s: 404)", show(issuer), strings.Join(showAll(candidates), ", "))
+	case err != nil:
+		return nil, err
+	}
+	if strings.TrimSuffix(md.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		return nil, fmt.Errorf("the metadata at %s is for issuer %s, not %s (RFC 8414 section 3.3)", show(mdURL), show(md.Issuer), show(issuer))
+	}
+	tu, err := url.Parse(md.TokenEndpoint)
+	if md.TokenEndpoint == "" || err != nil || tu.Host == "" || !secure(tu) {
+		return nil, fmt.Errorf("the metadata at %s has no https token_endpoint", show(mdURL))
+	}
+	return &endpoints{tokenURL: md.TokenEndpoint, scopesSupported: md.ScopesSupported,
+		authMethods: md.TokenAuthMethods, grants: md.GrantTypes,
+		found: "authorization server metadata at " + show(mdURL)}, nil
+}
+
+// firstFound GETs each URL in turn and decodes the first one that answers
+// 200 into v. All 404 is errNotFound; any other answer or error stops.
+func firstFound(ctx context.Context, hc *http.Client, urls []string, v any) (string, error) {
+	for _, u := range urls {
+		err := getJSON(ctx, hc, u, v)
+		if errors.Is(err, errNotFound) {
+			continue
+		}
+		return u, err
+	}
+	return "", errNotFound
+}
+
+func getJSON(ctx context.Context, hc *http.Client, raw string, v any) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("%s is not an http(s) URL", show(raw))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", show(raw), err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return &transportError{what: "GET " + show(raw), err: err}
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return errNotFound
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("GET %s: HTTP %d", show(raw), resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
+	if err != nil {
+		return &transportError{what: "GET " + show(raw), err: err}
+	}
+	if len(body) > maxMetadataBytes {
+		return fmt.Errorf("GET %s: the document is over %d bytes", show(raw), maxMetadataBytes)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("GET %s: not a JSON metadata document", show(raw))
+	}
+	return nil
+}
+
+// transportError is a request that got no answer: a connection problem,
+// or the deadline.
+type transportError struct {
+	what string
+	err  error
+}
+
+func (e *transportError) Error() string {
+	err := e.err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // it repeats the URL, query included
+	}
+	return e.what + ": " + err.Error()
+}
+
+func (e *transportError) Unwrap() error { return e.err }
+
+// canonicalResource is the server's URL as an RFC 8707 resource
+// indicator: lower-case scheme and host, no query or fragment, no trailing
+// slash on the path.
+func canonicalResource(u *url.URL) string {
+	c := url.URL{Scheme: strings.ToLower(u.Scheme), Host: strings.ToLower(u.Host), Path: strings.TrimSuffix(u.Path, "/"), RawPath: strings.TrimSuffix(u.RawPath, "/")}
+	return c.String()
+}
+
+// coversResource reports whether the metadata's resource is this server's
+// URL or a parent of it at a path boundary.
+func coversResource(declared, ours string) bool {
+	d := strings.TrimSuffix(declared, "/")
+	if u, err := url.Parse(d); err == nil {
+		d = canonicalResource(u)
+	}
+	return d == ours || strings.HasPrefix(ours, d+"/")
+}
+
+func originURL(u *url.URL) string {
+	return strings.ToLower(u.Scheme) + "://" + u.Host
+}
+
+// originOf is scheme://host:port with the default port made explicit.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// secure allows https, and plain http only to a loopback address (tests,
+// a local development server): OAuth 2.1 sends credentials only over TLS.
+func secure(u *url.URL) bool {
+	if u.Scheme == "https" {
+		return true
+	}
+	if u.Scheme != "http" {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// show prints a URL a server chose: no user info, query or fragment, cut
+// to a bounded length.
+func show(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(not a URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	s := u.String()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+func showAll(urls []string) []string {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = show(u)
+	}
+	return out
+}

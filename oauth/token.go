@@ -1,0 +1,267 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Reasons a token request failed: the reason label of
+// mcpwatch_credential_refresh_failures_total, a fixed set. The OAuth error
+// codes of RFC 6749 section 5.2 are their own reasons; another code is
+// oauth_error.
+const (
+	FailInvalidGrant         = "invalid_grant"          // the refresh token is expired or revoked
+	FailInvalidClient        = "invalid_client"         // client authentication failed
+	FailInvalidScope         = "invalid_scope"          // a scope asked for is not allowed
+	FailUnauthorizedClient   = "unauthorized_client"    // the client may not use the grant
+	FailUnsupportedGrantType = "unsupported_grant_type" // the server does not offer the grant
+	FailOAuthError           = "oauth_error"            // another OAuth error code
+	FailHTTPStatus           = "http_status"            // an error status without an OAuth error code
+	FailBadResponse          = "bad_response"           // an answer that is not a token
+	FailConnection           = "connection"             // no answer: dial, TLS, reset
+	FailTimeout              = "timeout"                // the probe's deadline passed
+	FailDiscovery            = "discovery"              // the token endpoint could not be found
+	FailStore                = "store"                  // a rotated refresh token could not be written back
+)
+
+// FailureReasons lists every reason, for metrics that must be bounded.
+var FailureReasons = []string{
+	FailInvalidGrant, FailInvalidClient, FailInvalidScope, FailUnauthorizedClient,
+	FailUnsupportedGrantType, FailOAuthError, FailHTTPStatus, FailBadResponse,
+	FailConnection, FailTimeout, FailDiscovery, FailStore,
+}
+
+// assertionLifetime is how long a private_key_jwt client assertion is
+// valid: one token request.
+const assertionLifetime = 2 * time.Minute
+
+// tokenRequest builds the x/oauth2 client credentials config of one token
+// request: the grant (client_credentials, or refresh_token by overriding
+// grant_type, which that package allows), the client authentication, the
+// resource and the scopes.
+func (c *Client) tokenRequest(ep *endpoints, method, refreshToken string, scopes []string) (*clientcredentials.Config, error) {
+	cc := &clientcredentials.Config{
+		ClientID:       c.cfg.ClientID,
+		TokenURL:       ep.tokenURL,
+		Scopes:         scopes,
+		EndpointParams: url.Values{"resource": {ep.resource}},
+	}
+	switch method {
+	case AuthClientSecretBasic:
+		cc.ClientSecret, cc.AuthStyle = c.cfg.ClientSecret, oauth2.AuthStyleInHeader
+	case AuthClientSecretPost:
+		cc.ClientSecret, cc.AuthStyle = c.cfg.ClientSecret, oauth2.AuthStyleInParams
+	case AuthPrivateKeyJWT:
+		signed, err := clientAssertion(c.cfg, ep.tokenURL)
+		if err != nil {
+			return nil, &probe.Failure{Reason: probe.ReasonConfig,
+				Err: fmt.Errorf("server %q: auth.private_key_file %s: %v; give a PEM RSA, EC or Ed25519 private key", c.cfg.Server, c.cfg.PrivateKeyFile, err)}
+		}
+		cc.AuthStyle = oauth2.AuthStyleInParams
+		cc.EndpointParams.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		cc.EndpointParams.Set("client_assertion", signed)
+	case AuthNone:
+		cc.AuthStyle = oauth2.AuthStyleInParams
+	}
+	if c.cfg.Grant == GrantRefreshToken {
+		cc.EndpointParams.Set("grant_type", GrantRefreshToken)
+		cc.EndpointParams.Set("refresh_token", refreshToken)
+	}
+	return cc, nil
+}
+
+// clientAssertion signs an RFC 7523 client assertion for the token endpoint.
+func clientAssertion(cfg Config, audience string) (string, error) {
+	key, method, err := signingKey(cfg.PrivateKey)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	claims := jwt.RegisteredClaims{
+		Issuer: cfg.ClientID, Subject: cfg.ClientID, Audience: jwt.ClaimStrings{audience},
+		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(assertionLifetime)),
+		ID: rand.Text(),
+	}
+	tok := jwt.NewWithClaims(method, claims)
+	if cfg.KeyID != "" {
+		tok.Header["kid"] = cfg.KeyID
+	}
+	return tok.SignedString(key)
+}
+
+// signingKey reads a PEM private key and picks its JWS algorithm.
+func signingKey(pemBytes []byte) (any, jwt.SigningMethod, error) {
+	if k, err := jwt.ParseRSAPrivateKeyFromPEM(pemBytes); err == nil {
+		return k, jwt.SigningMethodRS256, nil
+	}
+	if k, err := jwt.ParseECPrivateKeyFromPEM(pemBytes); err == nil {
+		switch k.Curve.Params().BitSize {
+		case 384:
+			return k, jwt.SigningMethodES384, nil
+		case 521:
+			return k, jwt.SigningMethodES512, nil
+		}
+		return k, jwt.SigningMethodES256, nil
+	}
+	if k, err := jwt.ParseEdPrivateKeyFromPEM(pemBytes); err == nil {
+		return k, jwt.SigningMethodEdDSA, nil
+	}
+	return nil, nil, errors.New("not a PEM private key")
+}
+
+// chooseAuthMethod picks the client authentication: the configured one;
+// else private_key_jwt with a key, none without a secret; else basic unless
+// the server lists only client_secret_post (RFC 8414's default is basic).
+func chooseAuthMethod(cfg Config, ep *endpoints) string {
+	switch {
+	case cfg.AuthMethod != "":
+		return cfg.AuthMethod
+	case len(cfg.PrivateKey) > 0 || cfg.PrivateKeyFile != "":
+		return AuthPrivateKeyJWT
+	case cfg.ClientSecret == "":
+		return AuthNone
+	case len(ep.authMethods) > 0 && !slices.Contains(ep.authMethods, AuthClientSecretBasic) && slices.Contains(ep.authMethods, AuthClientSecretPost):
+		return AuthClientSecretPost
+	}
+	return AuthClientSecretBasic
+}
+
+// grantProblem says why the configured grant cannot work with this
+// authorization server, from its grant_types_supported; "" when it can (or
+// the server does not say).
+func grantProblem(cfg Config, ep *endpoints) string {
+	if len(ep.grants) == 0 || slices.Contains(ep.grants, cfg.Grant) {
+		return ""
+	}
+	if cfg.Grant == GrantClientCredentials && slices.Contains(ep.grants, "authorization_code") {
+		return fmt.Sprintf("the authorization server offers only %s, not client_credentials, and mcpwatch has no browser flow: "+
+			"sign in once with your MCP client, store its refresh token in a file (mode 0600) and set auth: {grant: refresh_token, refresh_token: \"${file:PATH}\", client_id: ...}",
+			strings.Join(boundList(ep.grants), ", "))
+	}
+	return fmt.Sprintf("the authorization server does not offer grant %s (it offers %s); change auth.grant", cfg.Grant, strings.Join(boundList(ep.grants), ", "))
+}
+
+// tokenFailure names what went wrong at the token endpoint, and the reason
+// it counts under.
+func (c *Client) tokenFailure(ctx context.Context, err error, ep *endpoints, method string, scopes []string) (string, *probe.Failure) {
+	where := fmt.Sprintf("server %q: OAuth token endpoint %s (grant %s, %s)", c.cfg.Server, show(ep.tokenURL), c.cfg.Grant, method)
+	var re *oauth2.RetrieveError
+	var te *transportError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return FailTimeout, &probe.Failure{Reason: probe.ReasonTimeout, Err: fmt.Errorf("%s: no answer before the probe's deadline", where)}
+	case ctx.Err() != nil:
+		return FailConnection, &probe.Failure{Reason: probe.ReasonCanceled, Err: fmt.Errorf("%s: %w", where, ctx.Err())}
+	case errors.As(err, &re):
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		code := safeCode(re.ErrorCode)
+		if code == "" {
+			return FailHTTPStatus, &probe.Failure{Reason: probe.ReasonUnauthorized, HTTPStatus: status,
+				Err: fmt.Errorf("%s: HTTP %d without an OAuth error code; check token_url and the authorization server", where, status)}
+		}
+		reason := FailOAuthError
+		if slices.Contains(FailureReasons[:5], code) {
+			reason = code
+		}
+		f := &probe.Failure{Reason: probe.ReasonUnauthorized, HTTPStatus: status,
+			Err: fmt.Errorf("%s: error %s (HTTP %d); %s", where, code, status, c.tokenHint(code, ep, scopes))}
+		if code == FailInvalidScope {
+			f.Reason = probe.ReasonForbidden
+		}
+		return reason, f
+	case errors.As(err, &te), isNetError(err):
+		msg := err.Error()
+		if te != nil {
+			msg = te.Error()
+		}
+		return FailConnection, &probe.Failure{Reason: probe.ReasonConnection, Err: fmt.Errorf("%s: %s", where, oneLine(stripURLError(err, msg)))}
+	}
+	return FailBadResponse, &probe.Failure{Reason: probe.ReasonUnauthorized,
+		Err: fmt.Errorf("%s: the answer is not a token (%s)", where, oneLine(stripURLError(err, err.Error())))}
+}
+
+func (c *Client) tokenHint(code string, ep *endpoints, scopes []string) string {
+	switch code {
+	case FailInvalidClient:
+		h := fmt.Sprintf("the authorization server did not accept client %q: check client_id and its secret or key", c.cfg.ClientID)
+		if len(ep.authMethods) > 0 {
+			h += fmt.Sprintf(" (it accepts %s; auth.auth_method picks one)", strings.Join(boundList(ep.authMethods), ", "))
+		}
+		return h
+	case FailInvalidGrant:
+		if c.cfg.Grant == GrantRefreshToken {
+			return fmt.Sprintf("the refresh token in %s is expired or revoked: sign in once with your MCP client and store its new refresh token in %s", c.cfg.RefreshTokenFile, c.cfg.RefreshTokenFile)
+		}
+		return "the authorization server refused the grant"
+	case FailInvalidScope:
+		return fmt.Sprintf("scope %q is not allowed for this client; set auth.scopes to what it may ask for", strings.Join(scopes, " "))
+	case FailUnauthorizedClient:
+		return fmt.Sprintf("client %q may not use grant %s; allow it on the authorization server", c.cfg.ClientID, c.cfg.Grant)
+	case FailUnsupportedGrantType:
+		return fmt.Sprintf("the authorization server does not support grant %s", c.cfg.Grant)
+	}
+	return "see the authorization server's documentation for this error"
+}
+
+// safeCode keeps an OAuth error code only when it looks like one: the
+// server chose it, and it goes into messages.
+func safeCode(code string) string {
+	if code == "" || len(code) > 64 {
+		return ""
+	}
+	for _, r := range code {
+		if (r < 'a' || r > 'z') && r != '_' && (r < '0' || r > '9') {
+			return ""
+		}
+	}
+	return code
+}
+
+func boundList(list []string) []string {
+	out := make([]string, 0, min(len(list), 8))
+	for _, s := range list {
+		if len(out) == 8 {
+			break
+		}
+		if c := safeCode(strings.ReplaceAll(strings.ReplaceAll(s, "-", "_"), ":", "_")); c != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func isNetError(err error) bool {
+	var ue *url.Error
+	return errors.As(err, &ue)
+}
+
+// stripURLError drops the *url.Error's repetition of the URL (and query).
+func stripURLError(err error, msg string) string {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err.Error()
+	}
+	return msg
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// noRedirects refuses redirects for token and metadata requests: a
+// credential goes to the URL that was discovered, and no other.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
