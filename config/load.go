@@ -33,6 +33,7 @@ package config
 //	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse
 //	    headers: {Authorization: "Bearer ${TOKEN}"}
 //	    tls: {ca_file: ./ca.pem, insecure_skip_verify: false}
+//	    auth: {type: oauth, grant: client_credentials, client_id: mcpwatch, client_secret: "${file:./secret}"}  # see auth.go
 //
 // Unknown keys are errors at every level. Relative paths (imports, lock,
 // input files, cwd, ca_file, a command holding a "/", ${file:...}) start at
@@ -348,6 +349,9 @@ func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir stri
 		s.Insecure, _ = tls.boolean("insecure_skip_verify")
 		tls.finish()
 	}
+	if auth, ok := o.sub("auth", true); ok {
+		s.Auth = decodeAuth(auth)
+	}
 	if v, ok := o.duration("timeout"); ok {
 		s.Timeout = v
 	}
@@ -390,6 +394,9 @@ func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir stri
 		}
 	}
 	checkServer(d, &s, serverKeys{prefix: prefix, transport: "transport", caFile: joinKey(prefix, "tls.ca_file")})
+	if s.Auth != nil {
+		checkAuth(d, &s, prefix)
+	}
 
 	if s.Command != "" {
 		s.Command = resolveCommand(s.Command, dir)

@@ -98,7 +98,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown_defaults_key.yml",
 			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: concurrency, era, max_message_bytes, schedule, stdio_concurrency, timeout)"},
 		{"unknown_server_key.yml",
-			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: args, command, cwd, env, era, forbid, headers, inherit_env, schedule, timeout, tls, transport, url)"},
+			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: args, auth, command, cwd, env, era, forbid, headers, inherit_env, schedule, timeout, tls, transport, url)"},
 		{"unknown_tls_key.yml",
 			"testdata/bad/unknown_tls_key.yml: servers.remote.tls.ca: unknown key; did you mean ca_file? (known keys here: ca_file, insecure_skip_verify)"},
 		{"unknown_top_key.yml",

@@ -48,6 +48,7 @@ type RedactedServer struct {
 	Schedule   string            `json:"schedule"`
 	Era        probe.Era         `json:"era"`
 	Forbid     []string          `json:"forbid,omitempty"`
+	Auth       *RedactedAuth     `json:"auth,omitempty"`
 }
 
 // Redacted returns the server with its secrets replaced (rules above).
@@ -60,6 +61,7 @@ func (s Server) Redacted() RedactedServer {
 		Forbid: append([]string(nil), s.Forbid...),
 		Args:   RedactArgs(s.Args),
 		URL:    RedactURL(s.URL),
+		Auth:   s.Auth.redacted(),
 	}
 	if len(s.Env) > 0 {
 		r.Env = make(map[string]string, len(s.Env))

@@ -47,6 +47,9 @@ func (c *Config) Check(lookup func(string) (string, bool)) []error {
 		if len(targetErrs) == 0 {
 			errs = append(errs, s.checkPaths(t, lookup)...)
 		}
+		if _, err := s.OAuth(lookup); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errs
 }

@@ -52,6 +52,7 @@ type Server struct {
 	Headers   map[string]string
 	CAFile    string
 	Insecure  bool
+	Auth      *Auth // OAuth; nil for none (or a static header)
 
 	Timeout  time.Duration // defaults applied
 	Schedule string        // defaults applied
