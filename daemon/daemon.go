@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/oauth"
 	"github.com/mcpwatch/mcpwatch/runner"
 	"github.com/mcpwatch/mcpwatch/shard"
 )
@@ -98,6 +99,7 @@ type Daemon struct {
 	lock  *lockFile
 	table *timetable
 	pages *pages
+	oauth oauth.Cache // OAuth clients by server: tokens live across probes
 
 	// ctx ends every goroutine and probe the daemon started; wg waits for
 	// them.

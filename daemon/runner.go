@@ -113,6 +113,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 		},
 		Lookup:  d.opts.Lookup,
 		OnStart: func() func() { return d.self.ProbeStarted(scheduled, time.Now()) },
+		OAuth:   &d.oauth,
 	})
 	res := obs.Result
 	if ctx.Err() != nil {

@@ -105,6 +105,14 @@ func newDescs() *descs {
 	d.add("mcpwatch_server_info", typeGauge, renderInfo,
 		"Facts from the last successful probe of the server, value 1: the transport used, the protocol era and version, and the name and version the server reports (server-controlled: cut to 64 bytes, invalid UTF-8 replaced). Absent until a probe succeeds."+scheduleNote,
 		"transport", "era", "protocol_version", "server_name", "server_version")
+	d.add("mcpwatch_credential_expiry_timestamp_seconds", typeGauge, renderCredentialExpiry,
+		"Unix time a credential of the server expires, for every credential whose expiry is knowable: the OAuth access token (oauth_access_token, renewed by mcpwatch before it expires), the OAuth refresh token when the authorization server states its lifetime or it is a JWT (oauth_refresh_token), and a header or env value that is a JWT (header:NAME, env:NAME; its exp, read without verifying). Read at the last probe."+scheduleNote,
+		"credential")
+	d.add("mcpwatch_credential_refresh_failures_total", typeCounter, renderRefreshFailures,
+		"Failed OAuth token requests of the server by reason (an OAuth error code such as invalid_grant, or http_status, bad_response, connection, timeout, discovery, store when a rotated refresh token could not be written back) since its OAuth client was set up. Every reason is exported from 0. Absent for servers without auth: oauth.",
+		"reason")
+	d.add("mcpwatch_credential_last_refresh_success_timestamp_seconds", typeGauge, renderLastRefresh,
+		"Unix time the server's OAuth client last got an access token. Absent until one succeeds, and for servers without auth: oauth.")
 
 	byName := func(a, b *family) int { return strings.Compare(a.name, b.name) }
 	slices.SortFunc(d.perServer, byName)

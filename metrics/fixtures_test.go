@@ -61,6 +61,14 @@ func fixtureStatuses() []metrics.ServerStatus {
 		Tools: tools("create_issue", "get_me", "list_issues", "search_code"), Pages: 2,
 		Started: base,
 		Timings: probe.Timings{Connect: ms(120), Handshake: ms(80), Pages: []time.Duration{ms(150), ms(50)}, Total: ms(400)},
+		Credentials: &probe.CredentialStatus{
+			OAuth: true, LastRefresh: base.Add(-time.Minute),
+			RefreshFailures: map[string]uint64{"invalid_grant": 1},
+			Expiries: []probe.CredentialExpiry{
+				{Credential: "oauth_access_token", Expiry: base.Add(time.Hour), Renewed: true},
+				{Credential: "oauth_refresh_token", Expiry: base.Add(30 * 24 * time.Hour)},
+			},
+		},
 	}
 	reports := &probe.Result{
 		OK: true, Transport: probe.TransportStdio, Era: probe.EraLegacy,
@@ -68,6 +76,9 @@ func fixtureStatuses() []metrics.ServerStatus {
 		Tools: tools("list_reports"), Pages: 1,
 		Started: base.Add(time.Second),
 		Timings: probe.Timings{Connect: ms(30), Handshake: ms(20), Pages: []time.Duration{ms(10)}, Total: ms(60)},
+		Credentials: &probe.CredentialStatus{Expiries: []probe.CredentialExpiry{
+			{Credential: "env:REPORT_API_TOKEN", Expiry: base.Add(2 * 24 * time.Hour)},
+		}},
 	}
 	scratch := &probe.Result{
 		OK: true, Transport: probe.TransportStdio, Era: probe.EraLegacy,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -28,6 +29,10 @@ type Request struct {
 	// and the func it returns when the probe ends. A probe canceled while
 	// it waits never starts.
 	OnStart func() (done func())
+	// OAuth keeps the OAuth clients of servers with an auth: block across
+	// probes (discovery and tokens are reused); nil gives each probe a new
+	// client.
+	OAuth *oauth.Cache
 }
 
 // Observation is one server probed once.
@@ -68,6 +73,13 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		done()
 		return obs
 	}
+	client, err := authorize(s, &target, lookup, req.OAuth)
+	if err != nil {
+		done := onStart(req)
+		obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
+		done()
+		return obs
+	}
 	if req.Era != "" && (target.Era == "" || target.Era == probe.EraAuto) {
 		target.Era = req.Era
 	}
@@ -88,7 +100,12 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	for i, t := range res.Tools {
 		obs.Tools[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	}
-	obs.Result = newScrubber(probe.Target{Args: s.Args, URL: s.URL}, target).result(res)
+	res.Credentials = credentialStatus(target, client)
+	scrubbed := target
+	if client != nil {
+		scrubbed = withSecrets(target, client.Secrets())
+	}
+	obs.Result = newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed).result(res)
 	return obs
 }
 
