@@ -37,6 +37,9 @@ var wantAlerts = map[string]string{
 	"McpwatchShardDown":          "critical",
 	"McpwatchAbsent":             "critical",
 	"McpwatchConfigReloadFailed": "warning",
+	// A week ahead as a ticket, the last day as a page: two rules, one name.
+	"McpCredentialExpiringSoon":   "warning|critical",
+	"McpCredentialRefreshFailing": "critical",
 }
 
 type ruleFile struct {
@@ -87,7 +90,7 @@ func TestRulesConventions(t *testing.T) {
 		if !camel.MatchString(r.Alert) {
 			t.Errorf("%q: alert names are CamelCase", r.Alert)
 		}
-		if got, want := r.Labels["severity"], wantAlerts[r.Alert]; got != want {
+		if got, want := r.Labels["severity"], wantAlerts[r.Alert]; !slices.Contains(strings.Split(want, "|"), got) {
 			t.Errorf("%s: severity %q, want %q", r.Alert, got, want)
 		}
 		for _, a := range []string{"summary", "description", "runbook_url"} {
@@ -112,6 +115,7 @@ func TestRulesConventions(t *testing.T) {
 	}
 	sort.Strings(want)
 	sort.Strings(names)
+	names = slices.Compact(names)
 	if !slices.Equal(names, want) {
 		t.Errorf("alerts %v, want %v", names, want)
 	}
