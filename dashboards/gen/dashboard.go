@@ -245,6 +245,27 @@ func overview() []cog.Builder[dashboard.Panel] {
 			Datasource(datasource()).Unit("s").Min(0).
 			Height(8).Span(12).
 			WithTarget(series(`mcpwatch_probe_duration_seconds{`+fleet+`}`, "{{server}}")),
+
+		newTable().
+			Title("Credentials expiring").
+			Description("Time left before each credential mcpwatch sends expires, soonest first: JWT headers and env values (their exp) and OAuth refresh tokens whose lifetime is known. OAuth access tokens are left out: mcpwatch renews them. Under a week opens a ticket, under a day pages (McpCredentialExpiringSoon).").
+			Datasource(datasource()).Unit("s").
+			Height(8).Span(12).
+			NoValue("No credential with a known expiry").
+			WithTarget(instant(`sort(min by (server, credential) (mcpwatch_credential_expiry_timestamp_seconds{`+fleet+`,credential!="oauth_access_token"}) - time())`, true)).
+			WithTransformation(organize(
+				[]string{"Time"},
+				map[string]string{"server": "Server", "credential": "Credential", "Value": "Expires in"})).
+			OverrideByName("Expires in", append(colorBackground(),
+				dashboard.DynamicConfigValue{Id: "thresholds", Value: map[string]any{
+					"mode": "absolute", "steps": []map[string]any{{"color": "red", "value": nil}, {"color": "orange", "value": 86400}, {"color": "green", "value": 7 * 86400}}}})),
+		timeseries.NewPanelBuilder().
+			Title("OAuth token request failures").
+			Description("Failed OAuth token requests per second by server and reason (invalid_grant: the refresh token is expired or revoked; see the runbook of McpCredentialRefreshFailing).").
+			Datasource(datasource()).Unit("ops").Min(0).
+			Height(8).Span(12).
+			WithTarget(series(`sum by (server, reason) (rate(mcpwatch_credential_refresh_failures_total{`+fleet+`}[$__rate_interval])) > 0`,
+				"{{server}}: {{reason}}")),
 	}
 }
 
