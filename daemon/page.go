@@ -72,6 +72,9 @@ type row struct {
 	Skipped   uint64
 	ToolNames []string
 	Warnings  []string
+	// Credential is the credential that expires first; nil when none has
+	// a known expiry.
+	Credential *credentialCell
 }
 
 type reasonCount struct {
@@ -108,6 +111,7 @@ func newRow(dt details, now time.Time) row {
 	}
 	end := last.Started.Add(last.Timings.Total)
 	r.Probed, r.OK = true, last.OK
+	r.Credential = newCredentialCell(last.Credentials, now)
 	r.Age = age(now.Sub(end))
 	r.At = end.UTC().Format(time.RFC3339)
 	r.Latency = last.Timings.Total.Round(time.Millisecond).String()
