@@ -58,10 +58,10 @@ func credentialStatus(target probe.Target, client *oauth.Client) *probe.Credenti
 	return st
 }
 
-// withSecrets returns the target with extra values to scrub (the OAuth
+// WithSecrets returns the target with extra values to scrub (the OAuth
 // tokens and client secret) added as env entries: the scrubber reads env
 // values, and this copy is only ever given to it.
-func withSecrets(t probe.Target, secrets []string) probe.Target {
+func WithSecrets(t probe.Target, secrets []string) probe.Target {
 	if len(secrets) == 0 {
 		return t
 	}

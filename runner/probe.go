@@ -103,7 +103,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	res.Credentials = credentialStatus(target, client)
 	scrubbed := target
 	if client != nil {
-		scrubbed = withSecrets(target, client.Secrets())
+		scrubbed = WithSecrets(target, client.Secrets())
 	}
 	obs.Result = newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed).result(res)
 	return obs

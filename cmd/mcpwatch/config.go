@@ -224,6 +224,9 @@ func writeConfigText(w io.Writer, cfg *config.Config, source string) {
 			if r.Insecure {
 				field("tls", "certificate NOT verified (insecure_skip_verify)")
 			}
+			if a := r.Auth; a != nil {
+				field("auth", describeAuth(a))
+			}
 		}
 		field("probe", fmt.Sprintf("timeout %s, schedule %q, era %s", r.Timeout, r.Schedule, r.Era))
 		if len(r.Forbid) > 0 {
@@ -297,4 +300,22 @@ func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
+}
+
+// describeAuth prints an auth: block on one line, its secrets redacted.
+func describeAuth(a *config.RedactedAuth) string {
+	parts := []string{a.Type, "grant " + a.Grant, "client_id " + a.ClientID}
+	add := func(name, v string) {
+		if v != "" {
+			parts = append(parts, name+" "+v)
+		}
+	}
+	add("client_secret", a.ClientSecret)
+	add("private_key_file", a.PrivateKeyFile)
+	add("key_id", a.KeyID)
+	add("auth_method", a.AuthMethod)
+	add("refresh_token", a.RefreshToken)
+	add("scopes", strings.Join(a.Scopes, " "))
+	add("token_url", a.TokenURL)
+	return strings.Join(parts, ", ")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/runner"
 )
@@ -47,6 +48,14 @@ Examples:
   mcpwatch probe --url https://mcp.example.com/mcp \
       --header 'Authorization: Bearer ${file:/run/secrets/mcp-token}'
 
+  # A remote server behind OAuth, as a machine client (client credentials):
+  mcpwatch probe --url https://mcp.example.com/mcp --oauth-client-id mcpwatch \
+      --oauth-client-secret '${file:/run/secrets/mcp-client-secret}'
+
+  # ... or with the refresh token an MCP client stored after signing in:
+  mcpwatch probe --url https://mcp.example.com/mcp --oauth-client-id my-client \
+      --oauth-refresh-token '${file:/var/lib/mcpwatch/mcp.refresh}'
+
   # A legacy HTTP+SSE server behind a private CA:
   mcpwatch probe --url https://10.0.0.5:8443/sse --transport sse --ca-file ca.pem
 `
@@ -67,6 +76,8 @@ type probeFlags struct {
 	maxMessage string
 	transcript bool
 	command    []string
+	oauth      oauthFlags
+	oauthOn    bool
 }
 
 func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
@@ -85,6 +96,7 @@ func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (test servers only)")
 	fs.StringVar(&f.maxMessage, "max-message-bytes", "4MiB", "largest JSON-RPC message or HTTP body accepted (`size`: 1048576, 512KiB, 4MiB)")
 	fs.BoolVar(&f.transcript, "transcript", false, "record every message sent and received (debugging; header values are never recorded)")
+	f.oauth.register(fs)
 	return fs
 }
 
@@ -112,19 +124,39 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 	}
 
 	target, err := f.target(c.lookupEnv)
+	var client *oauth.Client
+	if err == nil && f.oauthOn {
+		client, err = f.oauth.authorize(&target, c.lookupEnv)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(c.stderr, "mcpwatch probe: %v\n", err)
+			return exitUsage
+		}
+	}
 	var res *probe.Result
 	if err != nil {
 		res = configFailure(err)
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, f.timeout)
 		// The server may echo its credential (on stderr, in an error): what
-		// is printed is scrubbed of the values this probe sent it.
-		res = runner.Scrub(f.written(), target, probe.Run(pctx, target, opts))
+		// is printed is scrubbed of the values this probe sent it, the
+		// OAuth tokens included.
+		res = probe.Run(pctx, target, opts)
 		cancel()
+		scrubbed := target
+		if client != nil {
+			res.Credentials = client.Status()
+			scrubbed = runner.WithSecrets(target, client.Secrets())
+		}
+		res = runner.Scrub(f.written(), scrubbed, res)
 	}
 
 	if err := f.out.write(c, map[string]func(io.Writer) error{
-		"text": func(w io.Writer) error { printResult(w, res, describeTarget(&f)); return nil },
+		"text": func(w io.Writer) error {
+			printResult(w, res, describeTarget(&f))
+			printCredentials(w, res.Credentials, time.Now())
+			return nil
+		},
 		"json": func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
@@ -143,7 +175,7 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 // check rejects contradictory or malformed flags.
 func (f *probeFlags) check(fs *pflag.FlagSet) error {
 	stdioOnly := []string{"env", "cwd", "inherit-env"}
-	remoteOnly := []string{"transport", "header", "ca-file", "insecure"}
+	remoteOnly := append([]string{"transport", "header", "ca-file", "insecure"}, oauthFlagNames...)
 	switch {
 	case f.url != "" && len(f.command) > 0:
 		return usagef("give either --url or a command, not both")
@@ -176,10 +208,18 @@ func (f *probeFlags) check(fs *pflag.FlagSet) error {
 		}
 	}
 	for _, h := range f.headers {
-		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
+		name, _, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
 			return usagef("--header %q: want 'Name: value'", truncateArg(h))
 		}
+		if f.oauth.set(fs) && strings.EqualFold(strings.TrimSpace(name), "Authorization") {
+			return usagef("--header Authorization and --oauth-* both set: the OAuth client sends the Authorization header; keep one")
+		}
 	}
+	if f.oauth.set(fs) && f.oauth.clientID == "" {
+		return usagef("--oauth-client-id is required with the other --oauth-* flags")
+	}
+	f.oauthOn = f.oauth.set(fs)
 	return nil
 }
 
