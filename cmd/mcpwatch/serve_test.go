@@ -308,6 +308,13 @@ func processesWith(t *testing.T, marker string) []string {
 // checks that the daemon stopped with exit 0. It returns the base URL.
 func serveInProcess(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
+	base, _ := serveLogged(t, env, args...)
+	return base
+}
+
+// serveLogged is serveInProcess that also hands back the daemon's log.
+func serveLogged(t *testing.T, env map[string]string, args ...string) (string, *logLines) {
+	t.Helper()
 	logR, logW := io.Pipe()
 	logs := &logLines{}
 	readDone := make(chan struct{})
@@ -349,7 +356,7 @@ func serveInProcess(t *testing.T, env map[string]string, args ...string) string 
 		}
 		return ok
 	})
-	return strings.TrimSuffix(url, "/metrics")
+	return strings.TrimSuffix(url, "/metrics"), logs
 }
 
 // apiServer is what these tests read of /api/v1/servers/NAME.
