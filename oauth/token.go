@@ -211,10 +211,15 @@ func (c *Client) tokenHint(code string, ep *endpoints, scopes []string) string {
 		return "the authorization server refused the grant"
 	case FailInvalidScope:
 		return fmt.Sprintf("scope %q is not allowed for this client; set auth.scopes to what it may ask for", strings.Join(scopes, " "))
-	case FailUnauthorizedClient:
-		return fmt.Sprintf("client %q may not use grant %s; allow it on the authorization server", c.cfg.ClientID, c.cfg.Grant)
-	case FailUnsupportedGrantType:
-		return fmt.Sprintf("the authorization server does not support grant %s", c.cfg.Grant)
+	case FailUnauthorizedClient, FailUnsupportedGrantType:
+		h := fmt.Sprintf("client %q may not use grant %s; allow it on the authorization server", c.cfg.ClientID, c.cfg.Grant)
+		if code == FailUnsupportedGrantType {
+			h = fmt.Sprintf("the authorization server does not support grant %s", c.cfg.Grant)
+		}
+		if c.cfg.Grant == GrantClientCredentials {
+			h += "; if it offers only browser sign-in (authorization code), mcpwatch has no browser flow: sign in once with your MCP client, store its refresh token in a file and use grant: refresh_token"
+		}
+		return h
 	}
 	return "see the authorization server's documentation for this error"
 }

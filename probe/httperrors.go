@@ -75,8 +75,13 @@ func httpStatusError(resp *http.Response, method, where string, redirects int) e
 	switch {
 	case code == http.StatusUnauthorized:
 		ch := parseChallenge(resp.Header)
+		fix := "check the Authorization header"
+		if ch != nil && ch.ResourceMetadata != "" && resp.Request != nil && resp.Request.Header.Get("Authorization") == "" {
+			// RFC 9728: the server names its OAuth metadata.
+			fix = "the server wants an OAuth token: configure auth: {type: oauth, ...} for it (mcpwatch probe: --oauth-client-id ...)"
+		}
 		return &Failure{Reason: ReasonUnauthorized, HTTPStatus: code, Challenge: ch,
-			Err: fmt.Errorf("%s: %s: the server refused the credentials%s; check the Authorization header", what, status, challengeNote(ch))}
+			Err: fmt.Errorf("%s: %s: the call itself was refused%s; %s", what, status, challengeNote(ch), fix)}
 	case code == http.StatusForbidden:
 		ch := parseChallenge(resp.Header)
 		if ch != nil && ch.Error == "insufficient_scope" {
