@@ -177,6 +177,7 @@ func (d *Daemon) removeServers(keep map[string]bool) []string {
 		d.firstDone(name)
 	}
 	slices.Sort(removed)
+	d.oauth.Retain(func(name string) bool { return keep[name] })
 	return removed
 }
 
