@@ -42,9 +42,12 @@ type Client struct {
 	// rotatedFrom and rotatedTo remember the last rotation, so a refresh
 	// token that could not be written back is not lost while we run.
 	rotatedFrom, rotatedTo string
-	refreshExpiry          time.Time
-	lastRefresh            time.Time
-	failures               map[string]uint64
+	// refreshExpiry is when knownRT, the refresh token last seen, expires.
+	knownRT       string
+	refreshExpiry time.Time
+	refusedToken  string // the last access token the server refused, still scrubbed
+	lastRefresh   time.Time
+	failures      map[string]uint64
 }
 
 // New returns the client of one server. cfg must be valid (Validate).
@@ -57,7 +60,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("the server URL is not a URL")
 	}
 	c := &Client{cfg: cfg, srv: u, failures: map[string]uint64{}}
-	c.refreshExpiry = refreshTokenExpiry(nil, cfg.RefreshToken)
+	c.knownRT, c.refreshExpiry = cfg.RefreshToken, refreshTokenExpiry(nil, cfg.RefreshToken)
 	return c, nil
 }
 
@@ -66,8 +69,9 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) update(cfg Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cfg.RefreshToken != c.cfg.RefreshToken && cfg.RefreshToken != c.rotatedFrom {
-		c.refreshExpiry = refreshTokenExpiry(nil, cfg.RefreshToken)
+	if cfg.RefreshToken != c.knownRT && cfg.RefreshToken != c.rotatedFrom {
+		// Someone put another refresh token in the file.
+		c.knownRT, c.refreshExpiry = cfg.RefreshToken, refreshTokenExpiry(nil, cfg.RefreshToken)
 	}
 	c.cfg = cfg
 }
@@ -99,7 +103,7 @@ func (c *Client) Status() *probe.CredentialStatus {
 func (c *Client) Secrets() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := []string{c.cfg.ClientSecret, c.cfg.RefreshToken, c.rotatedTo}
+	out := []string{c.cfg.ClientSecret, c.cfg.RefreshToken, c.rotatedTo, c.refusedToken}
 	if c.token != nil {
 		out = append(out, c.token.AccessToken, c.token.RefreshToken)
 	}
@@ -246,7 +250,7 @@ func (c *Client) renew(ctx context.Context, hc *http.Client, ch *probe.Challenge
 		return "", &probe.Failure{Reason: probe.ReasonConfig, Err: fmt.Errorf("server %q: %s", c.cfg.Server, p)}
 	}
 	if c.token != nil && c.token.AccessToken == sent {
-		c.token = nil // refused: never sent again
+		c.refusedToken, c.token = sent, nil // refused: never sent again
 	}
 	tok, err := c.fetch(ctx, hc, c.scopes(ch))
 	if err != nil {
@@ -338,7 +342,7 @@ func (c *Client) fetch(ctx context.Context, hc *http.Client, scopes []string) (*
 				c.failures[FailStore]++
 			}
 		}
-		c.refreshExpiry = refreshTokenExpiry(tok, tok.RefreshToken)
+		c.knownRT, c.refreshExpiry = tok.RefreshToken, refreshTokenExpiry(tok, tok.RefreshToken)
 	}
 	c.token, c.asked, c.lastRefresh = tok, scopes, time.Now()
 	return tok, nil

@@ -243,7 +243,13 @@ func TestRefreshTokenRotationWrittenBack(t *testing.T) {
 	}
 	as, url := setup(t, probetest.AuthConfig{AuthMethods: []string{probetest.AuthNone}, RefreshToken: "rt-initial", Rotate: true, RefreshExpiresIn: 30 * 86400}, probetest.Config{}, false)
 	cfg := oauth.Config{ServerURL: url, Grant: oauth.GrantRefreshToken, RefreshToken: "rt-initial", RefreshTokenFile: file}
-	res := run(t, newClient(t, cfg), url, "")
+	var cache oauth.Cache
+	cfg.Server, cfg.ClientID = "remote", clientID
+	first, err := cache.Client(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, first, url, "")
 	if !res.OK {
 		t.Fatalf("probe failed: %s", res.Error)
 	}
@@ -262,8 +268,21 @@ func TestRefreshTokenRotationWrittenBack(t *testing.T) {
 		t.Fatal("the old refresh token is still valid: rotation did not happen")
 	}
 
-	// A restart: a new client, reading the file anew, refreshes with it.
+	// The next probe reads the rotated token from the file: the same
+	// client, its access token cached, the refresh token's expiry kept.
 	cfg.RefreshToken = rotated
+	again, err := cache.Client(cfg)
+	if err != nil || again != first {
+		t.Fatalf("the cache made a new client (%v)", err)
+	}
+	if res := run(t, again, url, ""); !res.OK || len(as.Requests()) != 1 {
+		t.Errorf("second probe: ok=%v, %d token requests, want the cached token", res.OK, len(as.Requests()))
+	}
+	if exp := again.Status().Expiries; len(exp) != 2 || exp[1].Credential != oauth.CredentialRefreshToken {
+		t.Errorf("expiries after the file was read again = %+v, want the refresh token's kept", exp)
+	}
+
+	// A restart: a new client, reading the file anew, refreshes with it.
 	c := newClient(t, cfg)
 	if res := run(t, c, url, ""); !res.OK {
 		t.Fatalf("after a restart: %s", res.Error)
