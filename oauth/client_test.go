@@ -400,7 +400,7 @@ func TestFailuresNameTheStep(t *testing.T) {
 		mcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(r.URL.Path, "/.well-known/") {
 				w.Header().Set("Content-Type", "application/json")
-				w.Write([]byte(`{"resource":"https://elsewhere.example/mcp","authorization_servers":["https://as.example"]}`))
+				_, _ = w.Write([]byte(`{"resource":"https://elsewhere.example/mcp","authorization_servers":["https://as.example"]}`))
 				return
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="x"`)

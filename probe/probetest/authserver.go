@@ -456,7 +456,7 @@ func peekMethod(r *http.Request) string {
 		return ""
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxInLine))
-	r.Body.Close()
+	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
 		return ""
