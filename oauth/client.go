@@ -405,9 +405,13 @@ func (c *Client) refused(ch *probe.Challenge) error {
 	if c.ep != nil {
 		tokenURL = show(c.ep.tokenURL)
 	}
+	resource := c.resource()
+	// The next probe discovers afresh: the server may have moved to
+	// another authorization server.
+	c.ep, c.token = nil, nil
 	return &probe.Failure{Reason: probe.ReasonUnauthorized, HTTPStatus: http.StatusUnauthorized, Challenge: ch,
 		Err: fmt.Errorf("server %q: the server refused an access token just issued by %s (HTTP 401%s): the call itself failed; check that the authorization server issues tokens for resource %s and that client %q may use it",
-			c.cfg.Server, tokenURL, note, c.resource(), c.cfg.ClientID)}
+			c.cfg.Server, tokenURL, note, resource, c.cfg.ClientID)}
 }
 
 // insufficient is a 403 insufficient_scope after the step-up: the token
