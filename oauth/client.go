@@ -408,6 +408,9 @@ func (c *Client) refused(ch *probe.Challenge) error {
 	resource := c.resource()
 	// The next probe discovers afresh: the server may have moved to
 	// another authorization server.
+	if c.token != nil {
+		c.refusedToken = c.token.AccessToken
+	}
 	c.ep, c.token = nil, nil
 	return &probe.Failure{Reason: probe.ReasonUnauthorized, HTTPStatus: http.StatusUnauthorized, Challenge: ch,
 		Err: fmt.Errorf("server %q: the server refused an access token just issued by %s (HTTP 401%s): the call itself failed; check that the authorization server issues tokens for resource %s and that client %q may use it",
