@@ -142,6 +142,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req) // a credential for one origin never goes to another
 	}
 	ctx := req.Context()
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.GetBody == nil {
+			return t.once(req) // a body that cannot be sent twice: no retry
+		}
+		// Every send reads a copy from GetBody; a RoundTripper closes the
+		// request's own body, whatever happens.
+		defer req.Body.Close()
+	}
 	t.mu.Lock()
 	tok := t.tok
 	t.mu.Unlock()
@@ -189,6 +197,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.mu.Unlock()
 		return resp, nil
 	}
+}
+
+// once sends req with the current token and hands back whatever comes.
+func (t *transport) once(req *http.Request) (*http.Response, error) {
+	tok, err := t.c.current(req.Context(), t.hc)
+	if err != nil {
+		req.Body.Close()
+		return nil, err
+	}
+	r := req.Clone(req.Context())
+	if tok != "" {
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return t.base.RoundTrip(r)
 }
 
 func (t *transport) send(req *http.Request, token string) (*http.Response, error) {
