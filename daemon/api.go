@@ -42,6 +42,7 @@ type apiServer struct {
 	Timings         *apiTimings             `json:"timings_seconds,omitempty"`
 	StderrTail      string                  `json:"stderr_tail,omitempty"`
 	Warnings        []string                `json:"warnings,omitempty"`
+	Credentials     *probe.CredentialStatus `json:"credentials,omitempty"` // expiries, OAuth refreshes; no value
 	Probes          uint64                  `json:"probes"`
 	Failures        map[probe.Reason]uint64 `json:"failures,omitempty"`
 	Skipped         uint64                  `json:"skipped"`
@@ -98,6 +99,7 @@ func newAPIServer(dt details) apiServer {
 		Total:     last.Timings.Total.Seconds(),
 	}
 	a.StderrTail, a.Warnings = last.StderrTail, last.Warnings
+	a.Credentials = last.Credentials
 	return a
 }
 

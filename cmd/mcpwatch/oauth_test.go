@@ -125,6 +125,9 @@ func TestServeOAuthRefreshSurvivesRestart(t *testing.T) {
 				t.Errorf("/metrics lacks %s", want)
 			}
 		}
+		if api := scrape(t, base+"/api/v1/servers/remote"); !strings.Contains(api, `"credential": "oauth_refresh_token"`) {
+			t.Errorf("the JSON API has no credential expiry: %s", api)
+		}
 		page := scrape(t, base+"/")
 		assertContains(t, "the status page", page, "Credential expires in", `class="cred-warning"`, "oauth_refresh_token", `class="cred-warning"`, "header:Authorization")
 		collect(base, logs)
