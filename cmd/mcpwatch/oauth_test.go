@@ -196,7 +196,7 @@ func TestProbeOAuthFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, output := range []string{"text", "json"} {
-		code, stdout, stderr := runCLI(t, nil, "probe", "--output", output, "--url", fx.mcpURL,
+		code, stdout, stderr := runCLI(t, nil, "probe", "--format", output, "--url", fx.mcpURL,
 			"--oauth-client-id", "ci", "--oauth-client-secret", "${file:"+secretFile+"}")
 		if code != exitOK {
 			t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
@@ -239,12 +239,12 @@ func TestConfigCheckRedactsAuth(t *testing.T) {
 			"type": "oauth", "grant": "client_credentials", "client_id": "ci", "client_secret": "literal-client-secret"}},
 	}})
 	for _, format := range []string{"text", "json"} {
-		_, stdout, stderr := runCLI(t, nil, "config", "check", "-c", config, "--output", format)
+		_, stdout, stderr := runCLI(t, nil, "config", "check", "-c", config, "--format", format)
 		if strings.Contains(stdout+stderr, "literal-client-secret") {
-			t.Errorf("config check --output %s prints the client secret:\n%s", format, stdout)
+			t.Errorf("config check --format %s prints the client secret:\n%s", format, stdout)
 		}
 		if !strings.Contains(stdout, "redacted") {
-			t.Errorf("config check --output %s shows no redacted secret:\n%s%s", format, stdout, stderr)
+			t.Errorf("config check --format %s shows no redacted secret:\n%s%s", format, stdout, stderr)
 		}
 	}
 }
