@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -258,22 +257,100 @@ func appendValue(b []byte, v any) []byte {
 	}
 }
 
-// maxExactExponent bounds the exponents turned into exact fractions: a
-// hostile 1e999999999 would otherwise cost a billion-digit integer.
-const maxExactExponent = 400
+// Numbers are made canonical by their exact value, as the fraction in
+// lowest terms ("1", "-3/4", "1/10"), with plain integer and uint64
+// arithmetic on the literal's digits: no arbitrary-precision arithmetic, so
+// the cost is linear in the literal and tiny for any number a schema means.
+// A literal outside these bounds is kept as written, prefixed with "~" so it
+// cannot equal an exact form; it still counts, and a change still shows.
+const (
+	// maxNumberLen bounds the literals read for their value. A number in a
+	// schema is a bound, a multipleOf or an enum or const value: float64 and
+	// int64 spell any of theirs in 25 characters. A hostile server can send
+	// a 3-million-digit literal within the message cap; read for its exact
+	// value with big arithmetic, that cost 15-35 s of CPU.
+	maxNumberLen = 100
+	// maxExactExponent bounds the exponents of integers written out in
+	// full: 1e999999999 would otherwise be a billion digits.
+	maxExactExponent = 400
+	// maxFractionDigits bounds the significant digits and the decimal places
+	// of a fraction, so that its numerator and denominator (at most 10^19)
+	// fit in a uint64.
+	maxFractionDigits = 19
+)
 
-// canonicalNumber writes 1, 1.0 and 10e-1 alike. Numbers with a huge exponent
-// are kept as written, prefixed so they cannot equal an exact form.
+// canonicalNumber writes 1, 1.0 and 10e-1 alike: the exact value, as
+// big.Rat's RatString would write it (which is what earlier versions used,
+// so locked fingerprints stay valid), within the bounds above.
 func canonicalNumber(n string) string {
-	if i := strings.IndexAny(n, "eE"); i >= 0 {
-		exp, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
-		if err != nil || exp < -maxExactExponent || exp > maxExactExponent {
-			return "~" + n
-		}
-	}
-	r, ok := new(big.Rat).SetString(n)
-	if !ok {
+	if len(n) > maxNumberLen {
 		return "~" + n
 	}
-	return r.RatString()
+	lit := n
+	neg := strings.HasPrefix(lit, "-")
+	lit = strings.TrimPrefix(lit, "-")
+	mantissa, expPart, hasExp := strings.Cut(strings.ToLower(lit), "e")
+	exp := 0
+	if hasExp {
+		e, err := strconv.Atoi(strings.TrimPrefix(expPart, "+"))
+		if err != nil || e < -maxExactExponent || e > maxExactExponent {
+			return "~" + n
+		}
+		exp = e
+	}
+	intPart, fracPart, _ := strings.Cut(mantissa, ".")
+	if intPart == "" || !allDigits(intPart) || !allDigits(fracPart) {
+		return "~" + n // not produced by encoding/json: keep it as written
+	}
+	// value = digits * 10^exp, digits without leading or trailing zeros.
+	digits := strings.TrimLeft(intPart+fracPart, "0")
+	exp -= len(fracPart)
+	trimmed := strings.TrimRight(digits, "0")
+	exp += len(digits) - len(trimmed)
+	digits = trimmed
+	if digits == "" {
+		return "0"
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	if exp >= 0 {
+		// At most maxExactExponent + maxNumberLen zeros.
+		return sign + digits + strings.Repeat("0", exp)
+	}
+	places := -exp
+	if len(digits) > maxFractionDigits || places > maxFractionDigits {
+		return "~" + n
+	}
+	num, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return "~" + n
+	}
+	// num / 10^places in lowest terms: 10 = 2*5, and num has no factor 10,
+	// so only twos or only fives can cancel.
+	twos, fives := places, places
+	for twos > 0 && num%2 == 0 {
+		num, twos = num/2, twos-1
+	}
+	for fives > 0 && num%5 == 0 {
+		num, fives = num/5, fives-1
+	}
+	den := uint64(1)
+	for range twos {
+		den *= 2
+	}
+	for range fives {
+		den *= 5
+	}
+	return sign + strconv.FormatUint(num, 10) + "/" + strconv.FormatUint(den, 10)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -81,6 +82,9 @@ func FuzzFingerprint(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Huge numerals, which once cost seconds each.
+	f.Add([]byte(`{"maximum": 1` + strings.Repeat("7", 200_000) + `}`))
+	f.Add([]byte(`{"enum": [0.` + strings.Repeat("0", 200_000) + `1, 1e` + strings.Repeat("9", 1000) + `]}`))
 	f.Fuzz(func(t *testing.T, schema []byte) {
 		fp := Fingerprint(schema)
 		if !validHash(fp) {
