@@ -8,8 +8,10 @@
 // probes included, which kills their process groups) and waits for them.
 //
 // Every result it keeps, shows or logs has the server's secret values
-// scrubbed from it (package runner probes and scrubs; the lock is compared
-// with the tools as the server listed them).
+// scrubbed from it, and so does every diff derived from it (package runner
+// probes and scrubs before anything is compared with the lock). Schema
+// fingerprints are computed within the probe's deadline, or, for a lock
+// that gains them between probes, outside every lock of the daemon.
 //
 // It does not speak MCP (package probe does), build targets or bound
 // concurrency (runner), parse configuration (config), diff tool surfaces

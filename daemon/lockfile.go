@@ -102,12 +102,22 @@ func (d *Daemon) watchLock(ctx context.Context) {
 // server already compared with it costs a pointer comparison.
 func (d *Daemon) relockAll() {
 	lock := d.lock.get(d.Config().Lock) // disk, before taking d.mu
+	type target struct {
+		s      *server
+		forbid []string
+	}
 	d.mu.RLock()
-	defer d.mu.RUnlock()
+	targets := make([]target, 0, len(d.names))
 	for _, name := range d.names {
 		s := d.servers[name]
-		if t, judged := s.relock(lock, s.cfg.Forbid); judged && t.changed() {
-			logTransition(d.log, name, t)
+		targets = append(targets, target{s, s.cfg.Forbid})
+	}
+	d.mu.RUnlock()
+	// Compared outside d.mu: a lock that gained fingerprints has them
+	// computed, which must not hold up a reload.
+	for _, t := range targets {
+		if tr, judged := t.s.relock(lock, t.forbid); judged && tr.changed() {
+			logTransition(d.log, t.s.name, tr)
 		}
 	}
 }

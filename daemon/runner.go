@@ -104,8 +104,13 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	pool := d.pool
 	d.mu.RUnlock()
 
+	// Fingerprints are computed within the probe's deadline when the lock
+	// has any for the server, reusing those of unchanged schemas.
+	wantFingerprints := needsFingerprints(d.lock.get(lockPath), s.name)
 	obs := runner.Probe(ctx, pool, cfg, runner.Request{
-		Era: s.rememberedEra(),
+		Era:          s.rememberedEra(),
+		Fingerprint:  wantFingerprints,
+		Fingerprints: &s.fingerprints, // the caller holds s.busy: no other probe of s runs
 		Options: probe.Options{
 			MaxMessageBytes: defaults.MaxMessageBytes,
 			ClientVersion:   d.opts.Version,
@@ -121,7 +126,8 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 		// gone): not the server's doing, so not recorded against it.
 		return res, false
 	}
-	t := s.recordResult(trigger, res, obs.Tools, d.lock.get(lockPath), cfg.Forbid)
+	lock := d.lock.get(lockPath)
+	t := s.recordResult(trigger, res, fingerprinted(obs.Tools, lock, s.name), lock, cfg.Forbid)
 	d.firstDone(s.name)
 
 	// Checked first: at a fleet's probe rate, building fields that the

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,13 +38,16 @@ type server struct {
 	judgement *judgement // of the last probe; nil before the first
 	seq       uint64     // probes recorded
 	skipped   uint64     // scheduled firings skipped because a probe was still running
-	// observed are the tools the last probe listed, unscrubbed, as the lock
-	// compares them (nil after a failed probe); lock is the lock status.Diff
-	// was made against. With both, a changed lock is compared again at
-	// once, without waiting for the next probe.
-	observed     []lockstore.Observed
-	lock         *lockstore.Lock
-	fingerprints fingerprintCache
+	// observed are the tools the last probe listed (scrubbed), as the lock
+	// compares them (nil after a failed probe), with their fingerprints when
+	// the lock has any for the server; lock is the lock status.Diff was made
+	// against. With both, a changed lock is compared again at once, without
+	// waiting for the next probe.
+	observed []lockstore.Observed
+	lock     *lockstore.Lock
+	// fingerprints are reused from probe to probe; only the probe holding
+	// busy uses them.
+	fingerprints runner.FingerprintCache
 }
 
 func newServer(parent context.Context, cfg config.Server, sched schedule, interval time.Duration, historyLimit int) *server {
@@ -89,16 +93,40 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 
 // diff compares the last probe with lock. A server not probed yet, or whose
 // last probe failed, observed nothing: its diff keeps only what the lock
-// expects. Called with s.mu held.
+// expects. Called with s.mu held; the observed tools have the fingerprints
+// lock needs already (see fingerprinted), so none is computed under it.
 func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 	entry, locked := lock.Entry(s.name)
 	if last := s.status.Last; last == nil || !last.OK {
 		return lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)}
 	}
-	if locked && needsFingerprints(entry) {
-		s.fingerprints.fill(s.observed)
-	}
 	return lockstore.Compare(entry, locked, s.observed, forbid)
+}
+
+// needsFingerprints reports whether comparing the server with lock checks
+// any schema fingerprint; a names-only lock needs none, and none are
+// computed for it.
+func needsFingerprints(lock *lockstore.Lock, server string) bool {
+	entry, _ := lock.Entry(server)
+	for _, t := range entry.Tools {
+		if t.Schema != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// fingerprinted returns observed with every fingerprint lock needs: observed
+// itself when it has them (or lock needs none), else a copy with them
+// computed, by the caller, outside any lock.
+func fingerprinted(observed []lockstore.Observed, lock *lockstore.Lock, server string) []lockstore.Observed {
+	if !needsFingerprints(lock, server) || !slices.ContainsFunc(observed, func(o lockstore.Observed) bool { return o.Fingerprint == "" }) {
+		return observed
+	}
+	filled := slices.Clone(observed)
+	var none *runner.FingerprintCache
+	_ = none.Fill(context.Background(), filled) // cannot fail: the context never ends
+	return filled
 }
 
 // relock compares the last probe with lock again, if its diff was made
@@ -107,9 +135,27 @@ func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 // probe. It returns the change of judgement, if there was a probe to judge.
 func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, judged bool) {
 	s.mu.Lock()
+	if s.lock == lock {
+		s.mu.Unlock()
+		return transition{}, false
+	}
+	observed, seq := s.observed, s.seq
+	s.mu.Unlock()
+	// A lock that gained fingerprints needs them of the last probe's tools:
+	// computed here, outside s.mu, so a scrape never waits on them.
+	filled := fingerprinted(observed, lock, s.name)
+
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lock == lock {
 		return transition{}, false
+	}
+	if s.seq == seq {
+		s.observed = filled
+	} else {
+		// A probe was recorded meanwhile; its tools were fingerprinted for
+		// the lock as it was then.
+		s.observed = fingerprinted(s.observed, lock, s.name)
 	}
 	s.lock = lock
 	s.status.Diff = s.diff(lock, forbid)
@@ -146,7 +192,8 @@ var eraChangeReasons = map[probe.Reason]bool{
 }
 
 // recordResult stores a finished probe, with the tools it observed
-// (unscrubbed) compared with lock, and returns the change of judgement for
+// (fingerprinted as lock needs: see fingerprinted) compared with lock, and
+// returns the change of judgement for
 // the state-change log.
 func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string) transition {
 	// The transcript of a debug probe goes to its requester, not into the

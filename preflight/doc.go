@@ -11,7 +11,8 @@
 // It does not parse flags, pick exit codes or write the lock: the CLI does.
 // Every string it renders has the server's secret values scrubbed from it
 // (package runner probes and scrubs: expanded env and header values, and
-// what ${...} references put into the arguments and the URL), and the
+// what ${...} references put into the arguments and the URL, before any
+// diff, verdict or lock entry is derived from what the server said), and the
 // configuration it shows is config's redacted form, so no output carries a
 // secret even when a server echoes one.
 package preflight

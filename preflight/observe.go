@@ -30,10 +30,10 @@ type Options struct {
 	Version string
 }
 
-// Observation is one server probed once: its Result is scrubbed of the
-// server's secret values, fit to print; its Tools are unscrubbed, for
-// comparing with the lock and building lock entries (see
-// runner.Observation).
+// Observation is one server probed once: its Result and its Tools are
+// scrubbed of the server's secret values, fit to print, compare with the
+// lock and lock; the tools' fingerprints were computed within the probe's
+// deadline (see runner.Observation).
 type Observation struct {
 	Server config.Server
 	runner.Observation
@@ -54,7 +54,9 @@ func Observe(ctx context.Context, servers []config.Server, opts Options) []Obser
 		stdio = all
 	}
 	pool := runner.NewPool(all, stdio)
-	req := runner.Request{Timeout: opts.Timeout, Options: opts.Probe, Lookup: opts.Lookup}
+	// Fingerprinted within each probe's deadline: a hostile schema cannot
+	// make the comparison that follows outlast it.
+	req := runner.Request{Timeout: opts.Timeout, Options: opts.Probe, Lookup: opts.Lookup, Fingerprint: true}
 
 	out := make([]Observation, len(servers))
 	var wg sync.WaitGroup

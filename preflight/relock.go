@@ -3,6 +3,7 @@ package preflight
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
@@ -29,7 +30,7 @@ type RelockOptions struct {
 // Refusal is why a server cannot be locked now.
 type Refusal struct {
 	Server  string   `json:"server"`
-	Reason  string   `json:"reason"` // a probe.Reason, or "empty"
+	Reason  string   `json:"reason"` // a probe.Reason, "empty" or "secret_in_name"
 	Message string   `json:"message"`
 	Details []string `json:"details,omitempty"`
 }
@@ -44,8 +45,9 @@ type RelockPlan struct {
 
 // Relock builds the new lock from the old one (nil when there is none) and
 // what was observed. It refuses, naming each server and why, when any
-// probe failed or a server listed no tools without opts.AllowEmpty: a
-// failed observation is never promoted into an expectation. The old lock is
+// probe failed, a server listed no tools without opts.AllowEmpty (a failed
+// observation is never promoted into an expectation), or a tool's name held
+// a secret value (the lock is committed). The old lock is
 // not changed.
 func Relock(old *lockstore.Lock, observations []Observation, opts RelockOptions) (RelockPlan, error) {
 	var plan RelockPlan
@@ -59,6 +61,10 @@ func Relock(old *lockstore.Lock, observations []Observation, opts RelockOptions)
 				r.Details = append(r.Details, "| "+line)
 			}
 			plan.Refused = append(plan.Refused, r)
+		case len(obs.SecretNames) > 0:
+			plan.Refused = append(plan.Refused, Refusal{Server: obs.Server.Name, Reason: "secret_in_name",
+				Message: fmt.Sprintf("%s a configured secret value (%s); a lock is committed, so it must never hold one: fix the server, or give it another credential",
+					count(len(obs.SecretNames), "tool name holds", "tool names hold"), strings.Join(obs.SecretNames, ", "))})
 		case len(obs.Tools) == 0 && !opts.AllowEmpty:
 			plan.Refused = append(plan.Refused, Refusal{Server: obs.Server.Name, Reason: "empty",
 				Message: "lists no tools (a missing or expired credential looks like this); fix it, or pass --allow-empty if the server really offers none"})

@@ -24,6 +24,15 @@ type Request struct {
 	// Lookup reads a variable for ${VAR} expansion; os.LookupEnv fits.
 	// Nil reads none: every variable is unset.
 	Lookup func(string) (string, bool)
+	// Fingerprint has each observed tool's schema fingerprint computed
+	// within the probe's deadline (a probe whose deadline passes while it
+	// fingerprints fails with reason timeout), so that comparing with a
+	// fingerprinted lock later costs no more than a string comparison, and
+	// never runs under a caller's lock. Fingerprints, when set, reuses the
+	// fingerprints of schemas unchanged since the last probe it was given
+	// to; it must not be shared by probes that run at once.
+	Fingerprint  bool
+	Fingerprints *FingerprintCache
 	// OnStart, when set, is called as the probe starts (once it has its
 	// slot, or at once when its target cannot be built, which needs none),
 	// and the func it returns when the probe ends. A probe canceled while
@@ -43,10 +52,16 @@ type Observation struct {
 	// probe.ReasonConfig; a probe canceled while it waited for its slot,
 	// one with probe.ReasonCanceled.
 	Result *probe.Result
-	// Tools are the tools as the server listed them, unscrubbed, for
-	// comparing with the lock and building lock entries: the lock's
-	// fingerprints are of what the server really says.
+	// Tools are the tools of Result, for comparing with the lock and
+	// building lock entries: scrubbed like everything else, so that no
+	// diff, report, page or lock derived from them carries a secret (the
+	// fingerprints are of the scrubbed schemas, and stay the same when a
+	// secret a schema echoes is rotated). Nil when the probe failed.
 	Tools []lockstore.Observed
+	// SecretNames are the tools whose name held a secret value, as
+	// scrubbed: such a name must not be locked, since the lock is
+	// committed (the name the server sent is the secret's echo).
+	SecretNames []string
 	// Timeout is the probe's deadline.
 	Timeout time.Duration
 }
@@ -91,22 +106,42 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	}
 	done := onStart(req)
 	pctx, cancel := context.WithTimeout(ctx, obs.Timeout)
-	res := probe.Run(pctx, target, req.Options)
-	cancel()
-	done()
-	release()
-
-	obs.Tools = make([]lockstore.Observed, len(res.Tools))
-	for i, t := range res.Tools {
-		obs.Tools[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
-	}
-	res.Credentials = credentialStatus(target, client)
+	defer cancel()
+	said := probe.Run(pctx, target, req.Options)
+	said.Credentials = credentialStatus(target, client)
+	// The tokens an OAuth client obtained during the probe are secrets too.
 	scrubbed := target
 	if client != nil {
 		scrubbed = WithSecrets(target, client.Secrets())
 	}
-	obs.Result = newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed).result(res)
+	res := newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed).result(said)
+	if res.OK {
+		obs.Tools = make([]lockstore.Observed, len(res.Tools))
+		for i, t := range res.Tools {
+			obs.Tools[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+		}
+		obs.SecretNames = secretNames(said.Tools, res.Tools)
+		if req.Fingerprint {
+			if err := req.Fingerprints.Fill(pctx, obs.Tools); err != nil {
+				res = timedOut(res, "the deadline passed while fingerprinting the tools' input schemas")
+				obs.Tools, obs.SecretNames = nil, nil
+			}
+		}
+	}
+	cancel()
+	done()
+	release()
+	obs.Result = res
 	return obs
+}
+
+// timedOut turns a probe that saw the server's tools into one that failed
+// at its deadline.
+func timedOut(res *probe.Result, msg string) *probe.Result {
+	failed := *res
+	failed.OK, failed.Reason, failed.Error = false, probe.ReasonTimeout, msg
+	failed.Tools = []probe.Tool{}
+	return &failed
 }
 
 // Timeout is the deadline of one probe of s: override when positive, else

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,15 +33,21 @@ func httpServer(t *testing.T, cfg probetest.Config) string {
 }
 
 // What a server says back is scrubbed of its expanded secrets in the
-// Result, and left as said in Tools, which the lock is compared with.
+// Result and in Tools, which the lock is compared with and built from, so
+// nothing derived from them (a diff, a report, a page, a lock) holds one.
+// A tool whose name held one is named in SecretNames.
 func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 	tools := probetest.DefaultTools()
 	tools[1].Description = "List report dates (key " + secret + ")"
+	echoed := append(probetest.DefaultTools(), probetest.Tool{
+		Name:        "leak_" + secret,
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{secret: map[string]any{"const": "k/" + secret}}},
+	})
 	cases := []struct {
-		name       string
-		server     config.Server
-		check      func(*probe.Result) string // the field that must show <redacted>
-		toolsSayIt bool                       // the unscrubbed Tools hold the secret
+		name        string
+		server      config.Server
+		check       func(*probe.Result) string // the field that must show <redacted>
+		secretNames []string
 	}{
 		{
 			name: "stdio stderr",
@@ -57,8 +64,16 @@ func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: secret, Tools: tools}),
 				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
 			},
-			check:      func(r *probe.Result) string { return r.Tools[1].Description },
-			toolsSayIt: true,
+			check: func(r *probe.Result) string { return r.Tools[1].Description },
+		},
+		{
+			name: "http tool name and schema",
+			server: config.Server{
+				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: secret, Tools: echoed}),
+				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
+			},
+			check:       func(r *probe.Result) string { return r.Tools[2].Name + string(r.Tools[2].InputSchema) },
+			secretNames: []string{"leak_" + config.Redacted},
 		},
 		{
 			// A hosted server's key in its URL path, in a connection error.
@@ -84,12 +99,13 @@ func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 			if text := resultText(t, obs.Result); strings.Contains(text, secret) {
 				t.Errorf("the result holds the secret: %s", text)
 			}
-			saidIt := false
 			for _, tool := range obs.Tools {
-				saidIt = saidIt || strings.Contains(tool.Description, secret)
+				if strings.Contains(tool.Name+tool.Description+string(tool.InputSchema), secret) {
+					t.Errorf("the observed tools hold the secret: %+v", tool)
+				}
 			}
-			if saidIt != tc.toolsSayIt {
-				t.Errorf("unscrubbed tools hold the secret: %t, want %t (%+v)", saidIt, tc.toolsSayIt, obs.Tools)
+			if !slices.Equal(obs.SecretNames, tc.secretNames) {
+				t.Errorf("SecretNames = %q, want %q", obs.SecretNames, tc.secretNames)
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -32,15 +34,16 @@ func TestScrubberString(t *testing.T) {
 	}
 }
 
-// A secret inside JSON is replaced where it stands as written; one that
-// JSON would escape is left, so the message stays valid JSON.
+// A secret inside JSON is replaced however the server escaped it, in keys
+// and values, and the message stays valid JSON.
 func TestScrubberRawKeepsJSONValid(t *testing.T) {
-	cases := []struct {
-		name, secret, in string
-		replaced         bool
-	}{
-		{"plain", "plain-secret-value", `{"description":"key plain-secret-value"}`, true},
-		{"needs escaping", `quo"ted-secret`, `{"description":"key quo\"ted-secret"}`, false},
+	cases := []struct{ name, secret, in, want string }{
+		{"plain", "plain-secret-value", `{"description":"key plain-secret-value"}`, `{"description":"key <redacted>"}`},
+		{"needs escaping", `quo"ted-secret`, `{"description":"key quo\"ted-secret"}`, `{"description":"key <redacted>"}`},
+		{"escaped slash", "a/b/c-secret-1", `{"d":"x a\/b\/c-secret-1"}`, `{"d":"x <redacted>"}`},
+		{"unicode escapes", "a&b<c>-secret", `{"d":"a\u0026b\u003cc\u003e-secret"}`, `{"d":"<redacted>"}`},
+		{"in a key", "key-as-secret-1", `{"properties":{"key-as-secret-1":{"type":"string"}}}`, `{"properties":{"<redacted>":{"type":"string"}}}`},
+		{"numbers left alone", "12345678", `{"maximum":12345678,"d":"12345678"}`, `{"maximum":12345678,"d":"<redacted>"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,10 +52,63 @@ func TestScrubberRawKeepsJSONValid(t *testing.T) {
 			if !json.Valid(out) {
 				t.Fatalf("raw(%s) = %s: not JSON", tc.in, out)
 			}
-			if got := strings.Contains(string(out), "<redacted>"); got != tc.replaced {
-				t.Errorf("raw(%s) = %s; replaced %t, want %t", tc.in, out, got, tc.replaced)
+			if string(out) != tc.want {
+				t.Errorf("raw(%s) = %s, want %s", tc.in, out, tc.want)
 			}
 		})
+	}
+}
+
+// A secret is scrubbed in the encodings a server echoes it in: URL-encoded
+// (query and path escaping), base64 (both alphabets, with and without
+// padding) and JSON-escaped.
+func TestScrubberEncodings(t *testing.T) {
+	const secret = "s3cr/et+key=&?~ü"
+	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_TOKEN": secret}})
+	forms := map[string]string{
+		"query escaped":       url.QueryEscape(secret),
+		"path escaped":        url.PathEscape(secret),
+		"base64":              base64.StdEncoding.EncodeToString([]byte(secret)),
+		"base64 raw":          base64.RawStdEncoding.EncodeToString([]byte(secret)),
+		"base64 url":          base64.URLEncoding.EncodeToString([]byte(secret)),
+		"base64 raw url":      base64.RawURLEncoding.EncodeToString([]byte(secret)),
+		"json, slash escaped": `s3cr\/et+key=\u0026?~ü`,
+		"json, html escaped":  `s3cr/et+key=\u0026?~ü`,
+	}
+	for name, form := range forms {
+		in := "GET /mcp?key=" + form + " failed"
+		if got := s.str(in); got != "GET /mcp?key=<redacted> failed" {
+			t.Errorf("%s: str(%q) = %q", name, in, got)
+		}
+	}
+}
+
+// A short value is scrubbed where it stands as a whole word, when its name
+// says credential; a short setting is left alone.
+func TestScrubberShortSecrets(t *testing.T) {
+	target := probe.Target{
+		Env:     map[string]string{"REPORT_PIN": "h2x7", "DEBUG": "1", "LOG_LEVEL": "info"},
+		Headers: map[string]string{"Authorization": "Bearer abc12", "X-Region": "eu"},
+	}
+	s := newScrubber(probe.Target{}, target)
+	cases := []struct{ in, want string }{
+		{"h2x7", "<redacted>"},           // a whole value: the server's name, say
+		{"leak_h2x7", "leak_<redacted>"}, // a tool name
+		{"bad pin h2x7, retry", "bad pin <redacted>, retry"},
+		{"xh2x7y and h2x71", "xh2x7y and h2x71"},            // inside a longer word: not this secret
+		{"token abc12 expired", "token <redacted> expired"}, // the credential of a header
+		{"Bearer abc12", "<redacted>"},
+		{"YWJjMTI=", "<redacted>"}, // base64 of the credential
+		{"level info, version 1.0.1, region eu", "level info, version 1.0.1, region eu"},
+	}
+	for _, tc := range cases {
+		if got := s.str(tc.in); got != tc.want {
+			t.Errorf("str(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	raw := s.raw(json.RawMessage(`{"serverInfo":{"name":"h2x7","version":"1"}}`))
+	if string(raw) != `{"serverInfo":{"name":"<redacted>","version":"1"}}` {
+		t.Errorf("raw = %s", raw)
 	}
 }
 

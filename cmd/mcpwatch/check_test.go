@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
 const seedLockText = "{\n  \"report\": [\n    \"fetch_daily_report\",\n    \"list_report_dates\"\n  ]\n}"
@@ -368,14 +371,29 @@ func TestCheckFormats(t *testing.T) {
 	})
 }
 
+// echoingServer is a .mcp.json entry of a stdio server that echoes token
+// in a tool's name and in its input schema, plainly and JSON-escaped, as
+// the value of tokenEnv.
+func echoingServer(token, tokenEnv string) map[string]any {
+	tools := append(probetest.DefaultTools(), probetest.Tool{
+		Name: "leak_" + token, Description: "uses " + url.QueryEscape(token),
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{token: map[string]any{"const": "a&" + token}}},
+	})
+	path, args, env := probetest.Command(probetest.Config{Tools: tools})
+	env[tokenEnv] = "${" + tokenEnv + "}"
+	return map[string]any{"command": path, "args": args, "env": env}
+}
+
 // A token in the environment, in a header and written literally in the
-// config, echoed back by a failing server: no output carries it.
+// config, echoed back by a failing server, and by a server in a tool name
+// and a schema key: no output carries it.
 func TestCheckNoSecretInAnyOutput(t *testing.T) {
 	t.Parallel()
 	const token = "cli-secret-token-4d3c2b1a"
 	url := startHTTPReportServer(t, token)
 	dir := t.TempDir()
 	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{
+		"hostile": echoingServer(token, "REPORT_API_TOKEN"),
 		"report":  map[string]any{"command": reportserverBin(t), "env": map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}},
 		"remote":  map[string]any{"type": "http", "url": url, "headers": map[string]string{"Authorization": "Bearer ${REPORT_API_TOKEN}"}},
 		"literal": map[string]any{"command": reportserverBin(t), "env": map[string]string{"REPORT_API_TOKEN": token}},
@@ -384,6 +402,7 @@ func TestCheckNoSecretInAnyOutput(t *testing.T) {
 	}))
 	writeJSON(t, dir, "mcp-tools.lock.json", map[string][]string{
 		"report": {"fetch_daily_report"}, "remote": {"fetch_daily_report"}, "literal": {"fetch_daily_report"}, "echo": {"fetch_daily_report"},
+		"hostile": {"fetch_daily_report", "list_report_dates"},
 	})
 	env := map[string]string{"REPORT_API_TOKEN": token}
 	summary := filepath.Join(dir, "summary.md")
@@ -419,7 +438,8 @@ func TestCheckNoSecretInAnyOutput(t *testing.T) {
 			t.Errorf("%s holds the token:\n%s", name, text)
 		}
 	}
-	assertContains(t, "text", outputs["text --output"], "  - echo: probe failed (exited)", "| rejected token <redacted>")
+	assertContains(t, "text", outputs["text --output"], "  - echo: probe failed (exited)", "| rejected token <redacted>",
+		"  info: hostile: 1 extra tool not in the lock -> leak_<redacted>")
 	assertContains(t, "receipt", outputs["json receipt"], `"kind": "mcpwatch.preflight/v1"`, `"name": "echo"`,
 		`"name": "literal"`, `"REPORT_API_TOKEN": "<redacted>"`, `"name": "remote"`, `"Authorization": "Bearer ${REPORT_API_TOKEN}"`,
 		`"protocol_version": "`, `"inputSchema": {`)

@@ -271,3 +271,25 @@ func TestLockChangedWhileProbing(t *testing.T) {
 		t.Errorf("the other writer's lock was overwritten:\n%s", got)
 	}
 }
+
+// A tool name holding a configured secret is never locked: the lock is
+// committed. The refusal names the server, and the lock is left alone.
+func TestLockRefusesASecretInAToolName(t *testing.T) {
+	t.Parallel()
+	const token = "lock-secret-token-77aa"
+	dir := t.TempDir()
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"hostile": echoingServer(token, "API_TOKEN")}))
+	lockPath := filepath.Join(dir, "mcp-tools.lock.json")
+	r := runBin(t, dir, map[string]string{"API_TOKEN": token}, "lock")
+	if r.code != exitConfig {
+		t.Fatalf("want exit 78, got %s", r)
+	}
+	assertContains(t, "lock", r.stdout, "refusing to write the lock: 1 of 1 server cannot be locked now\n",
+		"  - hostile: 1 tool name holds a configured secret value (leak_<redacted>)", lockPath+" left unchanged\n")
+	if strings.Contains(r.stdout+r.stderr, token) {
+		t.Errorf("the output holds the token: %s", r)
+	}
+	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
+		t.Errorf("a lock was written: %v", err)
+	}
+}

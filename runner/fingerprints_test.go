@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/mcpwatch/mcpwatch/lockstore"
+)
+
+// observedTools are n tools as a probe decodes them: new bytes each call,
+// the same content.
+func observedTools(n int) []lockstore.Observed {
+	tools := make([]lockstore.Observed, n)
+	for i := range tools {
+		tools[i] = lockstore.Observed{
+			Name:        fmt.Sprintf("tool_%02d", i),
+			InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}},"required":["p%d"]}`, i, i)),
+		}
+	}
+	return tools
+}
+
+// A server's schema fingerprints are computed once and reused while the
+// schema's bytes stay the same, probe after probe: only a changed or new
+// tool costs one. They equal the fingerprints computed afresh, and the
+// cache holds the current tools only.
+func TestFingerprintsReusedWhileSchemasUnchanged(t *testing.T) {
+	const tools = 40
+	var c FingerprintCache
+	fill := func(o []lockstore.Observed) []lockstore.Observed {
+		t.Helper()
+		if err := c.Fill(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range o {
+			if want := lockstore.Fingerprint(tool.InputSchema); tool.Fingerprint != want {
+				t.Fatalf("%s: fingerprint %s, want %s", tool.Name, tool.Fingerprint, want)
+			}
+		}
+		return o
+	}
+	fill(observedTools(tools))
+	if got := c.Computed(); got != tools {
+		t.Fatalf("first probe computed %d fingerprints, want %d", got, tools)
+	}
+	for range 3 {
+		fill(observedTools(tools))
+	}
+	if got := c.Computed(); got != tools {
+		t.Errorf("after three more probes of the same schemas %d fingerprints computed in all, want still %d", got, tools)
+	}
+	changed := observedTools(tools)
+	changed[7].InputSchema = json.RawMessage(`{"type":"object","properties":{"param_0":{"type":"number"}}}`)
+	fill(changed)
+	if got := c.Computed(); got != tools+1 {
+		t.Errorf("one schema changed: %d fingerprints computed in all, want %d", got, tools+1)
+	}
+	fill(observedTools(10))
+	if n := c.Len(); n != 10 {
+		t.Errorf("the cache holds %d tools after a probe that listed 10", n)
+	}
+}
+
+// Fill stops when its context ends, which is the probe's deadline; a nil
+// cache computes every fingerprint.
+func TestFillStopsAtTheDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var c FingerprintCache
+	if err := c.Fill(ctx, observedTools(3)); err == nil {
+		t.Error("Fill with an ended context returned no error")
+	}
+	var none *FingerprintCache
+	o := observedTools(3)
+	if err := none.Fill(t.Context(), o); err != nil || o[2].Fingerprint == "" {
+		t.Errorf("a nil cache: err %v, fingerprint %q", err, o[2].Fingerprint)
+	}
+}
