@@ -27,7 +27,7 @@ package config
 //	    timeout: 5s              # overrides defaults.timeout
 //	    schedule: "@every 15s"   # overrides defaults.schedule
 //	    era: auto                # overrides defaults.era
-//	    forbid: ["delete_*"]     # tool-name globs (path.Match) that must never appear
+//	    forbid: ["delete_*"]     # tool-name globs that must never appear (* matches any characters, / too)
 //	  remote:
 //	    url: https://mcp.example.com/mcp   # ... or a remote server
 //	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse

@@ -31,7 +31,7 @@ func TestLoadErrors(t *testing.T) {
 			"testdata/bad/bad_era.yml: defaults.era: is not an era; use auto, modern or legacy (the protocol version is negotiated, not configured)" +
 				"\n" + "testdata/bad/bad_era.yml: servers.report.era: is not an era; use auto, modern or legacy (the protocol version is negotiated, not configured)"},
 		{"bad_forbid.yml",
-			"testdata/bad/bad_forbid.yml: servers.report.forbid[1]: \"[abc\" is not a valid glob; use *, ? and [a-z] as in path.Match, and escape a literal one with \\"},
+			"testdata/bad/bad_forbid.yml: servers.report.forbid[1]: \"[abc\" is not a valid glob (a [ is never closed by ]); use * (any characters, / included), ? and [a-z], and escape a literal one with \\"},
 		{"bad_max_message_bytes.yml",
 			"testdata/bad/bad_max_message_bytes.yml: defaults.max_message_bytes: is not a positive size; write bytes (4194304) or a size with a unit (4MiB, 512KiB)"},
 		{"bad_reference.yml",

@@ -3,12 +3,12 @@ package config
 import (
 	"fmt"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -68,8 +68,8 @@ func checkServer(d *decoder, s *Server, keys serverKeys) {
 		d.errorf(joinKey(keys.prefix, keys.transport), "stdio is for command servers; use http, sse or auto with a url")
 	}
 	for i, pattern := range s.Forbid {
-		if _, err := path.Match(pattern, ""); err != nil || pattern == "" {
-			d.errorf(fmt.Sprintf("%s[%d]", at("forbid"), i), "%q is not a valid glob; use *, ? and [a-z] as in path.Match, and escape a literal one with \\", pattern)
+		if err := lockstore.CheckGlob(pattern); err != nil {
+			d.errorf(fmt.Sprintf("%s[%d]", at("forbid"), i), "%q is not a valid glob (%v); use * (any characters, / included), ? and [a-z], and escape a literal one with \\", pattern, err)
 		}
 	}
 }

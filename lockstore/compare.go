@@ -2,7 +2,7 @@ package lockstore
 
 import (
 	"encoding/json"
-	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -47,10 +47,10 @@ func NewEntry(tools []Observed, fingerprints bool) Entry {
 // Compare diffs an observed tool surface against a server's lock entry;
 // locked says whether the lock has an entry at all. Without one, nothing is
 // expected and every observed tool is Extra. A fingerprint or description
-// hash is checked only where the entry records one. forbid holds path.Match
-// patterns on tool names, checked whatever the lock says; a malformed pattern
-// (which configuration loading should already have rejected) matches only the
-// name spelled exactly like it.
+// hash is checked only where the entry records one. forbid holds globs on
+// tool names (see CheckGlob: "*" matches "/" too), checked whatever the lock
+// says; a malformed pattern (which configuration loading should already have
+// rejected) matches only the name spelled exactly like it.
 func Compare(e Entry, locked bool, observed []Observed, forbid []string) Diff {
 	if !locked {
 		e = Entry{}
@@ -105,19 +105,25 @@ func Compare(e Entry, locked bool, observed []Observed, forbid []string) Diff {
 	return d
 }
 
-// forbidPattern is a path.Match pattern with the literal text it must start
-// and end with, so that most names are rejected without running the matcher
-// (a leading "*" makes path.Match try every split of the name).
+// forbidPattern is a glob (see glob.go) with the literal text it must start
+// and end with, so that most names are rejected without running the matcher.
 type forbidPattern struct {
 	pattern, prefix, suffix string
+	re                      *regexp.Regexp // nil for a malformed pattern
 }
 
 func compileForbid(patterns []string) []forbidPattern {
 	compiled := make([]forbidPattern, len(patterns))
 	for i, p := range patterns {
 		compiled[i] = forbidPattern{pattern: p}
-		if _, err := path.Match(p, ""); err != nil || strings.ContainsAny(p, `\[`) {
-			continue // malformed, or escapes and classes: no shortcut
+		re, err := compileGlob(p)
+		if err != nil {
+			compiled[i].prefix = p // malformed: matches only the name spelled like it
+			continue
+		}
+		compiled[i].re = re
+		if strings.ContainsAny(p, `\[`) {
+			continue // escapes and classes: no shortcut
 		}
 		first := strings.IndexAny(p, "*?")
 		if first < 0 {
@@ -134,6 +140,8 @@ func (f forbidPattern) matches(name string) bool {
 	if !strings.HasPrefix(name, f.prefix) || !strings.HasSuffix(name, f.suffix) {
 		return false
 	}
-	matched, err := path.Match(f.pattern, name)
-	return matched || err != nil && f.pattern == name
+	if f.re == nil {
+		return name == f.pattern
+	}
+	return f.re.MatchString(name)
 }

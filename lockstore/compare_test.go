@@ -2,7 +2,6 @@ package lockstore
 
 import (
 	"encoding/json"
-	"path"
 	"reflect"
 	"testing"
 )
@@ -105,16 +104,55 @@ func TestNewEntry(t *testing.T) {
 	}
 }
 
-func TestForbidShortcutAgreesWithPathMatch(t *testing.T) {
-	patterns := []string{"delete_*", "*_admin", "a?c", "*", "", "exact", "x*y*z", "*x*", "a[bc]d", `a\*b`, "bad[", "*?", "?*_x", "é*", "*é"}
-	names := []string{"", "delete_", "delete_all", "undelete_all", "root_admin", "_admin", "admin", "abc", "ac", "abbc",
-		"exact", "exactly", "xyz", "x_y_z", "xy", "abd", "acd", "aed", "a*b", "axb", "bad[", "a", "q_x", "_x", "éa", "aé", "x"}
+// A forbid glob's "*" matches any character, "/" included: a tool name is
+// not a path, and "delete_*" must catch "delete_/everything".
+func TestForbidGlob(t *testing.T) {
+	cases := []struct {
+		pattern string
+		match   []string
+		miss    []string
+	}{
+		{"delete_*", []string{"delete_", "delete_all", "delete_/everything", "delete_a/b/c", "delete_\nx"}, []string{"undelete_all", "delete"}},
+		{"*_admin", []string{"root_admin", "a/b_admin", "_admin"}, []string{"admin", "root_admin2"}},
+		{"a?c", []string{"abc", "a/c", "aéc"}, []string{"ac", "abbc"}},
+		{"*", []string{"", "x", "/"}, nil},
+		{"a[bc]d", []string{"abd", "acd"}, []string{"aed", "a/d"}},
+		{"a[^bc]d", []string{"aed", "a/d"}, []string{"abd"}},
+		{"[a-c]*", []string{"a", "c/x"}, []string{"d"}},
+		{`a\*b`, []string{"a*b"}, []string{"axb", "a/b"}},
+		{"x*y*z", []string{"xyz", "x/y/z", "x_y_z"}, []string{"xy"}},
+		{"é*", []string{"éa", "é/"}, []string{"aé"}},
+		{"a.b", []string{"a.b"}, []string{"axb"}},
+	}
+	for _, tc := range cases {
+		f := compileForbid([]string{tc.pattern})[0]
+		for _, name := range tc.match {
+			if !f.matches(name) {
+				t.Errorf("%q does not match %q", tc.pattern, name)
+			}
+		}
+		for _, name := range tc.miss {
+			if f.matches(name) {
+				t.Errorf("%q matches %q", tc.pattern, name)
+			}
+		}
+	}
+	for _, bad := range []string{"", "bad[", "[]", `x\`, "[z-a]", "[a"} {
+		if err := CheckGlob(bad); err == nil {
+			t.Errorf("CheckGlob(%q) = nil, want an error", bad)
+		}
+	}
+}
+
+// The prefix and suffix shortcut never changes what a pattern matches.
+func TestForbidShortcutAgreesWithTheMatcher(t *testing.T) {
+	patterns := []string{"delete_*", "*_admin", "a?c", "*", "exact", "x*y*z", "*x*", "a[bc]d", `a\*b`, "*?", "?*_x", "é*", "*é", "a/*"}
+	names := []string{"", "delete_", "delete_all", "delete_/all", "undelete_all", "root_admin", "_admin", "admin", "abc", "ac", "abbc",
+		"exact", "exactly", "xyz", "x_y_z", "xy", "abd", "acd", "aed", "a*b", "axb", "bad[", "a", "q_x", "_x", "éa", "aé", "x", "a/b"}
 	for _, f := range compileForbid(patterns) {
 		for _, name := range names {
-			matched, err := path.Match(f.pattern, name)
-			want := matched || err != nil && f.pattern == name
-			if got := f.matches(name); got != want {
-				t.Errorf("pattern %q, name %q: shortcut says %v, path.Match %v", f.pattern, name, got, want)
+			if got, want := f.matches(name), f.re.MatchString(name); got != want {
+				t.Errorf("pattern %q, name %q: shortcut says %v, the matcher %v", f.pattern, name, got, want)
 			}
 		}
 	}
