@@ -60,6 +60,7 @@ type row struct {
 	Missing   []string
 	Extra     []string
 	Forbidden []string
+	Duplicate []string
 	Changed   []string
 	Age       string
 	At        string
@@ -124,7 +125,7 @@ func newRow(dt details, now time.Time) row {
 	r.Era, r.Version = last.Era, last.ProtocolVersion
 	r.Tools = len(last.Tools)
 	r.ToolNames = last.ToolNames()
-	r.Missing, r.Extra, r.Forbidden = st.Diff.Missing, st.Diff.Extra, st.Diff.Forbidden
+	r.Missing, r.Extra, r.Forbidden, r.Duplicate = st.Diff.Missing, st.Diff.Extra, st.Diff.Forbidden, st.Diff.Duplicate
 	r.Changed = append(append([]string(nil), st.Diff.SchemaChanged...), st.Diff.DescriptionChanged...)
 	return r
 }

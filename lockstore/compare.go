@@ -67,9 +67,12 @@ func Compare(e Entry, locked bool, observed []Observed, forbid []string) Diff {
 		if _, dup := firstSeen[t.Name]; !dup {
 			firstSeen[t.Name] = i
 			seen = append(seen, t.Name)
+		} else if !slices.Contains(d.Duplicate, t.Name) {
+			d.Duplicate = append(d.Duplicate, t.Name)
 		}
 	}
 	slices.Sort(seen)
+	slices.Sort(d.Duplicate)
 
 	for _, t := range want {
 		d.Expected = append(d.Expected, t.Name)

@@ -83,6 +83,8 @@ func newDescs() *descs {
 		"tool")
 	d.add("mcpwatch_tools_extra", typeGauge, renderToolsExtra,
 		"Tools the last probe saw that the lock does not list (allowed, reported). Absent when the last probe failed or the lock has no entry."+scheduleNote)
+	d.add("mcpwatch_tools_duplicate", typeGauge, renderToolsDuplicate,
+		"Tool names the last probe saw listed more than once (only the first definition of each is compared with the lock). Absent when the last probe failed."+scheduleNote)
 	d.add("mcpwatch_tools_forbidden", typeGauge, renderToolsForbidden,
 		"Tools the last probe saw that match a forbid pattern. Absent when the last probe failed."+scheduleNote)
 	d.add("mcpwatch_tool_forbidden", typeGauge, renderToolForbidden,

@@ -154,6 +154,12 @@ func renderToolsForbidden(t *TextWriter, st *ServerStatus) {
 	}
 }
 
+func renderToolsDuplicate(t *TextWriter, st *ServerStatus) {
+	if observed(st) {
+		t.sample(float64(len(st.Diff.Duplicate)))
+	}
+}
+
 func renderToolForbidden(t *TextWriter, st *ServerStatus) {
 	if !observed(st) {
 		return

@@ -9,7 +9,7 @@ import (
 
 // WriteAnnotations writes GitHub Actions workflow commands: an ::error for
 // each failing problem, a ::warning for drift reported without failing (a
-// changed schema or description, a probe warning), a ::notice for extra
+// changed schema or description, a duplicate tool name, a probe warning), a ::notice for extra
 // tools and unlocked servers. GitHub shows them on the run's summary page.
 func WriteAnnotations(w io.Writer, r *Report) error {
 	b := &strings.Builder{}
@@ -23,7 +23,7 @@ func WriteAnnotations(w io.Writer, r *Report) error {
 			switch {
 			case p.Fails:
 				level = "error"
-			case p.Kind == KindSchemaChanged || p.Kind == KindDescriptionChanged || p.Kind == KindWarning:
+			case p.Kind == KindSchemaChanged || p.Kind == KindDescriptionChanged || p.Kind == KindDuplicate || p.Kind == KindWarning:
 				level = "warning"
 			}
 			msg := p.Message

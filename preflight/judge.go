@@ -65,6 +65,9 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 	case KindDescriptionChanged:
 		p.Message = fmt.Sprintf("description changed -> %s", strings.Join(f.Tools, ", "))
 		p.Details = []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}
+	case KindDuplicate:
+		p.Message = fmt.Sprintf("%s more than once -> %s", count(len(f.Tools), "tool name listed", "tool names listed"), strings.Join(f.Tools, ", "))
+		p.Details = []string{"only the first definition is compared with the lock; an agent may be given another one"}
 	case KindUnlocked:
 		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), s.Name)
 	case KindExtra:

@@ -26,6 +26,7 @@ const (
 	KindMissing            = verdict.KindMissing
 	KindSchemaChanged      = verdict.KindSchemaChanged
 	KindDescriptionChanged = verdict.KindDescriptionChanged
+	KindDuplicate          = verdict.KindDuplicate
 	KindExtra              = verdict.KindExtra
 	KindUnlocked           = verdict.KindUnlocked
 	KindWarning            = verdict.KindWarning

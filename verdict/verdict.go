@@ -39,6 +39,7 @@ const (
 	KindMissing            Kind = "missing"             // a locked tool is not offered
 	KindSchemaChanged      Kind = "schema_changed"      // a locked input-schema fingerprint differs (fails when strict)
 	KindDescriptionChanged Kind = "description_changed" // a locked description hash differs (fails when strict)
+	KindDuplicate          Kind = "duplicate"           // a tool name is listed more than once: only the first is compared (fails when strict)
 	KindExtra              Kind = "extra"               // an offered tool is not locked (fails when strict)
 	KindUnlocked           Kind = "unlocked"            // the server has no lock entry (fails when strict)
 	KindWarning            Kind = "warning"             // the probe succeeded with a remark; never fails
@@ -51,7 +52,7 @@ const KindOK Kind = "ok"
 // most severe failing finding.
 var Severity = []Kind{
 	KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing,
-	KindSchemaChanged, KindDescriptionChanged, KindExtra, KindUnlocked, KindWarning,
+	KindSchemaChanged, KindDescriptionChanged, KindDuplicate, KindExtra, KindUnlocked, KindWarning,
 }
 
 // Finding is one kind of thing found on one server, with the tools it is
@@ -64,8 +65,9 @@ type Finding struct {
 
 // Judge lists the findings of one probe against its diff, in the order a
 // report shows them. A failed probe, a forbidden tool present and a missing
-// locked tool always fail; a changed fingerprint, an extra tool and a server
-// without a lock entry are reported, and fail only when strict. A probe's
+// locked tool always fail; a changed fingerprint, a tool name listed twice,
+// an extra tool and a server without a lock entry are reported, and fail
+// only when strict. A probe's
 // warnings are the caller's to show: they never fail. res must not be nil.
 func Judge(res *probe.Result, diff lockstore.Diff, strict bool) []Finding {
 	if !res.OK {
@@ -90,6 +92,9 @@ func Judge(res *probe.Result, diff lockstore.Diff, strict bool) []Finding {
 	}
 	if len(diff.DescriptionChanged) > 0 {
 		add(KindDescriptionChanged, strict, diff.DescriptionChanged)
+	}
+	if len(diff.Duplicate) > 0 {
+		add(KindDuplicate, strict, diff.Duplicate)
 	}
 	switch {
 	case !diff.Locked:

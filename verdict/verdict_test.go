@@ -25,6 +25,7 @@ func TestStateOf(t *testing.T) {
 		{"forbidden and missing", ok, lockstore.Diff{Locked: true, Missing: []string{"a"}, Forbidden: []string{"x"}}, StateForbidden},
 		{"extra is not a failure", ok, lockstore.Diff{Locked: true, Extra: []string{"b"}}, StateOK},
 		{"unlocked is not a failure", ok, lockstore.Diff{}, StateOK},
+		{"a duplicate name is not a failure", ok, lockstore.Diff{Locked: true, Duplicate: []string{"a"}}, StateOK},
 	}
 	for _, c := range cases {
 		if got := StateOf(c.res, c.diff); got != c.want {
@@ -45,5 +46,17 @@ func TestJudgeStrict(t *testing.T) {
 	failedProbe := &probe.Result{Reason: probe.ReasonConfig}
 	if k, _ := Worst(Judge(failedProbe, lockstore.Diff{}, false)); k != KindConfigError {
 		t.Errorf("config failure: %s", k)
+	}
+}
+
+// A tool name listed twice is reported, and fails only when strict.
+func TestJudgeDuplicate(t *testing.T) {
+	ok := &probe.Result{OK: true}
+	d := lockstore.Diff{Locked: true, Duplicate: []string{"a"}}
+	if k, failed := Worst(Judge(ok, d, false)); failed || k != KindOK {
+		t.Errorf("not strict: %s %v, want ok", k, failed)
+	}
+	if k, failed := Worst(Judge(ok, d, true)); !failed || k != KindDuplicate {
+		t.Errorf("strict: %s %v, want duplicate", k, failed)
 	}
 }
