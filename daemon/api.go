@@ -11,6 +11,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 // apiServer is one server in /api/v1/servers. It carries what a probe
@@ -184,37 +185,38 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 
 // writeDebugReport writes a probe for a person: the outcome, the diff, the
 // stderr tail, the warnings and every message sent and received (header
-// values are never in a transcript).
+// values are never in a transcript). It is plain text a person may read in
+// a terminal: what the server sent goes through sanitize.Text.
 func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st metrics.ServerStatus) {
 	fmt.Fprintf(b, "Probe of server %q\n\n", name)
 	fmt.Fprintf(b, "state:            %s\n", stateOf(res, st.Diff))
 	fmt.Fprintf(b, "ok:               %t\n", res.OK)
 	if !res.OK {
 		fmt.Fprintf(b, "reason:           %s\n", res.Reason)
-		fmt.Fprintf(b, "error:            %s\n", res.Error)
+		fmt.Fprintf(b, "error:            %s\n", sanitize.Text(res.Error))
 	}
 	fmt.Fprintf(b, "transport:        %s\n", res.Transport)
 	fmt.Fprintf(b, "era:              %s\n", res.Era)
-	fmt.Fprintf(b, "protocol version: %s\n", res.ProtocolVersion)
-	fmt.Fprintf(b, "server:           %s %s\n", res.ServerName, res.ServerVersion)
+	fmt.Fprintf(b, "protocol version: %s\n", sanitize.Text(res.ProtocolVersion))
+	fmt.Fprintf(b, "server:           %s %s\n", sanitize.Text(res.ServerName), sanitize.Text(res.ServerVersion))
 	fmt.Fprintf(b, "duration:         %s (connect %s, handshake %s, list %s in %d pages)\n",
 		res.Timings.Total, res.Timings.Connect, res.Timings.Handshake, sumDurations(res.Timings.Pages), res.Pages)
-	fmt.Fprintf(b, "tools:            %d %v\n", len(res.Tools), res.ToolNames())
+	fmt.Fprintf(b, "tools:            %d %v\n", len(res.Tools), sanitize.Lines(res.ToolNames()))
 	if st.Diff.Locked {
-		fmt.Fprintf(b, "expected:         %d %v\n", len(st.Diff.Expected), st.Diff.Expected)
-		fmt.Fprintf(b, "missing:          %v\n", st.Diff.Missing)
-		fmt.Fprintf(b, "extra:            %v\n", st.Diff.Extra)
+		fmt.Fprintf(b, "expected:         %d %v\n", len(st.Diff.Expected), sanitize.Lines(st.Diff.Expected))
+		fmt.Fprintf(b, "missing:          %v\n", sanitize.Lines(st.Diff.Missing))
+		fmt.Fprintf(b, "extra:            %v\n", sanitize.Lines(st.Diff.Extra))
 	} else {
 		b.WriteString("expected:         (the lock has no entry for this server)\n")
 	}
 	if len(st.Diff.Forbidden) > 0 {
-		fmt.Fprintf(b, "forbidden:        %v\n", st.Diff.Forbidden)
+		fmt.Fprintf(b, "forbidden:        %v\n", sanitize.Lines(st.Diff.Forbidden))
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(b, "warning:          %s\n", w)
+		fmt.Fprintf(b, "warning:          %s\n", sanitize.Text(w))
 	}
 	if res.StderrTail != "" {
-		fmt.Fprintf(b, "\nstderr (tail):\n%s\n", strings.TrimRight(res.StderrTail, "\n"))
+		fmt.Fprintf(b, "\nstderr (tail):\n%s\n", sanitize.Join(strings.Split(strings.TrimRight(res.StderrTail, "\n"), "\n"), "\n"))
 	}
 	b.WriteString("\nTranscript:\n")
 	if len(res.Transcript) == 0 {
@@ -223,10 +225,10 @@ func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st met
 	for _, e := range res.Transcript {
 		fmt.Fprintf(b, "%10s %-4s", e.At.Round(time.Microsecond), e.Direction)
 		if len(e.Message) > 0 {
-			fmt.Fprintf(b, " %s", e.Message)
+			fmt.Fprintf(b, " %s", sanitize.Text(string(e.Message)))
 		}
 		if e.Note != "" {
-			fmt.Fprintf(b, " (%s)", e.Note)
+			fmt.Fprintf(b, " (%s)", sanitize.Text(e.Note))
 		}
 		b.WriteString("\n")
 	}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -27,5 +28,34 @@ func TestDuplicateToolNamesAreExported(t *testing.T) {
 	}
 	if _, page := h.get("/server/dup"); !strings.Contains(page, "Listed more than once") {
 		t.Errorf("the server page does not show the duplicate:\n%s", page)
+	}
+}
+
+// Tool names a server sends reach the log line about them sanitized: no
+// escape sequence, line break or bidirectional override.
+func TestLoggedToolNamesAreSanitized(t *testing.T) {
+	tools := append(probetest.DefaultTools(), probetest.Tool{Name: "rm\x1b[2J\n\u202e", InputSchema: map[string]any{"type": "object"}})
+	s := stdioServer(probetest.Config{Tools: tools}, nil)
+	s["forbid"] = []string{"rm*"}
+	path := writeConfig(t, t.TempDir(), map[string]any{
+		"defaults": map[string]any{"schedule": "@every 1h"},
+		"servers":  map[string]any{"hostile": s},
+	})
+	h := start(t, path, Options{})
+	h.waitState("hostile", StateForbidden)
+	found := false
+	for _, e := range h.logs.All() {
+		for _, f := range e.Context {
+			if f.Key != "forbidden" {
+				continue
+			}
+			found = true
+			if got := fmt.Sprint(e.ContextMap()["forbidden"]); got != `[rm\x1b[2J\n\u202e]` {
+				t.Errorf("logged forbidden = %s", got)
+			}
+		}
+	}
+	if !found {
+		t.Error("no log line names the forbidden tool")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/sanitize"
 	"github.com/mcpwatch/mcpwatch/verdict"
 )
 
@@ -62,9 +63,9 @@ func (v judgement) String() string {
 	case StateFailed:
 		return "failed reason=" + string(v.reason)
 	case StateMissing:
-		return "missing [" + strings.Join(v.missing, " ") + "]"
+		return "missing [" + sanitize.Join(v.missing, " ") + "]"
 	case StateForbidden:
-		return "forbidden [" + strings.Join(v.forbidden, " ") + "]"
+		return "forbidden [" + sanitize.Join(v.forbidden, " ") + "]"
 	}
 	return string(v.state)
 }
@@ -81,6 +82,9 @@ type transition struct {
 func (t transition) changed() bool { return t.was == nil || !t.was.equal(t.now) }
 
 // logTransition writes the one line for a server whose judgement changed.
+// What the server sent (tool names, its error, its stderr) goes through
+// sanitize: the encoders escape line breaks and ESC, not bidirectional
+// controls or C1 codes.
 func logTransition(log *zap.Logger, server string, t transition) {
 	was, now, res, diff := t.was, t.now, t.res, t.diff
 	fields := []zap.Field{zap.String("server", server), zap.String("state", string(now.state))}
@@ -97,19 +101,19 @@ func logTransition(log *zap.Logger, server string, t transition) {
 		}
 	case StateMissing:
 		msg = "locked tools missing"
-		fields = append(fields, zap.Strings("missing", diff.Missing),
+		fields = append(fields, zap.Strings("missing", sanitize.Lines(diff.Missing)),
 			zap.Int("tools", len(res.Tools)), zap.Int("expected", len(diff.Expected)))
 		if len(diff.Forbidden) > 0 {
-			fields = append(fields, zap.Strings("forbidden", diff.Forbidden))
+			fields = append(fields, zap.Strings("forbidden", sanitize.Lines(diff.Forbidden)))
 		}
 	case StateForbidden:
 		msg = "forbidden tools present"
-		fields = append(fields, zap.Strings("forbidden", diff.Forbidden), zap.Int("tools", len(res.Tools)))
+		fields = append(fields, zap.Strings("forbidden", sanitize.Lines(diff.Forbidden)), zap.Int("tools", len(res.Tools)))
 	case StateFailed:
 		msg = "probe failed"
-		fields = append(fields, zap.String("reason", string(res.Reason)), zap.String("error", res.Error))
+		fields = append(fields, zap.String("reason", string(res.Reason)), zap.String("error", sanitize.Text(res.Error)))
 		if line := lastLine(res.StderrTail); line != "" {
-			fields = append(fields, zap.String("stderr", line))
+			fields = append(fields, zap.String("stderr", sanitize.Text(line)))
 		}
 	}
 	if was == nil {

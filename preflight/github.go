@@ -5,6 +5,8 @@ import (
 	"html"
 	"io"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 // WriteAnnotations writes GitHub Actions workflow commands: an ::error for
@@ -14,10 +16,10 @@ import (
 func WriteAnnotations(w io.Writer, r *Report) error {
 	b := &strings.Builder{}
 	if r.Error != "" {
-		fmt.Fprintf(b, "::error title=%s::%s\n", escapeProperty("MCP preflight"), escapeData(r.Error))
+		fmt.Fprintf(b, "::error title=%s::%s\n", escapeProperty("MCP preflight"), escapeData(sanitize.Join(strings.Split(r.Error, "\n"), "\n")))
 	}
 	for _, s := range r.Servers {
-		title := escapeProperty("MCP preflight: " + s.Name)
+		title := escapeProperty("MCP preflight: " + sanitize.Text(s.Name))
 		for _, p := range s.Problems {
 			level := "notice"
 			switch {
@@ -26,9 +28,12 @@ func WriteAnnotations(w io.Writer, r *Report) error {
 			case p.Kind == KindSchemaChanged || p.Kind == KindDescriptionChanged || p.Kind == KindDuplicate || p.Kind == KindWarning:
 				level = "warning"
 			}
-			msg := p.Message
+			// Each line sanitized, then joined: the line breaks between
+			// them are ours (escaped as %0A, shown as lines), and no
+			// server string holds one.
+			msg := sanitize.Text(p.Message)
 			if p.Fails && len(p.Details) > 0 {
-				msg += "\n" + strings.Join(p.Details, "\n")
+				msg += "\n" + sanitize.Join(p.Details, "\n")
 			}
 			fmt.Fprintf(b, "::%s title=%s::%s\n", level, title, escapeData(msg))
 		}
@@ -87,7 +92,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				continue
 			}
 			fmt.Fprintf(b, "\n<details><summary>%s: %s</summary>\n\n<pre>%s</pre>\n</details>\n",
-				html.EscapeString(s.Name), html.EscapeString(string(p.Kind)), html.EscapeString(strings.Join(p.Details, "\n")))
+				html.EscapeString(sanitize.Text(s.Name)), html.EscapeString(string(p.Kind)), html.EscapeString(sanitize.Join(p.Details, "\n")))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -105,6 +110,6 @@ func unverified(s ServerReport) int {
 
 // cell makes text safe inside a Markdown table cell.
 func cell(s string) string {
-	s = html.EscapeString(s)
+	s = html.EscapeString(sanitize.Join(strings.Split(s, "\n"), "\n"))
 	return strings.NewReplacer("|", "&#124;", "\r", "", "\n", "<br>", "`", "&#96;").Replace(s)
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 // The JUnit XML shape CI systems read (Jenkins, GitLab, GitHub test
@@ -79,28 +81,28 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	if r.Error != "" {
 		suite.Cases = append(suite.Cases, junitCase{
 			Name: "preflight", Classname: junitClassname, Time: suite.Time,
-			Failure: &junitFailure{Message: oneLine(r.Error), Type: "config_error", Text: r.Error},
+			Failure: &junitFailure{Message: sanitize.Text(oneLine(r.Error)), Type: "config_error", Text: sanitize.Join(strings.Split(r.Error, "\n"), "\n")},
 		})
 	}
 	for _, s := range r.Servers {
-		c := junitCase{Name: s.Name, Classname: junitClassname, Time: "0"}
+		c := junitCase{Name: sanitize.Text(s.Name), Classname: junitClassname, Time: "0"}
 		if s.Probe != nil {
 			c.Time = seconds(s.Probe.Timings.Total)
 		}
 		if failures := s.Failures(); len(failures) > 0 {
 			var msgs, text []string
 			for _, p := range failures {
-				msgs = append(msgs, p.Message)
-				text = append(text, p.Message)
+				msgs = append(msgs, sanitize.Text(p.Message))
+				text = append(text, sanitize.Text(p.Message))
 				for _, d := range p.Details {
-					text = append(text, "    "+d)
+					text = append(text, "    "+sanitize.Text(d))
 				}
 			}
 			c.Failure = &junitFailure{Message: strings.Join(msgs, "; "), Type: string(s.Verdict), Text: strings.Join(text, "\n")}
 		}
 		var notes []string
 		for _, p := range s.Notes() {
-			notes = append(notes, "info: "+p.Message)
+			notes = append(notes, "info: "+sanitize.Text(p.Message))
 		}
 		c.SystemOut = strings.Join(notes, "\n")
 		suite.Cases = append(suite.Cases, c)

@@ -5,9 +5,13 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
-// WriteText writes the report for people, as the Python preflight did: the
+// WriteText writes the report for people (every string a server or a file
+// supplied goes through sanitize.Text: one line each, nothing a terminal
+// or a CI runner acts on), as the Python preflight did: the
 // verdict and the time first, then one line per failing problem, each
 // followed by its details indented, then what is reported without failing.
 //
@@ -19,11 +23,11 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.Error != "" {
 		lines := strings.Split(strings.TrimRight(r.Error, "\n"), "\n")
 		if len(lines) == 1 {
-			fmt.Fprintf(b, "MCP preflight FAILED: %s\n", lines[0])
+			fmt.Fprintf(b, "MCP preflight FAILED: %s\n", sanitize.Text(lines[0]))
 		} else {
 			fmt.Fprintf(b, "MCP preflight FAILED: %d problems\n", len(lines))
 			for _, l := range lines {
-				fmt.Fprintf(b, "  - %s\n", l)
+				fmt.Fprintf(b, "  - %s\n", sanitize.Text(l))
 			}
 		}
 		_, err := io.WriteString(w, b.String())
@@ -33,15 +37,15 @@ func WriteText(w io.Writer, r *Report) error {
 	b.WriteString(Summary(r) + "\n")
 	for _, s := range r.Servers {
 		for _, p := range s.Failures() {
-			fmt.Fprintf(b, "  - %s: %s\n", s.Name, p.Message)
+			fmt.Fprintf(b, "  - %s: %s\n", sanitize.Text(s.Name), sanitize.Text(p.Message))
 			for _, d := range p.Details {
-				fmt.Fprintf(b, "      %s\n", d)
+				fmt.Fprintf(b, "      %s\n", sanitize.Text(d))
 			}
 		}
 	}
 	for _, s := range r.Servers {
 		for _, p := range s.Notes() {
-			fmt.Fprintf(b, "  info: %s: %s\n", s.Name, p.Message)
+			fmt.Fprintf(b, "  info: %s: %s\n", sanitize.Text(s.Name), sanitize.Text(p.Message))
 		}
 	}
 	if len(r.Skipped) > 0 {
@@ -54,7 +58,7 @@ func WriteText(w io.Writer, r *Report) error {
 // Summary is the report's first line.
 func Summary(r *Report) string {
 	if r.Error != "" {
-		return "MCP preflight FAILED: " + oneLine(r.Error)
+		return "MCP preflight FAILED: " + sanitize.Text(oneLine(r.Error))
 	}
 	took := formatMillis(time.Duration(r.Duration))
 	strict := ""

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 const configHelp = `Usage:
@@ -77,7 +78,7 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch config check: %s is unusable:\n", source)
 		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(c.stderr, "  - %s\n", line)
+			fmt.Fprintf(c.stderr, "  - %s\n", sanitize.Text(line))
 		}
 		return exitConfig
 	}
@@ -89,7 +90,7 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 			if len(problems) > 0 {
 				fmt.Fprintf(w, "\n%d problem(s) a probe would meet now:\n", len(problems))
 				for _, p := range problems {
-					fmt.Fprintf(w, "  - %v\n", p)
+					fmt.Fprintf(w, "  - %s\n", sanitize.Text(fmt.Sprint(p)))
 				}
 			}
 			_, err := fmt.Fprintf(w, "\n%s: %d server(s), %d problem(s)\n", verdict(problems), len(cfg.Servers), len(problems))
@@ -188,12 +189,12 @@ func writeConfigText(w io.Writer, cfg *config.Config, source string) {
 	}
 	for _, s := range cfg.Servers {
 		r := s.Redacted()
-		fmt.Fprintf(w, "\n%s  (%s, from %s)\n", r.Name, r.Transport, r.Source)
+		fmt.Fprintf(w, "\n%s  (%s, from %s)\n", sanitize.Text(r.Name), r.Transport, sanitize.Text(r.Source))
 		field := func(name, value string) {
 			if name != "" {
 				name += ":"
 			}
-			fmt.Fprintf(w, "  %-9s %s\n", name, value)
+			fmt.Fprintf(w, "  %-9s %s\n", name, sanitize.Text(value))
 		}
 		// fields lists a map one pair a line, named on the first.
 		fields := func(name string, m map[string]string, sep string) {

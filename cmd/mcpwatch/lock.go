@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/preflight"
+	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 const lockHelp = `Usage:
@@ -211,9 +212,9 @@ func (o *lockOutcome) writeText(w io.Writer) error {
 			len(o.Refused), countOf(o.Servers, "server", "servers"))
 		var skip []string
 		for _, r := range o.Refused {
-			fmt.Fprintf(b, "  - %s: %s\n", r.Server, r.Message)
+			fmt.Fprintf(b, "  - %s: %s\n", sanitize.Text(r.Server), sanitize.Text(r.Message))
 			for _, d := range r.Details {
-				fmt.Fprintf(b, "      %s\n", d)
+				fmt.Fprintf(b, "      %s\n", sanitize.Text(d))
 			}
 			skip = append(skip, "--skip "+r.Server)
 		}
@@ -233,7 +234,7 @@ func (o *lockOutcome) writeText(w io.Writer) error {
 			if ch.Note != "" {
 				note = " (" + ch.Note + ")"
 			}
-			fmt.Fprintf(b, "  %s%s\n", ch.Change, note)
+			fmt.Fprintf(b, "  %s%s\n", sanitize.Text(ch.Change.String()), note)
 		}
 	}
 	if len(o.Skipped) > 0 && o.Outcome != "failed" {

@@ -7,16 +7,18 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 // printResult writes a probe result for people: the verdict first, then
 // what is known of the server, the tools, and what may explain a failure.
+// Every string the server sent goes through sanitize.Text.
 func printResult(w io.Writer, r *probe.Result, target string) {
 	if r.OK {
-		fmt.Fprintf(w, "ok: %s lists %d %s\n", target, len(r.Tools), plural(len(r.Tools), "tool", "tools"))
+		fmt.Fprintf(w, "ok: %s lists %d %s\n", sanitize.Text(target), len(r.Tools), plural(len(r.Tools), "tool", "tools"))
 	} else {
-		fmt.Fprintf(w, "FAILED (%s): %s\n", r.Reason, target)
-		fmt.Fprintf(w, "  error      %s\n", r.Error)
+		fmt.Fprintf(w, "FAILED (%s): %s\n", r.Reason, sanitize.Text(target))
+		fmt.Fprintf(w, "  error      %s\n", sanitize.Text(r.Error))
 		if r.HTTPStatus != 0 {
 			fmt.Fprintf(w, "  http       %d\n", r.HTTPStatus)
 		}
@@ -24,16 +26,16 @@ func printResult(w io.Writer, r *probe.Result, target string) {
 			fmt.Fprintf(w, "  rpc code   %d\n", r.RPCCode)
 		}
 		if ch := r.Challenge; ch != nil {
-			fmt.Fprintf(w, "  challenge  %s\n", ch)
+			fmt.Fprintf(w, "  challenge  %s\n", sanitize.Text(ch.String()))
 		}
 	}
 	if r.ServerName != "" {
-		fmt.Fprintf(w, "  server     %s\n", strings.TrimSpace(r.ServerName+" "+r.ServerVersion))
+		fmt.Fprintf(w, "  server     %s\n", sanitize.Text(strings.TrimSpace(r.ServerName+" "+r.ServerVersion)))
 	}
 	if r.Era != "" {
 		era := string(r.Era)
 		if r.ProtocolVersion != "" {
-			era += ", protocol " + r.ProtocolVersion
+			era += ", protocol " + sanitize.Text(r.ProtocolVersion)
 		}
 		fmt.Fprintf(w, "  era        %s\n", era)
 	}
@@ -54,19 +56,19 @@ func printResult(w io.Writer, r *probe.Result, target string) {
 	if r.OK && len(r.Tools) > 0 {
 		fmt.Fprintln(w, "tools:")
 		for _, t := range r.Tools {
-			fmt.Fprintf(w, "  %s\n", t.Name)
+			fmt.Fprintf(w, "  %s\n", sanitize.Text(t.Name))
 		}
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(w, "warnings:")
 		for _, warning := range r.Warnings {
-			fmt.Fprintf(w, "  %s\n", warning)
+			fmt.Fprintf(w, "  %s\n", sanitize.Text(warning))
 		}
 	}
 	if tail := strings.TrimRight(r.StderrTail, "\n"); tail != "" {
 		fmt.Fprintln(w, "stderr (last lines):")
 		for _, line := range strings.Split(tail, "\n") {
-			fmt.Fprintf(w, "  | %s\n", line)
+			fmt.Fprintf(w, "  | %s\n", sanitize.Text(line))
 		}
 	}
 	if len(r.Transcript) > 0 {
@@ -77,7 +79,7 @@ func printResult(w io.Writer, r *probe.Result, target string) {
 		if msg == "" {
 			msg = e.Note
 		}
-		fmt.Fprintf(w, "  %8s %-4s %s\n", e.At.Round(time.Millisecond), e.Direction, msg)
+		fmt.Fprintf(w, "  %8s %-4s %s\n", e.At.Round(time.Millisecond), e.Direction, sanitize.Text(msg))
 	}
 }
 
