@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // Write replaces the lock file atomically, as WriteFile does.
@@ -18,7 +20,8 @@ func Write(path string, l *Lock) error {
 // directory, fsync, close, rename over the old file, fsync the directory.
 // Until the rename, any failure leaves the old file exactly as it was and
 // removes the temp file; readers only ever see the old file or the new
-// one. The new file keeps the old one's permissions (0644 for a new file),
+// one. Temp files of earlier writes that were killed before they could
+// clean up are swept first (see sweepTemps). The new file keeps the old one's permissions (0644 for a new file),
 // and a symlinked file is written through the link, so the link survives.
 // Errors name the file.
 func WriteFile(path string, data []byte) error {
@@ -72,7 +75,8 @@ func writeAtomicPerm(path, name string, data []byte, fsys fileSystem, force fs.F
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	sweepTemps(dir, base, time.Now())
+	tmp, err := os.CreateTemp(dir, tempPrefix(base)+"*")
 	if err != nil {
 		return fmt.Errorf("write %s: create temp file: %w", name, err)
 	}
@@ -103,6 +107,42 @@ func writeAtomicPerm(path, name string, data []byte, fsys fileSystem, force fs.F
 		return fmt.Errorf("wrote %s but could not fsync its directory (it may not survive a crash): %w", name, err)
 	}
 	return nil
+}
+
+// tempPrefix is how the temp files of writes to base begin; os.CreateTemp
+// appends a random decimal number.
+func tempPrefix(base string) string { return "." + base + ".tmp-" }
+
+// staleTempAge is the age from which a temp file of ours is known to be
+// left by a write that never finished: a write takes milliseconds (seconds
+// on a slow disk's fsync), and only a process killed mid-write (kill -9,
+// power loss) leaves its temp file behind, since every failure removes it.
+const staleTempAge = 10 * time.Minute
+
+// sweepTemps removes the temp files that earlier writes to base in dir left
+// behind when they were killed: only files named as writeAtomic names them
+// ("."+base+".tmp-" and digits), regular files (never a link or a
+// directory), and only those unmodified for staleTempAge, so a write
+// running now in another process keeps its file. It is best effort: a file
+// it cannot look at or remove is left, and the write goes on.
+func sweepTemps(dir, base string, now time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(base)
+	for _, e := range entries {
+		name := e.Name()
+		suffix, ok := strings.CutPrefix(name, prefix)
+		if !ok || suffix == "" || strings.Trim(suffix, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) < staleTempAge {
+			continue
+		}
+		_ = os.Remove(filepath.Join(dir, name)) // best effort: see above
+	}
 }
 
 // writeTarget resolves a symlinked file to the file it points to and reads

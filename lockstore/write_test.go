@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func sampleLock() *Lock {
@@ -209,5 +210,60 @@ func assertNoTempFiles(t *testing.T, dir string) {
 		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temp file left behind: %s", e.Name())
 		}
+	}
+}
+
+// A write sweeps the temp files that writes killed mid-way (kill -9) left
+// next to the file: only ours (named as a write names them, regular files)
+// and only stale ones (a write running now in another process keeps its
+// file).
+func TestWriteSweepsStaleTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp-tools.lock.json")
+	old := time.Now().Add(-staleTempAge - time.Minute)
+	files := map[string]bool{ // name -> swept
+		".mcp-tools.lock.json.tmp-123456": true,
+		".mcp-tools.lock.json.tmp-987":    false, // fresh: a write in progress
+		".mcp-tools.lock.json.tmp-abc":    false, // not a name we make
+		".other.json.tmp-123456":          false, // another file's
+		"mcp-tools.lock.json.tmp-123456":  false, // not ours: no leading dot
+		".mcp-tools.lock.json.tmp-":       false,
+	}
+	for name, swept := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if swept || name != ".mcp-tools.lock.json.tmp-987" {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	staleDir := filepath.Join(dir, ".mcp-tools.lock.json.tmp-555")
+	if err := os.Mkdir(staleDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(staleDir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	files[".mcp-tools.lock.json.tmp-555"] = false // a directory is never ours
+
+	if err := Write(path, sampleLock()); err != nil {
+		t.Fatal(err)
+	}
+	for name, swept := range files {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != swept {
+			t.Errorf("%s: removed %v, want %v", name, gone, swept)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != len(files) { // the lock itself, and no temp file of this write
+		names := []string{}
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %q", names)
 	}
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // The process of a stdio server: spawned in a group of its own, with a
-// minimal environment, and known dead only when no process of the group
-// runs any more.
+// minimal environment and (on Linux) a parent-death signal, and known dead
+// only when no process of the group runs any more.
 
 // minimalEnv are the variables a stdio server inherits from mcpwatch unless
 // the target inherits everything; LC_* are passed too.
@@ -60,6 +60,7 @@ func spawn(t Target) (cmd *exec.Cmd, stdin, stdout, stderr *os.File, err error) 
 	cmd.Dir = t.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeathSignal(cmd.SysProcAttr)
 	// exec owns no pipe here (all three are files), so Wait returns at
 	// exit; WaitDelay still bounds it should that ever change.
 	cmd.WaitDelay = time.Second
