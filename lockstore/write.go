@@ -119,6 +119,21 @@ func tempPrefix(base string) string { return "." + base + ".tmp-" }
 // power loss) leaves its temp file behind, since every failure removes it.
 const staleTempAge = 10 * time.Minute
 
+// SweepTemps removes the stale temp files that writes to path killed
+// half-way left behind (see sweepTemps), for a caller that may end without
+// writing (mcpwatch lock with nothing to change). Write does it itself.
+func SweepTemps(path string) {
+	target, _, err := writeTarget(path, path)
+	if err != nil {
+		return
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	sweepTemps(dir, base, time.Now())
+}
+
 // sweepTemps removes the temp files that earlier writes to base in dir left
 // behind when they were killed: only files named as writeAtomic names them
 // ("."+base+".tmp-" and digits), regular files (never a link or a

@@ -267,3 +267,20 @@ func TestWriteSweepsStaleTempFiles(t *testing.T) {
 		t.Errorf("directory holds %q", names)
 	}
 }
+
+// SweepTemps sweeps without writing.
+func TestSweepTempsWithoutAWrite(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".mcp-tools.lock.json.tmp-42")
+	if err := os.WriteFile(stale, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-staleTempAge - time.Second)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	SweepTemps(filepath.Join(dir, "mcp-tools.lock.json")) // no lock yet: its directory is swept all the same
+	if _, err := os.Lstat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the stale temp file is still there: %v", err)
+	}
+}

@@ -171,6 +171,9 @@ func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, se
 		return refuse(fmt.Errorf("%s changed while the servers were probed; review it and run 'mcpwatch lock' again", setup.lockPath))
 	}
 	o.Summary = describeLock(plan.Lock)
+	// A write killed half-way (kill -9) left a temp file; it goes now
+	// even when nothing is written.
+	lockstore.SweepTemps(setup.lockPath)
 	data := plan.Lock.Marshal()
 	old, readErr := os.ReadFile(setup.lockPath)
 	if readErr == nil && bytes.Equal(old, data) {
