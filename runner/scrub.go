@@ -43,13 +43,17 @@ const minSecretLen = 8
 // may carry it.
 type scrubber struct {
 	patterns []pattern // longest first, so a token inside a header value goes with it
+	// needles are the patterns that hold no other one: text holds some
+	// pattern exactly when it holds a needle, so one search per needle
+	// tells whether there is anything to replace.
+	needles     []string
+	needleBytes [][]byte
 }
 
 // pattern is one form of one secret.
 type pattern struct {
-	text  string
-	bytes []byte // text, for searching JSON without converting it
-	word  bool   // replaced only as a whole word (a short secret)
+	text string
+	word bool // replaced only as a whole word (a short secret)
 }
 
 // newScrubber collects the secrets of a target (see above). written is the
@@ -64,7 +68,7 @@ func newScrubber(written, expanded probe.Target) scrubber {
 			return
 		}
 		for _, form := range encodings(v) {
-			patterns = append(patterns, pattern{text: form, bytes: []byte(form), word: !long})
+			patterns = append(patterns, pattern{text: form, word: !long})
 		}
 	}
 	for name, v := range expanded.Env {
@@ -97,7 +101,24 @@ func newScrubber(written, expanded probe.Target) scrubber {
 		return strings.Compare(a.text, b.text)
 	})
 	patterns = slices.CompactFunc(patterns, func(a, b pattern) bool { return a.text == b.text && a.word == b.word })
-	return scrubber{patterns: patterns}
+	var needles []string
+	for i, p := range patterns {
+		holdsAnother := false
+		for j, q := range patterns {
+			if j != i && len(q.text) <= len(p.text) && q.text != p.text && strings.Contains(p.text, q.text) {
+				holdsAnother = true
+				break
+			}
+		}
+		if !holdsAnother && !slices.Contains(needles, p.text) {
+			needles = append(needles, p.text)
+		}
+	}
+	needleBytes := make([][]byte, len(needles))
+	for i, n := range needles {
+		needleBytes[i] = []byte(n)
+	}
+	return scrubber{patterns: patterns, needles: needles, needleBytes: needleBytes}
 }
 
 // encodings are the forms a server may echo v in: as is, URL-encoded,
@@ -189,6 +210,9 @@ func isHostOf(raw, v string) bool {
 
 // str scrubs a string.
 func (s scrubber) str(v string) string {
+	if !s.holds(v) {
+		return v
+	}
 	for _, p := range s.patterns {
 		if !strings.Contains(v, p.text) {
 			continue
@@ -239,6 +263,12 @@ func wordByte(c byte) bool {
 // escaped it. A value that is not JSON is scrubbed as text.
 func (s scrubber) raw(v json.RawMessage) json.RawMessage {
 	if len(s.patterns) == 0 || len(v) == 0 {
+		return v
+	}
+	// The common case, one search per form over the whole value: no form
+	// of a secret anywhere, and no escape that could spell one.
+	escapes := bytes.IndexByte(v, '\\') >= 0
+	if !escapes && !s.hit(v) {
 		return v
 	}
 	if !json.Valid(v) {
@@ -300,10 +330,20 @@ func stringEnd(v []byte, i int) int {
 	return len(v)
 }
 
-// hit reports whether b holds any form of any secret.
+// hit reports whether b holds any form of any secret (as a word or not).
 func (s scrubber) hit(b []byte) bool {
-	for _, p := range s.patterns {
-		if bytes.Contains(b, p.bytes) {
+	for _, n := range s.needleBytes {
+		if bytes.Contains(b, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// holds is hit for a string.
+func (s scrubber) holds(v string) bool {
+	for _, n := range s.needles {
+		if strings.Contains(v, n) {
 			return true
 		}
 	}
