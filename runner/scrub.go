@@ -148,7 +148,7 @@ func credentialName(name string) bool {
 			return true
 		}
 	}
-	for _, w := range strings.FieldsFunc(lower, func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9') }) {
+	for _, w := range strings.FieldsFunc(lower, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') }) {
 		switch w {
 		case "key", "pass", "pwd", "pin", "pat", "jwt":
 			return true
