@@ -123,7 +123,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		obs.SecretNames = secretNames(said.Tools, res.Tools)
 		if req.Fingerprint {
 			if err := req.Fingerprints.Fill(pctx, obs.Tools); err != nil {
-				res = timedOut(res, "the deadline passed while fingerprinting the tools' input schemas")
+				res = endedEarly(res, ctx.Err() != nil)
 				obs.Tools, obs.SecretNames = nil, nil
 			}
 		}
@@ -135,11 +135,15 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	return obs
 }
 
-// timedOut turns a probe that saw the server's tools into one that failed
-// at its deadline.
-func timedOut(res *probe.Result, msg string) *probe.Result {
+// endedEarly turns a probe that saw the server's tools into one that
+// failed while they were fingerprinted: at its deadline, or canceled by the
+// caller.
+func endedEarly(res *probe.Result, canceled bool) *probe.Result {
 	failed := *res
-	failed.OK, failed.Reason, failed.Error = false, probe.ReasonTimeout, msg
+	failed.OK, failed.Reason, failed.Error = false, probe.ReasonTimeout, "the deadline passed while fingerprinting the tools' input schemas"
+	if canceled {
+		failed.Reason, failed.Error = probe.ReasonCanceled, "canceled while fingerprinting the tools' input schemas"
+	}
 	failed.Tools = []probe.Tool{}
 	return &failed
 }

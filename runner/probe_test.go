@@ -208,3 +208,22 @@ func TestTimeout(t *testing.T) {
 		}
 	}
 }
+
+// Fingerprints are computed within the probe's deadline: a probe whose
+// context ends before they are done fails (canceled here; at the deadline,
+// with reason timeout) instead of fingerprinting past it.
+func TestFingerprintsWithinTheProbe(t *testing.T) {
+	url := httpServer(t, probetest.Config{})
+	s := config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP}
+	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Fingerprint: true})
+	if !obs.Result.OK || len(obs.Tools) == 0 || obs.Tools[0].Fingerprint == "" {
+		t.Fatalf("a probe asked for fingerprints: ok %v, tools %+v", obs.Result.OK, obs.Tools)
+	}
+	ended := endedEarly(obs.Result, true)
+	if ended.OK || ended.Reason != probe.ReasonCanceled || len(ended.Tools) != 0 {
+		t.Errorf("endedEarly = %+v", ended)
+	}
+	if ended := endedEarly(obs.Result, false); ended.Reason != probe.ReasonTimeout {
+		t.Errorf("at the deadline: reason %s", ended.Reason)
+	}
+}
