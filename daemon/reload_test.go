@@ -108,7 +108,10 @@ func TestLockFileChangesArePickedUp(t *testing.T) {
 		t.Errorf("missing = %v, want [send_report]", st.Diff.Missing)
 	}
 
-	if err := os.WriteFile(lock, []byte(`{"report": [`), 0o600); err != nil {
+	// Renamed into place too: a plain write could be read half-done (empty,
+	// then malformed), which is two different errors.
+	writeFile(t, dir, "broken.json", `{"report": [`)
+	if err := os.Rename(dir+"/broken.json", lock); err != nil {
 		t.Fatal(err)
 	}
 	seen := h.status("report").Probes
