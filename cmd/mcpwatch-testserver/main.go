@@ -82,7 +82,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch {
 		case err == nil:
 			return 0
-		case errors.Is(err, probetest.ErrExitAtOnce):
+		case errors.Is(err, probetest.ErrExitAtOnce), errors.Is(err, probetest.ErrUnknownFirst):
 			return 1
 		default:
 			fmt.Fprintf(stderr, "mcpwatch-testserver: %v\n", err)

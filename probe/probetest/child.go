@@ -73,7 +73,7 @@ func runChild(raw string) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, ErrExitAtOnce):
+	case errors.Is(err, ErrExitAtOnce), errors.Is(err, ErrUnknownFirst):
 		return 1
 	case cfg.Behavior.httpOnly():
 		fmt.Fprintln(os.Stderr, err)

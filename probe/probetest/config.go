@@ -71,6 +71,15 @@ const (
 	// streamable HTTP it travels inside the tools/list response, which
 	// becomes an SSE stream; there a modern request is a session of its own.
 	ListChanged Behavior = "list-changed"
+	// ExitOnUnknownFirst (stdio) is a legacy server that exits, with status 1
+	// and a line on stderr, when its first request is not initialize, as
+	// some rmcp-based servers do; started afresh and sent initialize first,
+	// it is Healthy.
+	ExitOnUnknownFirst Behavior = "exit-on-unknown-first"
+	// SilentOnUnknown never answers a request for a method it does not know
+	// (server/discover among them, in the legacy era), as some legacy
+	// servers do; everything else is Healthy.
+	SilentOnUnknown Behavior = "silent-on-unknown"
 )
 
 // Behaviors lists every behavior, in the order of the documentation.
@@ -79,6 +88,7 @@ func Behaviors() []Behavior {
 		Healthy, TokenGated, Scoped, ManyTools, StuckCursor, StallToolsList,
 		Unresponsive, ExitAtOnce, HugeLine, Banner, WrongID, Unauthorized401,
 		InsufficientScope403, ServerError500, SlowBody, PingFirst, ListChanged,
+		ExitOnUnknownFirst, SilentOnUnknown,
 	}
 }
 
@@ -155,6 +165,14 @@ type Config struct {
 	// text/event-stream (a priming event with an id and empty data, then the
 	// reply), as the TypeScript SDK does, instead of application/json.
 	SSEResponses bool `json:",omitempty"`
+	// StartDelayMS (stdio) keeps a server from reading or answering anything
+	// for that many milliseconds after it starts: a slow start, such as npx
+	// installing a package or a runtime loading its modules.
+	StartDelayMS int `json:",omitempty"`
+	// SpawnLog (stdio), when set, is a file each server process appends a
+	// line with its pid to as it starts, so a test can count the processes
+	// a probe started.
+	SpawnLog string `json:",omitempty"`
 }
 
 // ScopeEnv is the variable a stdio Scoped server reads; "read" means read

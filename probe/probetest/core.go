@@ -164,6 +164,9 @@ func (c *core) handleLegacy(ctx context.Context, sess *session, req *inMessage, 
 	case "tools/call":
 		return c.callTool(req, cr, false)
 	default:
+		if c.cfg.Behavior == SilentOnUnknown {
+			return reply{} // never answered
+		}
 		return reply{msg: errorMessage(req.ID, &rpcError{Code: codeMethodNotFound, Message: "Method not found"})}
 	}
 }

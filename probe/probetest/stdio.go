@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"time"
 )
 
 // ErrExitAtOnce is what ServeStdio returns for ExitAtOnce, after writing the
@@ -39,6 +40,18 @@ func ServeStdio(ctx context.Context, cfg Config, in io.Reader, out, errOut io.Wr
 	cfg = cfg.withDefaults()
 	if cfg.Behavior.httpOnly() {
 		return fmt.Errorf("probetest: behavior %q exists over HTTP only: serve it with Handler", cfg.Behavior)
+	}
+	if cfg.SpawnLog != "" {
+		if err := appendLine(cfg.SpawnLog, strconv.Itoa(os.Getpid())); err != nil {
+			return err
+		}
+	}
+	if cfg.StartDelayMS > 0 {
+		select {
+		case <-time.After(time.Duration(cfg.StartDelayMS) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	switch cfg.Behavior {
 	case ExitAtOnce:
@@ -89,6 +102,28 @@ type stdioServer struct {
 	readErr  error          // why in ended; read only after items is closed
 	backlog  []stdinItem    // read while waiting for a reply to our own request
 	nextPing int
+	asked    bool // a request has been received
+}
+
+// ErrUnknownFirst is what ServeStdio returns for ExitOnUnknownFirst when
+// the first request was not initialize: the process should exit with
+// status 1.
+var ErrUnknownFirst = errors.New("probetest: the first request was not initialize (ExitOnUnknownFirst behavior)")
+
+// appendLine appends one line to a file, creating it.
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("probetest: spawn log: %w", err)
+	}
+	_, err = f.WriteString(line + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("probetest: spawn log: %w", err)
+	}
+	return nil
 }
 
 func (s *stdioServer) run(ctx context.Context, in io.Reader) error {
@@ -165,6 +200,12 @@ func (s *stdioServer) dispatch(ctx context.Context, item stdinItem) error {
 		return nil
 	default:
 		fmt.Fprintf(s.errOut, "probetest: recv %s\n", truncate(m.Method, 100))
+		first := !s.asked
+		s.asked = true
+		if first && m.Method != "initialize" && s.core.cfg.Behavior == ExitOnUnknownFirst {
+			fmt.Fprintf(s.errOut, "fatal: expected initialize as the first request, got %s\n", truncate(m.Method, 100))
+			return ErrUnknownFirst
+		}
 		rep := s.core.handle(ctx, &s.sess, m, s.creds, s.core.modern(m, ""), s)
 		if rep.msg == nil {
 			return nil // never answered
