@@ -71,12 +71,14 @@ func (s *session) probe(ctx context.Context, t Target) error {
 		return err
 	}
 	s.res.Transport = d.transport
-	switch t.Era {
-	case "", EraAuto, EraModern, EraLegacy:
-	default:
-		return failf(ReasonConfig, "unknown era %q (want auto, modern or legacy)", truncate(string(t.Era), 20))
+	for _, era := range []Era{t.Era, t.EraHint} {
+		switch era {
+		case "", EraAuto, EraModern, EraLegacy:
+		default:
+			return failf(ReasonConfig, "unknown era %q (want auto, modern or legacy)", truncate(string(era), 20))
+		}
 	}
-	return s.run(ctx, d, t.Era)
+	return s.run(ctx, d, t.Era, t.EraHint)
 }
 
 // dialerFor builds the dialer of a target's transport.
@@ -89,9 +91,9 @@ func (s *session) dialerFor(t Target) (*dialer, error) {
 			return nil, failf(ReasonConfig, "command %q: transport %q is for URLs", t.Command, t.Transport)
 		}
 		return &dialer{
-			transport:      TransportStdio,
-			detect:         true,
-			freshForLegacy: true,
+			transport: TransportStdio,
+			detect:    true,
+			respawn:   true,
 			open: func(ctx context.Context) (conn, error) {
 				return asConn(startStdio(ctx, t, s.opts, s.obs))
 			},

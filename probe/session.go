@@ -74,10 +74,12 @@ type resultMeta struct {
 type dialer struct {
 	transport Transport
 	open      func(ctx context.Context) (conn, error)
-	// freshForLegacy: after server/discover said legacy, initialize on a
-	// new conn. On stdio some legacy servers exit (or misbehave) after a
-	// first request that is not initialize.
-	freshForLegacy bool
+	// respawn: a conn can die of a request it does not know (stdio: some
+	// legacy servers exit on a first request that is not initialize), and
+	// a fresh one is opened for initialize when it did. A conn that is
+	// alive is never replaced: the server that answered server/discover
+	// (or kept silent past its sub-deadline) gets initialize.
+	respawn bool
 	// detect: send server/discover when the era is not known. Off for the
 	// legacy HTTP+SSE transport, which no modern server speaks.
 	detect bool
@@ -93,13 +95,39 @@ type session struct {
 	obs  *observer
 	res  *Result
 	cur  conn
+	// hinted: the era being followed is a hint, not detected or pinned.
+	hinted bool
+	// discoverSilent: server/discover got no answer within its
+	// sub-deadline.
+	discoverSilent bool
 }
 
 // run probes with d, honouring an era pin or hint. Whatever it opened is
 // closed when it returns, on a panic too: a bug of ours must not leave a
 // server's process group behind.
-func (s *session) run(ctx context.Context, d *dialer, era Era) error {
+func (s *session) run(ctx context.Context, d *dialer, era, hint Era) error {
 	defer s.release(ctx)
+	if era == EraAuto {
+		era = ""
+	}
+	if era == "" && (hint == EraModern || hint == EraLegacy) && d.detect {
+		s.hinted = true
+		err := s.attempt(ctx, d, hint)
+		s.hinted = false
+		if err == nil || !hintDisproved(ctx, err) {
+			return err
+		}
+		// The era remembered from an earlier probe is no longer the
+		// server's: detect it afresh, within the same deadline.
+		s.release(ctx)
+		s.retry(hint, err)
+	}
+	return s.attempt(ctx, d, era)
+}
+
+// attempt is one probe over a conn of d: era pinned (modern, legacy) or
+// detected ("").
+func (s *session) attempt(ctx context.Context, d *dialer, era Era) error {
 	c, err := s.connect(ctx, d)
 	if err != nil {
 		return err
@@ -117,13 +145,102 @@ func (s *session) run(ctx context.Context, d *dialer, era Era) error {
 	if verdict == EraModern {
 		return s.modern(ctx, c, version)
 	}
-	if d.freshForLegacy {
-		s.release(ctx) // the probed process goes before its successor starts
-		if c, err = s.connect(ctx, d); err != nil {
+	return s.legacyAfterDiscover(ctx, c, d)
+}
+
+// legacyAfterDiscover runs the legacy handshake after server/discover said
+// legacy, on the same conn while it lives: a legacy server that got an
+// unknown first request answers it (-32601 from the TypeScript SDK, -32602
+// from the Python SDK), ignores it, or exits. Only one that exited or closed
+// its stdout, before or instead of answering initialize, is started again;
+// a slow one is never killed for being slow (the probe's deadline alone
+// ends it).
+func (s *session) legacyAfterDiscover(ctx context.Context, c conn, d *dialer) error {
+	if d.respawn && connDead(c) {
+		s.obs.warn("the server ended after server/discover, its first request; started it again for initialize (it is a legacy server that ends on an unknown first request)")
+		var err error
+		if c, err = s.reconnect(ctx, d); err != nil {
 			return err
 		}
+		return s.legacy(ctx, c, d)
 	}
-	return s.legacy(ctx, c, d)
+	err := s.legacy(ctx, c, d)
+	if err == nil || ctx.Err() != nil || s.res.ProtocolVersion != "" {
+		return err
+	}
+	var rpcErr *RPCError
+	switch {
+	case d.respawn && connDead(c):
+		s.obs.warn("the server ended after server/discover, without answering initialize; started it again for initialize (it is a legacy server that ends on an unknown first request)")
+		if c, err = s.reconnect(ctx, d); err != nil {
+			return err
+		}
+		return s.legacy(ctx, c, d)
+	case s.discoverSilent && errors.As(err, &rpcErr):
+		// server/discover went unanswered within its sub-deadline, and
+		// initialize was refused: a modern server that was slow to start.
+		// It is up now, so ask it again, once.
+		s.discoverSilent = false
+		verdict, version, derr := s.detect(ctx, c)
+		if derr == nil && verdict == EraModern {
+			return s.modern(ctx, c, version)
+		}
+	}
+	return err
+}
+
+// reconnect replaces the current conn with a fresh one of d: the old
+// process goes before its successor starts.
+func (s *session) reconnect(ctx context.Context, d *dialer) (conn, error) {
+	s.release(ctx)
+	return s.connect(ctx, d)
+}
+
+// connDead reports whether a conn can no longer carry an answer: its
+// process exited or closed stdout. Conns that cannot tell are alive.
+func connDead(c conn) bool {
+	dc, ok := c.(interface{ dead() bool })
+	return ok && dc.dead()
+}
+
+// hintDisproved says whether a probe that followed a remembered era failed
+// in a way a change of era explains: the server answered, but not as that
+// era's server would (an error, a refusal by status, a malformed answer),
+// or went away. Authorization, connection, TLS, size and deadline failures
+// say nothing about the era, nor does a server error (5xx, 429).
+func hintDisproved(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var rpcErr *RPCError
+	var f *Failure
+	switch {
+	case errors.As(err, &f):
+		switch f.Reason {
+		case ReasonProtocol, ReasonClosed, ReasonExited:
+			return true
+		case ReasonHTTPStatus:
+			return f.HTTPStatus >= 400 && f.HTTPStatus < 500 && f.HTTPStatus != 429
+		case ReasonRPCError:
+			return true
+		}
+		return false
+	case errors.As(err, &rpcErr):
+		return rpcErr.HTTPStatus < 500
+	}
+	return false
+}
+
+// retry forgets what a probe that followed a wrong era hint learnt, keeping
+// its timings (they were spent), before the era is detected afresh.
+func (s *session) retry(hint Era, err error) {
+	r := s.res
+	r.Tools = r.Tools[:0]
+	r.Pages = 0
+	r.Timings.Pages = nil
+	r.TTLMillis = nil
+	r.Era, r.ProtocolVersion, r.ServerName, r.ServerVersion = "", "", "", ""
+	s.obs.warn("the server no longer speaks the %s era it spoke last time (%s); detected its era again", hint, oneLine(err.Error()))
 }
 
 // connect opens a conn with d and makes it the session's current one.
@@ -187,6 +304,7 @@ func (s *session) detect(ctx context.Context, c conn) (Era, string, error) {
 	if err == nil {
 		return s.discovered(raw)
 	}
+	s.discoverSilent = sub.Err() != nil
 	var rpcErr *RPCError
 	var f *Failure
 	switch {
@@ -375,10 +493,16 @@ func (s *session) readPage(raw json.RawMessage, modern bool, names map[string]bo
 		Tools      json.RawMessage `json:"tools"`
 		NextCursor json.RawMessage `json:"nextCursor"`
 		TTLMs      json.RawMessage `json:"ttlMs"`
+		ResultType json.RawMessage `json:"resultType"`
 		Meta       json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, failf(ReasonProtocol, "tools/list: the result is not an object")
+	}
+	if modern && s.hinted && isAbsent(r.ResultType) {
+		// Some legacy servers list their tools without initialize; a
+		// modern list carries resultType. Only a hint is questioned so.
+		return nil, failf(ReasonProtocol, "tools/list: the result has no resultType, as a modern server's would")
 	}
 	if err := s.addTools(r.Tools, names); err != nil {
 		return nil, err

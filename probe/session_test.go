@@ -335,7 +335,7 @@ func TestRunReleasesOnPanic(t *testing.T) {
 				t.Errorf("recovered %v", r)
 			}
 		}()
-		_ = s.run(context.Background(), d, EraLegacy)
+		_ = s.run(context.Background(), d, EraLegacy, "")
 	}()
 	if server == nil {
 		t.Fatal("the server was not started")

@@ -360,6 +360,19 @@ func (c *stdioConn) notify(ctx context.Context, method string, params any) error
 	return nil
 }
 
+// dead reports whether the server can no longer answer: its process exited
+// or it closed stdout. A server that is merely slow is alive.
+func (c *stdioConn) dead() bool {
+	select {
+	case <-c.exited:
+		return true
+	case <-c.readerDone:
+		return true
+	default:
+		return false
+	}
+}
+
 // setProtocol keeps the era, which decides whether server requests are
 // answered; the wire is the same in both.
 func (c *stdioConn) setProtocol(era Era, _ string) {

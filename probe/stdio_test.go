@@ -193,18 +193,138 @@ func TestStdioEras(t *testing.T) {
 	}
 }
 
-// Detection restarts a stdio server before initialize: the legacy server
-// that saw server/discover is not the one that gets initialize.
-func TestStdioLegacyRunsInFreshProcess(t *testing.T) {
-	t.Parallel()
-	res := runProbe(t, stdioTarget(probetest.Config{Era: probetest.EraLegacy}, nil), 20*time.Second, probe.Options{})
-	if !res.OK {
-		t.Fatalf("%s: %s", res.Reason, res.Error)
+// spawns counts the server processes a probe started, from the kit's spawn
+// log.
+func spawns(t *testing.T, log string) int {
+	t.Helper()
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("spawn log: %v", err)
 	}
-	// The kit logs each method it receives on stderr; the tail is the last
-	// process's, which must not have seen server/discover.
-	if strings.Contains(res.StderrTail, "server/discover") || !strings.Contains(res.StderrTail, "recv initialize") {
-		t.Errorf("stderr of the process that got initialize:\n%s", res.StderrTail)
+	return strings.Count(string(raw), "\n")
+}
+
+// Era detection costs no second process: a legacy server that answered
+// server/discover with an error, or kept silent past its sub-deadline, or
+// was slow to start, gets initialize in the same process. Only one that
+// ended on the unknown first request is started again.
+func TestStdioEraDetectionProcesses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cfg     probetest.Config
+		opts    probe.Options
+		timeout time.Duration
+		spawns  int
+		warning string
+		sent    []string // default: discover, then the legacy handshake
+	}{
+		{name: "legacy, answers -32601", cfg: probetest.Config{Era: probetest.EraLegacy}, spawns: 1},
+		{name: "legacy, never answers unknown methods", cfg: probetest.Config{Behavior: probetest.SilentOnUnknown},
+			opts: probe.Options{DiscoverTimeout: 200 * time.Millisecond}, spawns: 1},
+		// The discover sub-deadline (half of the 2 s) passes before the
+		// server reads anything; it must not cost the server its life.
+		{name: "legacy, answers only after 1.5 s, 2 s probe", cfg: probetest.Config{StartDelayMS: 1500},
+			timeout: 2 * time.Second, spawns: 1},
+		// Taken for legacy after the sub-deadline, it refuses initialize,
+		// and is asked again.
+		{name: "modern, slow to start", cfg: probetest.Config{Era: probetest.EraModern, StartDelayMS: 300},
+			opts: probe.Options{DiscoverTimeout: 100 * time.Millisecond}, spawns: 1,
+			sent: []string{"server/discover", "initialize", "server/discover", "tools/list"}},
+		{name: "legacy, exits on an unknown first request", cfg: probetest.Config{Behavior: probetest.ExitOnUnknownFirst},
+			spawns: 2, warning: "ends on an unknown first request"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg
+			cfg.SpawnLog = filepath.Join(t.TempDir(), "spawns")
+			opts := tc.opts
+			opts.Transcript = true
+			timeout := tc.timeout
+			if timeout == 0 {
+				timeout = 20 * time.Second
+			}
+			res := runProbe(t, stdioTarget(cfg, nil), timeout, opts)
+			if !res.OK {
+				t.Fatalf("%s: %s (stderr %q)", res.Reason, res.Error, res.StderrTail)
+			}
+			if got := spawns(t, cfg.SpawnLog); got != tc.spawns {
+				t.Errorf("%d processes started, want %d", got, tc.spawns)
+			}
+			want := []string{"server/discover", "initialize", "notifications/initialized", "tools/list"}
+			if tc.sent != nil {
+				want = tc.sent
+			}
+			if sent := sentMethods(res); !slices.Equal(sent, want) {
+				t.Errorf("sent %q, want %q", sent, want)
+			}
+			hasWarning := slices.ContainsFunc(res.Warnings, func(w string) bool { return tc.warning != "" && strings.Contains(w, tc.warning) })
+			if hasWarning != (tc.warning != "") {
+				t.Errorf("warnings %q, want one containing %q", res.Warnings, tc.warning)
+			}
+		})
+	}
+}
+
+// A server that exits on an unknown first request is fine when its era is
+// known: initialize goes first, in the one process.
+func TestStdioExitOnUnknownFirstPinnedLegacy(t *testing.T) {
+	t.Parallel()
+	cfg := probetest.Config{Behavior: probetest.ExitOnUnknownFirst, SpawnLog: filepath.Join(t.TempDir(), "spawns")}
+	target := stdioTarget(cfg, nil)
+	target.EraHint = probe.EraLegacy
+	res := runProbe(t, target, 20*time.Second, probe.Options{})
+	if !res.OK || res.Era != probe.EraLegacy {
+		t.Fatalf("ok %v era %q: %s: %s", res.OK, res.Era, res.Reason, res.Error)
+	}
+	if got := spawns(t, cfg.SpawnLog); got != 1 {
+		t.Errorf("%d processes started, want 1", got)
+	}
+}
+
+// An era hint is followed without server/discover, and a wrong one is
+// detected afresh within the same probe: the result is the server's, with a
+// warning, never a failure of the hint's making.
+func TestStdioEraHint(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		serverEra probetest.Era
+		hint      probe.Era
+		era       probe.Era
+		sent      []string
+		wrong     bool
+	}{
+		{"legacy hint, legacy server", probetest.EraLegacy, probe.EraLegacy, probe.EraLegacy,
+			[]string{"initialize", "notifications/initialized", "tools/list"}, false},
+		{"modern hint, modern server", probetest.EraModern, probe.EraModern, probe.EraModern,
+			[]string{"tools/list"}, false},
+		{"modern hint, legacy server", probetest.EraLegacy, probe.EraModern, probe.EraLegacy,
+			[]string{"tools/list", "server/discover", "initialize", "notifications/initialized", "tools/list"}, true},
+		{"legacy hint, modern server", probetest.EraModern, probe.EraLegacy, probe.EraModern,
+			[]string{"initialize", "server/discover", "tools/list"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			target := stdioTarget(probetest.Config{Era: tc.serverEra}, nil)
+			target.EraHint = tc.hint
+			res := runProbe(t, target, 20*time.Second, probe.Options{Transcript: true})
+			if !res.OK || res.Era != tc.era {
+				t.Fatalf("ok %v era %q, want era %q: %s: %s", res.OK, res.Era, tc.era, res.Reason, res.Error)
+			}
+			if sent := sentMethods(res); !slices.Equal(sent, tc.sent) {
+				t.Errorf("sent %q, want %q", sent, tc.sent)
+			}
+			if len(res.Tools) != 2 || res.Pages != 1 || len(res.Timings.Pages) != 1 {
+				t.Errorf("%d tools, %d pages, %d page timings: the first attempt's count", len(res.Tools), res.Pages, len(res.Timings.Pages))
+			}
+			wrong := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "no longer speaks the "+string(tc.hint)) })
+			if wrong != tc.wrong {
+				t.Errorf("warnings %q", res.Warnings)
+			}
+		})
 	}
 }
 

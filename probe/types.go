@@ -106,9 +106,13 @@ type Target struct {
 	// hold no Authorization.
 	Auth Authorizer
 
-	// Era pins the protocol era, or is a hint remembered from an earlier
-	// probe; EraAuto (or empty) detects it.
+	// Era pins the protocol era; EraAuto (or empty) detects it.
 	Era Era
+	// EraHint, when Era is auto, is the era the server spoke last time (the
+	// daemon's memory, the preflight's era cache): tried first, without
+	// server/discover, and detected afresh within the same deadline when
+	// the probe fails in a way a change of era explains.
+	EraHint Era
 }
 
 // Options bound what a probe may cost. Zero values take the defaults.

@@ -16,8 +16,9 @@ type Request struct {
 	// Timeout, when positive, replaces the server's own deadline (the
 	// CLI's --timeout).
 	Timeout time.Duration
-	// Era is a hint, such as the era the server spoke last time; it is
-	// ignored when the server pins an era.
+	// Era is a hint, such as the era the server spoke last time: tried
+	// first, and detected afresh in the same probe when it proves wrong. It
+	// is ignored when the server pins an era.
 	Era probe.Era
 	// Options bound the probe (message size, pages, stderr tail).
 	Options probe.Options
@@ -95,8 +96,8 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		done()
 		return obs
 	}
-	if req.Era != "" && (target.Era == "" || target.Era == probe.EraAuto) {
-		target.Era = req.Era
+	if target.Era == "" || target.Era == probe.EraAuto {
+		target.EraHint = req.Era
 	}
 
 	release, err := pool.Acquire(ctx, target.Command != "")
