@@ -110,6 +110,7 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 			continue
 		}
 		s.Timeout, s.Schedule, s.Era = def.Timeout, def.Schedule, def.Era
+		s.InheritEnv = s.InheritEnv || def.InheritEnv && s.Command != ""
 		s.inputs = inputs
 		out = append(out, s)
 	}

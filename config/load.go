@@ -8,6 +8,7 @@ package config
 //	  concurrency: 16            # probes at once (>= 1)
 //	  stdio_concurrency: 4       # stdio processes at once (>= 1)
 //	  era: auto                  # auto | modern | legacy
+//	  inherit_env: false         # true: stdio servers get mcpwatch's whole environment
 //	  max_message_bytes: 4MiB    # integer bytes, or with a unit: B KB KiB MB MiB GB GiB
 //	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
 //	imports:                     # client config files whose servers are watched as they are
@@ -23,7 +24,7 @@ package config
 //	    args: [--verbose]
 //	    env: {REPORT_API_TOKEN: "${file:./secrets/token}"}
 //	    cwd: .                   # default: this file's directory
-//	    inherit_env: false       # true passes mcpwatch's whole environment
+//	    inherit_env: false       # overrides defaults.inherit_env
 //	    timeout: 5s              # overrides defaults.timeout
 //	    schedule: "@every 15s"   # overrides defaults.schedule
 //	    era: auto                # overrides defaults.era
@@ -248,6 +249,9 @@ func decodeDefaults(o *object, def *Defaults) {
 	if era, ok := o.era(); ok {
 		def.Era = era
 	}
+	if v, ok := o.boolean("inherit_env"); ok {
+		def.InheritEnv = v
+	}
 	if v, ok := o.get("max_message_bytes"); ok {
 		if n, ok := parseSize(v); ok {
 			def.MaxMessageBytes = n
@@ -340,7 +344,10 @@ func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir stri
 	s.Args, _ = o.strings("args")
 	s.Env, _ = o.stringMap("env")
 	cwd, hasCwd := o.string("cwd")
-	s.InheritEnv, _ = o.boolean("inherit_env")
+	s.InheritEnv = def.InheritEnv && s.Command != ""
+	if v, ok := o.boolean("inherit_env"); ok {
+		s.InheritEnv = v
+	}
 	s.URL, _ = o.string("url")
 	transport, hasTransport := o.string("transport")
 	s.Headers, _ = o.stringMap("headers")

@@ -96,7 +96,7 @@ func TestLoadErrors(t *testing.T) {
 		{"transport_on_command.yml",
 			"testdata/bad/transport_on_command.yml: servers.report.transport: applies only to url servers, and this one has a command; remove it"},
 		{"unknown_defaults_key.yml",
-			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: concurrency, era, max_message_bytes, schedule, stdio_concurrency, timeout)"},
+			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: concurrency, era, inherit_env, max_message_bytes, schedule, stdio_concurrency, timeout)"},
 		{"unknown_server_key.yml",
 			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: args, auth, command, cwd, env, era, forbid, headers, inherit_env, schedule, timeout, tls, transport, url)"},
 		{"unknown_tls_key.yml",
@@ -262,6 +262,32 @@ servers:
 	}
 	if cfg.Lock != filepath.Join(dir, DefaultLockFile) {
 		t.Errorf("Lock = %s", cfg.Lock)
+	}
+}
+
+// defaults.inherit_env reaches every command server, imported ones too,
+// unless a server says otherwise; URL servers have no environment to pass.
+func TestLoadInheritEnvDefault(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"imported": {"command": "npx", "args": ["-y", "x"]}, "remote": {"url": "https://x.example.com/mcp"}}}`)
+	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), `
+defaults: {inherit_env: true}
+imports: [.mcp.json]
+servers:
+  own: {command: server}
+  minimal: {command: server, inherit_env: false}
+`)
+	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"own": true, "imported": true, "minimal": false, "remote": false} {
+		if s, _ := cfg.Server(name); s.InheritEnv != want {
+			t.Errorf("%s: InheritEnv %v, want %v", name, s.InheritEnv, want)
+		}
+	}
+	if !cfg.Defaults.InheritEnv {
+		t.Error("Defaults.InheritEnv not set")
 	}
 }
 

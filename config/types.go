@@ -31,6 +31,7 @@ type Defaults struct {
 	Concurrency      int           // probes at once; default 16
 	StdioConcurrency int           // stdio probes at once; default 8
 	Era              probe.Era     // default auto
+	InheritEnv       bool          // stdio servers get the whole environment; default false (the minimal one)
 	MaxMessageBytes  int64         // default 4 MiB
 }
 
