@@ -28,6 +28,16 @@ type Options struct {
 	Lookup func(string) (string, bool)
 	// Version is mcpwatch's version, recorded in the report.
 	Version string
+	// Eras, when set, gives each probe its era hint (the era the server
+	// answered in last time) and learns the era each probe found.
+	Eras EraMemory
+}
+
+// EraMemory remembers servers' eras between runs (see package eracache).
+// It must be safe for concurrent use.
+type EraMemory interface {
+	Hint(s config.Server) probe.Era
+	Learn(s config.Server, res *probe.Result)
 }
 
 // Observation is one server probed once: its Result and its Tools are
@@ -64,7 +74,14 @@ func Observe(ctx context.Context, servers []config.Server, opts Options) []Obser
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			req := req
+			if opts.Eras != nil {
+				req.Era = opts.Eras.Hint(s)
+			}
 			out[i] = Observation{Server: s, Observation: runner.Probe(ctx, pool, s, req)}
+			if opts.Eras != nil && ctx.Err() == nil {
+				opts.Eras.Learn(s, out[i].Result)
+			}
 		}()
 	}
 	wg.Wait()

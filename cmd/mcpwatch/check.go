@@ -74,6 +74,7 @@ type checkFlags struct {
 	out     outputFlags
 	receipt string
 	strict  bool
+	eras    eraFlags
 }
 
 func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
@@ -82,6 +83,7 @@ func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
 	addOutputFlags(fs, &f.out, "write the report (github: the Markdown summary) to this `file` instead of stdout", "text", "json", "junit", "github")
 	fs.StringVar(&f.receipt, "receipt", "", "write a redacted JSON receipt of everything observed to this `file`")
 	fs.BoolVar(&f.strict, "strict", false, "also fail on extra tools, changed fingerprints and servers not in the lock")
+	addEraFlags(fs, &f.eras)
 	return fs
 }
 
@@ -90,6 +92,9 @@ func cmdCheck(ctx context.Context, c *cli, args []string) int {
 	fs := newCheckFlagSet(&f)
 	if code, ok := parseArgs(c, fs, checkHelp, args, func() error {
 		if err := f.preflightFlags.check(fs); err != nil {
+			return err
+		}
+		if err := f.eras.check(fs); err != nil {
 			return err
 		}
 		return f.out.check()
@@ -113,10 +118,12 @@ func cmdCheck(ctx context.Context, c *cli, args []string) int {
 	} else {
 		opts := setup.options(c, f.timeout)
 		opts.Strict = f.strict
+		saveEras := f.eras.apply(setup.cfg, setup.lockPath, &opts)
 		report = preflight.Check(ctx, preflight.Input{
 			Config: setup.cfg, ConfigSource: setup.source,
 			Lock: setup.lock, LockPath: setup.lockPath, Servers: f.servers, Skip: setup.skip,
 		}, opts)
+		saveEras()
 	}
 
 	code := exitOK

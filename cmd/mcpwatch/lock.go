@@ -58,6 +58,7 @@ type lockFlags struct {
 	out          outputFlags
 	allowEmpty   bool
 	fingerprints bool
+	eras         eraFlags
 }
 
 func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
@@ -66,6 +67,7 @@ func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
 	addOutputFlags(fs, &f.out, "write the outcome to this `file` instead of stdout", "text", "json")
 	fs.BoolVar(&f.allowEmpty, "allow-empty", false, "lock a server that lists no tools as offering none")
 	fs.BoolVar(&f.fingerprints, "fingerprints", false, "also lock each tool's input-schema fingerprint and description hash")
+	addEraFlags(fs, &f.eras)
 	return fs
 }
 
@@ -98,6 +100,9 @@ func cmdLock(ctx context.Context, c *cli, args []string) int {
 	fs := newLockFlagSet(&f)
 	if code, ok := parseArgs(c, fs, lockHelp, args, func() error {
 		if err := f.preflightFlags.check(fs); err != nil {
+			return err
+		}
+		if err := f.eras.check(fs); err != nil {
 			return err
 		}
 		return f.out.check()
@@ -145,10 +150,13 @@ func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, se
 		return refuse(setupErr)
 	}
 
+	opts := setup.options(c, f.timeout)
+	saveEras := f.eras.apply(setup.cfg, setup.lockPath, &opts)
 	servers := setup.probed(f.servers)
 	started := time.Now()
-	observations := preflight.Observe(ctx, servers, setup.options(c, f.timeout))
+	observations := preflight.Observe(ctx, servers, opts)
 	o.Servers, o.Duration = len(servers), preflight.Millis(time.Since(started))
+	saveEras()
 	if ctx.Err() != nil {
 		o.Outcome, o.code = "interrupted", exitSignals
 		return o

@@ -86,6 +86,7 @@ type serveFlags struct {
 	logFormat   string
 	history     int
 	enablePprof bool
+	era         string
 
 	replica    string
 	shardIndex int
@@ -113,6 +114,7 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringVar(&f.logFormat, "log.format", "logfmt", "log format: logfmt or json")
 	fs.IntVar(&f.history, "probe.history", 20, "probes kept per server for the status page (failed ones are kept besides)")
 	fs.BoolVar(&f.enablePprof, "web.enable-pprof", false, "serve Go profiles under /debug/pprof/")
+	fs.StringVar(&f.era, "era", "", "protocol era of every server: auto, modern or legacy, overriding the configuration's (default: each server's own)")
 	fs.StringSliceVar(&f.peerURLs, "web.peer-urls", nil, "status page `URL`s of the other replicas or shards, linked from this one (repeatable)")
 	fs.StringVar(&f.replica, "replica", "", "this replica's `name` among those watching the same servers; NAME-0 and NAME-1 probe half an interval apart (default: the host name) [$MCPWATCH_REPLICA]")
 	fs.IntVar(&f.shardTotal, "shard.total", 1, "split the servers into this many shards [$MCPWATCH_SHARD_TOTAL]")
@@ -132,6 +134,10 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 			return usagef("unexpected argument %q", fs.Arg(0))
 		case f.history < 1:
 			return usagef("--probe.history must be at least 1, got %d", f.history)
+		case fs.Changed("era"):
+			if err := oneOf("era", f.era, "auto", "modern", "legacy"); err != nil {
+				return err
+			}
 		}
 		if place, err = f.placement(fs, c.lookupEnv); err != nil {
 			return err
@@ -148,6 +154,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	configFile, _ := filepath.Abs(defaultConfigFile(f.configFile, c.getenv))
 	load := func(path string) (*config.Config, error) {
 		cfg, _, err := loadConfig(path, c.getenv)
+		applyServeEra(cfg, f.era)
 		return cfg, err
 	}
 	cfg, err := load(configFile)
