@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/oauth"
+	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/runner"
 	"github.com/mcpwatch/mcpwatch/shard"
 )
@@ -122,6 +123,7 @@ type Daemon struct {
 	gens    uint64    // the last schedule generation handed out; see nextGen
 	started time.Time // when Start scheduled the first round; zero before
 	pool    *runner.Pool
+	conns   *probe.ConnPool // HTTP keep-alive connections, reused between probes
 
 	// The first round: ready once every server present at start has
 	// finished a probe, or readyBy has passed.
@@ -147,6 +149,7 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 		lock:    newLockFile(opts.Logger),
 		table:   newTimetable(),
 		servers: map[string]*server{},
+		conns:   probe.NewConnPool(),
 	}
 	if err := opts.Shard.Validate(); err != nil {
 		return nil, err
@@ -225,6 +228,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 		defer timer.Stop()
 		select {
 		case <-done:
+			d.conns.Close()
 		case <-ctx.Done():
 			d.closeErr = fmt.Errorf("shut down: probes still running: %w", ctx.Err())
 		case <-timer.C:

@@ -115,6 +115,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 			MaxMessageBytes: defaults.MaxMessageBytes,
 			ClientVersion:   d.opts.Version,
 			Transcript:      transcript,
+			Conns:           d.conns,
 		},
 		Lookup:  d.opts.Lookup,
 		OnStart: func() func() { return d.self.ProbeStarted(scheduled, time.Now()) },

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -19,10 +20,11 @@ import (
 // headers (net/http's own default is 10 MB).
 const maxResponseHeaderBytes = 1 << 20
 
-// newHTTPClient builds the client of one probe: its own transport (so a
-// probe's connections are closed with it), the target's TLS settings, a
-// bounded redirect policy (opts.MaxRedirects; negative means none) and the
-// target's headers, which only ever go to the target's own origin.
+// newHTTPClient builds the client of one probe: the target's TLS settings,
+// a bounded redirect policy (opts.MaxRedirects; negative means none) and the
+// target's headers, which only ever go to the target's own origin. Its
+// transport is the origin's keep-alive one from opts.Conns, or, without a
+// pool, one of its own whose connections are closed with the probe.
 func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 	target, err := url.Parse(t.URL)
 	if err != nil {
@@ -42,20 +44,21 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 			return nil, failf(ReasonConfig, "header %q: not a valid header name, or a value with a line break or NUL", truncate(name, 60))
 		}
 	}
-	tlsConfig, err := tlsConfigFor(t)
+	tlsConfig, caSum, err := tlsConfigFor(t)
 	if err != nil {
 		return nil, err
 	}
-	base, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return nil, failf(ReasonConfig, "net/http default transport is not an *http.Transport")
+	var (
+		transport *http.Transport
+		conns     *connTracker
+	)
+	if opts.Conns != nil {
+		transport = opts.Conns.transport(connKey{origin: originOf(target), ca: caSum, insecure: t.InsecureSkipVerify}, tlsConfig)
+	} else {
+		transport = newTransport(tlsConfig)
+		conns = &connTracker{open: map[*trackedConn]struct{}{}}
+		transport.DialContext = conns.wrap(transport.DialContext)
 	}
-	transport := base.Clone()
-	transport.TLSClientConfig = tlsConfig
-	transport.MaxResponseHeaderBytes = maxResponseHeaderBytes
-	transport.IdleConnTimeout = 30 * time.Second
-	conns := &connTracker{open: map[*trackedConn]struct{}{}}
-	transport.DialContext = conns.wrap(transport.DialContext)
 	limit := max(opts.MaxRedirects, 0)
 	var rt http.RoundTripper = &headerTransport{base: transport, origin: originOf(target), headers: t.Headers}
 	if t.Auth != nil {
@@ -82,21 +85,130 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 	return &httpClient{Client: client, conns: conns, target: target, redirects: limit}, nil
 }
 
-// httpClient is the client of one probe, with every connection it dialed.
-type httpClient struct {
-	*http.Client
-	conns     *connTracker
-	target    *url.URL // the target's URL
-	redirects int      // followed at most
+// newTransport is net/http's default transport with our bounds.
+func newTransport(tlsConfig *tls.Config) *http.Transport {
+	base, _ := http.DefaultTransport.(*http.Transport)
+	transport := base.Clone()
+	transport.TLSClientConfig = tlsConfig
+	transport.MaxResponseHeaderBytes = maxResponseHeaderBytes
+	transport.IdleConnTimeout = 30 * time.Second
+	return transport
 }
 
-// shutdown closes every connection of the probe. CloseIdleConnections
-// alone is not enough: net/http hands a connection back to its idle pool
-// from its own goroutine after the body is read, which may come after the
-// call, and that connection would then linger until the idle timeout.
+// httpClient is the client of one probe.
+type httpClient struct {
+	*http.Client
+	conns     *connTracker // the probe's own connections; nil on a pooled transport
+	target    *url.URL     // the target's URL
+	redirects int          // followed at most
+}
+
+// shutdown closes every connection of a probe that has a transport of its
+// own. CloseIdleConnections alone is not enough: net/http hands a
+// connection back to its idle pool from its own goroutine after the body is
+// read, which may come after the call, and that connection would then
+// linger until the idle timeout. A pooled transport keeps its idle
+// connections for the next probe of the origin.
 func (c *httpClient) shutdown() {
+	if c.conns == nil {
+		return
+	}
 	c.CloseIdleConnections()
 	c.conns.closeAll()
+}
+
+// Bounds of a ConnPool.
+const (
+	poolMaxOrigins     = 4096            // transports kept; the least recently used goes first
+	poolIdlePerOrigin  = 4               // idle keep-alive connections per origin
+	poolIdleTimeout    = 2 * time.Minute // longer than the usual probe interval
+	poolEvictBatchSize = poolMaxOrigins / 16
+)
+
+// ConnPool keeps HTTP connections alive between the probes of a server:
+// one keep-alive transport per origin (and TLS settings), with a few idle
+// connections each, so a daemon probing a server every 15 s sets up TCP and
+// TLS once rather than at every probe. Configured headers are added per
+// request, so servers of one origin share connections, never credentials.
+// It is safe for concurrent use; Close closes every idle connection.
+type ConnPool struct {
+	mu     sync.Mutex
+	byKey  map[connKey]*pooledTransport
+	tick   uint64
+	closed bool
+}
+
+type connKey struct {
+	origin   string
+	ca       string // hash of the CA file's contents; "" for the system roots
+	insecure bool
+}
+
+type pooledTransport struct {
+	t        *http.Transport
+	lastUsed uint64
+}
+
+// NewConnPool returns an empty pool.
+func NewConnPool() *ConnPool {
+	return &ConnPool{byKey: map[connKey]*pooledTransport{}}
+}
+
+// transport is the origin's transport, made on first use. After Close,
+// every call makes a transport of its own that keeps no connection idle.
+func (p *ConnPool) transport(k connKey, tlsConfig *tls.Config) *http.Transport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		t := newTransport(tlsConfig)
+		t.DisableKeepAlives = true
+		return t
+	}
+	p.tick++
+	if pt, ok := p.byKey[k]; ok {
+		pt.lastUsed = p.tick
+		return pt.t
+	}
+	if len(p.byKey) >= poolMaxOrigins {
+		p.evict()
+	}
+	t := newTransport(tlsConfig)
+	t.MaxIdleConns = 2 * poolIdlePerOrigin // the origin's, and a redirect's target
+	t.MaxIdleConnsPerHost = poolIdlePerOrigin
+	t.IdleConnTimeout = poolIdleTimeout
+	p.byKey[k] = &pooledTransport{t: t, lastUsed: p.tick}
+	return t
+}
+
+// evict drops the least recently used transports, closing their idle
+// connections; probes still using one finish on it. Called with p.mu held.
+func (p *ConnPool) evict() {
+	for range poolEvictBatchSize {
+		var oldest connKey
+		var at uint64 = ^uint64(0)
+		for k, pt := range p.byKey {
+			if pt.lastUsed < at {
+				oldest, at = k, pt.lastUsed
+			}
+		}
+		if pt, ok := p.byKey[oldest]; ok {
+			pt.t.CloseIdleConnections()
+			delete(p.byKey, oldest)
+		}
+	}
+}
+
+// Close closes every idle connection of the pool; call it once the probes
+// using it have ended (a connection still in use would go idle after it,
+// until the idle timeout). Probes started after Close keep no connection.
+func (p *ConnPool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for k, pt := range p.byKey {
+		pt.t.CloseIdleConnections()
+		delete(p.byKey, k)
+	}
 }
 
 // connTracker remembers the open connections of one transport.
@@ -166,22 +278,24 @@ func isTokenString(s string) bool {
 
 // tlsConfigFor builds the TLS settings of a target: a CA file replaces the
 // system roots (a private CA is the reason to name one), and skipping
-// verification is an explicit choice.
-func tlsConfigFor(t Target) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // opt-in per target
+// verification is an explicit choice. caSum identifies the CA file's
+// contents, so a rotated CA gets a fresh pooled transport.
+func tlsConfigFor(t Target) (cfg *tls.Config, caSum string, err error) {
+	cfg = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // opt-in per target
 	if t.CAFile == "" {
-		return cfg, nil
+		return cfg, "", nil
 	}
 	pem, err := os.ReadFile(t.CAFile)
 	if err != nil {
-		return nil, failf(ReasonConfig, "read CA file %s: %w", t.CAFile, err)
+		return nil, "", failf(ReasonConfig, "read CA file %s: %w", t.CAFile, err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, failf(ReasonConfig, "CA file %s holds no PEM certificate", t.CAFile)
+		return nil, "", failf(ReasonConfig, "CA file %s holds no PEM certificate", t.CAFile)
 	}
 	cfg.RootCAs = pool
-	return cfg, nil
+	sum := sha256.Sum256(pem)
+	return cfg, string(sum[:]), nil
 }
 
 // headerTransport adds the target's configured headers (credentials, as a

@@ -38,20 +38,24 @@ func benchTools() []probetest.Tool {
 }
 
 // BenchmarkRunHTTP probes a streamable HTTP server over loopback TCP.
-// "remembered" runs pin the era, as the daemon does from the second probe
-// of a server on; "auto" runs detect it, as a first probe does.
+// "remembered" runs follow an era hint, as the daemon does from the second
+// probe of a server on; "auto" runs detect it, as a first probe does.
+// "pooled" runs keep connections alive between probes, as the daemon does.
 func BenchmarkRunHTTP(b *testing.B) {
 	cases := []struct {
 		name      string
 		serverEra probetest.Era
-		era       probe.Era
+		hint      probe.Era
 		sse       bool // answer with text/event-stream
+		pooled    bool
 	}{
-		{"modern/remembered", probetest.EraModern, probe.EraModern, false},
-		{"modern/auto", probetest.EraModern, probe.EraAuto, false},
-		{"legacy/remembered", probetest.EraLegacy, probe.EraLegacy, false},
-		{"legacy/auto", probetest.EraLegacy, probe.EraAuto, false},
-		{"legacy/remembered/sse-responses", probetest.EraLegacy, probe.EraLegacy, true},
+		{"modern/remembered", probetest.EraModern, probe.EraModern, false, false},
+		{"modern/remembered/pooled", probetest.EraModern, probe.EraModern, false, true},
+		{"modern/auto", probetest.EraModern, probe.EraAuto, false, false},
+		{"legacy/remembered", probetest.EraLegacy, probe.EraLegacy, false, false},
+		{"legacy/remembered/pooled", probetest.EraLegacy, probe.EraLegacy, false, true},
+		{"legacy/auto", probetest.EraLegacy, probe.EraAuto, false, false},
+		{"legacy/remembered/sse-responses", probetest.EraLegacy, probe.EraLegacy, true, false},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -59,8 +63,13 @@ func BenchmarkRunHTTP(b *testing.B) {
 			srv := httptest.NewServer(kit)
 			defer srv.Close()
 			defer kit.Close()
-			target := probe.Target{URL: srv.URL + "/mcp", Transport: probe.TransportHTTP, Era: c.era}
-			benchRun(b, target, 25)
+			var opts probe.Options
+			if c.pooled {
+				opts.Conns = probe.NewConnPool()
+				defer opts.Conns.Close()
+			}
+			target := probe.Target{URL: srv.URL + "/mcp", Transport: probe.TransportHTTP, EraHint: c.hint}
+			benchRun(b, target, 25, opts)
 		})
 	}
 }
@@ -80,18 +89,18 @@ func BenchmarkRunStdio(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			path, args, env := probetest.Command(probetest.Config{Era: c.serverEra, Tools: benchTools()})
-			target := probe.Target{Command: path, Args: args, Env: env, Era: c.era}
-			benchRun(b, target, 25)
+			target := probe.Target{Command: path, Args: args, Env: env, EraHint: c.era}
+			benchRun(b, target, 25, probe.Options{})
 		})
 	}
 }
 
-func benchRun(b *testing.B, target probe.Target, wantTools int) {
+func benchRun(b *testing.B, target probe.Target, wantTools int, opts probe.Options) {
 	b.Helper()
 	b.ReportAllocs()
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res := probe.Run(ctx, target, probe.Options{})
+		res := probe.Run(ctx, target, opts)
 		cancel()
 		if !res.OK || len(res.Tools) != wantTools {
 			b.Fatalf("probe failed: ok=%v reason=%s tools=%d: %s", res.OK, res.Reason, len(res.Tools), res.Error)

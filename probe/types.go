@@ -126,6 +126,9 @@ type Options struct {
 	ClientName      string        // clientInfo.name; default "mcpwatch"
 	ClientVersion   string        // clientInfo.version
 	Transcript      bool          // record every message sent and received (debug)
+	// Conns, when set, keeps HTTP connections alive for the next probe of
+	// the same origin (the daemon's); nil closes them with the probe.
+	Conns *ConnPool
 }
 
 // Result is what one probe observed. A probe always returns one; OK is false
