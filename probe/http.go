@@ -58,38 +58,58 @@ func (c *httpConn) setProtocol(era Era, version string) {
 }
 
 func (c *httpConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id := json.RawMessage(strconv.FormatInt(c.lastID.Add(1), 10))
-	body, rawParams, err := encode(id, method, params)
-	if err != nil {
-		return nil, err
-	}
-	what := method + " to " + c.where
-	resp, err := c.post(ctx, method, rawParams, body)
+	id, resp, err := c.send(ctx, method, params)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, c.statusError(resp, method)
-	}
-	if method == "initialize" {
-		c.keepSession(resp.Header)
+	what := method + " to " + c.where
+	mt, err := c.checkResponse(resp, method, what)
+	if err != nil {
+		return nil, err
 	}
 	var msg *message
-	switch mt := mediaType(resp.Header.Get("Content-Type")); {
-	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
-		return nil, failf(ReasonProtocol, "%s: HTTP %d with no response, as if the request were a notification", what, resp.StatusCode)
-	case isEventStream(mt):
+	if isEventStream(mt) {
 		msg, err = c.readStream(ctx, resp.Body, id, what)
-	case mt == "application/json" || mt == "":
+	} else {
 		msg, err = c.readJSON(ctx, resp, id, what)
-	default:
-		return nil, failf(ReasonProtocol, "%s: HTTP %d with content type %q, neither JSON nor an event stream", what, resp.StatusCode, truncate(mt, 60))
 	}
 	if err != nil {
 		return nil, err
 	}
 	return responseResult(msg, method, resp.StatusCode)
+}
+
+// send POSTs one request with a new id.
+func (c *httpConn) send(ctx context.Context, method string, params any) (json.RawMessage, *http.Response, error) {
+	id := json.RawMessage(strconv.FormatInt(c.lastID.Add(1), 10))
+	body, rawParams, err := encode(id, method, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.post(ctx, method, rawParams, body)
+	return id, resp, err
+}
+
+// checkResponse refuses a response that cannot carry the answer to a
+// request (a status other than 2xx, 202, a foreign content type), keeps
+// the session id of an initialize response, and returns the media type:
+// an event stream, or JSON ("" taken for JSON).
+func (c *httpConn) checkResponse(resp *http.Response, method, what string) (string, error) {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return "", c.statusError(resp, method)
+	}
+	if method == "initialize" {
+		c.keepSession(resp.Header)
+	}
+	switch mt := mediaType(resp.Header.Get("Content-Type")); {
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		return "", failf(ReasonProtocol, "%s: HTTP %d with no response, as if the request were a notification", what, resp.StatusCode)
+	case isEventStream(mt), mt == "application/json", mt == "":
+		return mt, nil
+	default:
+		return "", failf(ReasonProtocol, "%s: HTTP %d with content type %q, neither JSON nor an event stream", what, resp.StatusCode, truncate(mt, 60))
+	}
 }
 
 func (c *httpConn) notify(ctx context.Context, method string, params any) error {

@@ -460,103 +460,41 @@ func (s *session) initialize(ctx context.Context, c conn) (json.RawMessage, erro
 func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) error {
 	seen := map[string]bool{}
 	names := map[string]bool{}
+	modern := meta != nil
 	var cursor *string
-	for page := 1; ; page++ {
+	for n := 1; ; n++ {
 		start := time.Now()
-		raw, err := c.call(ctx, "tools/list", listParams{Meta: meta, Cursor: cursor})
+		p, err := s.callPage(ctx, c, listParams{Meta: meta, Cursor: cursor}, modern, names)
 		s.res.Timings.Pages = append(s.res.Timings.Pages, time.Since(start))
-		if err != nil {
-			return onPage(err, page)
+		if err == nil && modern && s.hinted && n == 1 && isAbsent(p.resultType) {
+			// Some legacy servers list their tools without initialize; a
+			// modern list carries resultType. Only a hint is questioned so.
+			err = failf(ReasonProtocol, "tools/list: the result has no resultType, as a modern server's would")
 		}
-		next, err := s.readPage(raw, meta != nil, names)
 		if err != nil {
-			return onPage(err, page)
+			return onPage(err, n)
 		}
-		s.res.Pages = page
+		if modern && s.res.TTLMillis == nil && !isAbsent(p.ttl) {
+			var ttl float64
+			if json.Unmarshal(p.ttl, &ttl) == nil {
+				ms := int64(ttl)
+				s.res.TTLMillis = &ms
+			}
+		}
+		s.serverInfoFrom(p.meta)
+		s.res.Pages = n
+		next := p.next
 		switch {
 		case next == nil:
 			return nil
 		case seen[*next]:
-			return failf(ReasonPagination, "tools/list: page %d returned cursor %q again; the server's pagination does not advance", page, truncate(*next, 40))
-		case page >= s.opts.MaxPages:
-			return failf(ReasonPagination, "tools/list: still more tools after %d pages, the page cap", page)
+			return failf(ReasonPagination, "tools/list: page %d returned cursor %q again; the server's pagination does not advance", n, truncate(*next, 40))
+		case n >= s.opts.MaxPages:
+			return failf(ReasonPagination, "tools/list: still more tools after %d pages, the page cap", n)
 		}
 		seen[*next] = true
 		cursor = next
 	}
-}
-
-// readPage adds one page's tools to the result and returns the next cursor
-// (nil at the end).
-func (s *session) readPage(raw json.RawMessage, modern bool, names map[string]bool) (*string, error) {
-	var r struct {
-		Tools      json.RawMessage `json:"tools"`
-		NextCursor json.RawMessage `json:"nextCursor"`
-		TTLMs      json.RawMessage `json:"ttlMs"`
-		ResultType json.RawMessage `json:"resultType"`
-		Meta       json.RawMessage `json:"_meta"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, failf(ReasonProtocol, "tools/list: the result is not an object")
-	}
-	if modern && s.hinted && isAbsent(r.ResultType) {
-		// Some legacy servers list their tools without initialize; a
-		// modern list carries resultType. Only a hint is questioned so.
-		return nil, failf(ReasonProtocol, "tools/list: the result has no resultType, as a modern server's would")
-	}
-	if err := s.addTools(r.Tools, names); err != nil {
-		return nil, err
-	}
-	if modern && s.res.TTLMillis == nil && !isAbsent(r.TTLMs) {
-		var ttl float64
-		if json.Unmarshal(r.TTLMs, &ttl) == nil {
-			ms := int64(ttl)
-			s.res.TTLMillis = &ms
-		}
-	}
-	s.serverInfoFrom(r.Meta)
-
-	if isAbsent(r.NextCursor) {
-		return nil, nil
-	}
-	var next string
-	if err := json.Unmarshal(r.NextCursor, &next); err != nil {
-		return nil, failf(ReasonProtocol, "tools/list: nextCursor is not a string")
-	}
-	if next == "" && !modern {
-		// Legacy servers use an empty cursor for "no more"; in the modern
-		// era only its absence means that.
-		return nil, nil
-	}
-	return &next, nil
-}
-
-// addTools appends one page's tools to the result, one at a time and
-// counted as they come: a page under the size cap can hold a million empty
-// objects, each ~120 bytes once decoded. names are the names seen so far.
-func (s *session) addTools(raw json.RawMessage, names map[string]bool) error {
-	tools := json.NewDecoder(bytes.NewReader(raw))
-	if open, err := tools.Token(); err != nil || open != json.Delim('[') {
-		return failf(ReasonProtocol, "tools/list: the result has no tools array")
-	}
-	for tools.More() {
-		if len(s.res.Tools) >= s.opts.MaxTools {
-			return failf(ReasonTooLarge, "tools/list: the server lists more than %d tools, the probe's cap on the tools of one server", s.opts.MaxTools)
-		}
-		var t Tool
-		if err := tools.Decode(&t); err != nil {
-			return failf(ReasonProtocol, "tools/list: a tool is malformed: %v", err)
-		}
-		switch {
-		case t.Name == "":
-			s.obs.warn("tools/list: a tool has no name")
-		case names[t.Name]:
-			s.obs.warn("tools/list: tool %q is listed more than once", truncate(t.Name, 80))
-		}
-		names[t.Name] = true
-		s.res.Tools = append(s.res.Tools, t)
-	}
-	return nil
 }
 
 // onPage names the page of a tools/list failure after the first one.

@@ -1,0 +1,321 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// A tools/list page is decoded in one pass, straight into the result's
+// tools: over streamable HTTP from the response body itself (no copy of the
+// body, of the JSON-RPC result, or of the tools array on the way), elsewhere
+// from the result the conn returned. Tools are counted as they come, so a
+// page of a million empty objects costs neither memory nor time.
+
+// pageCaller is a conn that can hand a result's decoder to the caller
+// instead of the result's bytes.
+type pageCaller interface {
+	// callDecode sends one request and runs decode on the decoder when it
+	// stands at the start of the response's result. An answer that is a
+	// JSON-RPC error is an *RPCError, as from call.
+	callDecode(ctx context.Context, method string, params any, decode func(*json.Decoder) error) error
+}
+
+// page is what a tools/list page says besides its tools.
+type page struct {
+	next       *string // nil at the end
+	ttl        json.RawMessage
+	resultType json.RawMessage
+	meta       json.RawMessage
+}
+
+// callPage asks for one page of tools/list and adds its tools to the
+// result, in one pass where the conn can.
+func (s *session) callPage(ctx context.Context, c conn, params listParams, modern bool, names map[string]bool) (page, error) {
+	var p page
+	decode := func(dec *json.Decoder) error {
+		var err error
+		p, err = s.decodePage(dec, modern, names)
+		return err
+	}
+	if pc, ok := c.(pageCaller); ok {
+		err := pc.callDecode(ctx, "tools/list", params, decode)
+		return p, err
+	}
+	raw, err := c.call(ctx, "tools/list", params)
+	if err != nil {
+		return p, err
+	}
+	err = decode(json.NewDecoder(bytes.NewReader(raw)))
+	return p, err
+}
+
+// decodePage reads one tools/list result object from dec: its tools go
+// into the result as they are decoded, the rest is returned.
+func (s *session) decodePage(dec *json.Decoder, modern bool, names map[string]bool) (page, error) {
+	var p page
+	if open, err := dec.Token(); err != nil || open != json.Delim('{') {
+		return p, pageError(err, "tools/list: the result is not an object")
+	}
+	var cursor json.RawMessage
+	sawTools := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return p, pageError(err, "tools/list: the result is not an object")
+		}
+		var dst *json.RawMessage
+		switch key {
+		case "tools":
+			if sawTools {
+				return p, failf(ReasonProtocol, "tools/list: the result has two tools arrays")
+			}
+			sawTools = true
+			if err := s.decodeTools(dec, names); err != nil {
+				return p, err
+			}
+			continue
+		case "nextCursor":
+			dst = &cursor
+		case "ttlMs":
+			dst = &p.ttl
+		case "resultType":
+			dst = &p.resultType
+		case "_meta":
+			dst = &p.meta
+		default:
+			var skip json.RawMessage
+			dst = &skip
+		}
+		if err := dec.Decode(dst); err != nil {
+			return p, pageError(err, "tools/list: the result is not an object")
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return p, pageError(err, "tools/list: the result is not an object")
+	}
+	if !sawTools {
+		return p, failf(ReasonProtocol, "tools/list: the result has no tools array")
+	}
+	if isAbsent(cursor) {
+		return p, nil
+	}
+	var next string
+	if err := json.Unmarshal(cursor, &next); err != nil {
+		return p, failf(ReasonProtocol, "tools/list: nextCursor is not a string")
+	}
+	if next == "" && !modern {
+		// Legacy servers use an empty cursor for "no more"; in the modern
+		// era only its absence means that.
+		return p, nil
+	}
+	p.next = &next
+	return p, nil
+}
+
+// decodeTools appends one page's tools to the result, one at a time and
+// counted as they come. names are the names seen so far.
+func (s *session) decodeTools(dec *json.Decoder, names map[string]bool) error {
+	if open, err := dec.Token(); err != nil || open != json.Delim('[') {
+		return pageError(err, "tools/list: the result has no tools array")
+	}
+	for dec.More() {
+		if len(s.res.Tools) >= s.opts.MaxTools {
+			return failf(ReasonTooLarge, "tools/list: the server lists more than %d tools, the probe's cap on the tools of one server", s.opts.MaxTools)
+		}
+		var t Tool
+		if err := dec.Decode(&t); err != nil {
+			return pageError(err, fmt.Sprintf("tools/list: a tool is malformed: %v", err))
+		}
+		switch {
+		case t.Name == "":
+			s.obs.warn("tools/list: a tool has no name")
+		case names[t.Name]:
+			s.obs.warn("tools/list: tool %q is listed more than once", truncate(t.Name, 80))
+		}
+		names[t.Name] = true
+		s.res.Tools = append(s.res.Tools, t)
+	}
+	if _, err := dec.Token(); err != nil {
+		return pageError(err, "tools/list: the tools array is malformed")
+	}
+	return nil
+}
+
+// pageError passes on a failure of the wire under the decoder (a body over
+// its cap, a connection lost mid-body); anything else is the message's
+// fault.
+func pageError(err error, msg string) error {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	return failf(ReasonProtocol, "%s", msg)
+}
+
+// callDecode implements pageCaller: a JSON body is decoded as it is read,
+// the result handed to decode on the way; an event stream's response, as
+// call reads it. With a transcript, everything goes through call, which
+// keeps the bytes.
+func (c *httpConn) callDecode(ctx context.Context, method string, params any, decode func(*json.Decoder) error) error {
+	if c.obs.transcript {
+		raw, err := c.call(ctx, method, params)
+		if err != nil {
+			return err
+		}
+		return decode(json.NewDecoder(bytes.NewReader(raw)))
+	}
+	id, resp, err := c.send(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	what := method + " to " + c.where
+	mt, err := c.checkResponse(resp, method, what)
+	if err != nil {
+		return err
+	}
+	if isEventStream(mt) {
+		msg, err := c.readStream(ctx, resp.Body, id, what)
+		if err != nil {
+			return err
+		}
+		raw, err := responseResult(msg, method, resp.StatusCode)
+		if err != nil {
+			return err
+		}
+		return decode(json.NewDecoder(bytes.NewReader(raw)))
+	}
+	if resp.ContentLength > c.maxBytes {
+		return &Failure{Reason: ReasonTooLarge, Err: fmt.Errorf("%s: the body is %d bytes, over the cap of %d", what, resp.ContentLength, c.maxBytes)}
+	}
+	body := &cappedBody{ctx: ctx, r: resp.Body, max: c.maxBytes, left: c.maxBytes, what: what}
+	err = decodeResponse(json.NewDecoder(body), id, what, resp.StatusCode, method, decode)
+	if err == nil {
+		// The rest of the body (white space, as a rule) is read so the
+		// connection goes back to the pool.
+		_, err = io.Copy(io.Discard, body)
+		if err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// decodeResponse walks one JSON-RPC response object, handing its result to
+// decode, and checks it as readJSON and responseResult do: not a batch, not
+// a request, our id, a result or an error.
+func decodeResponse(dec *json.Decoder, id json.RawMessage, what string, status int, method string, decode func(*json.Decoder) error) error {
+	notMessage := func(err error) error {
+		return pageError(err, what+": not a JSON-RPC message")
+	}
+	open, err := dec.Token()
+	switch {
+	case err != nil:
+		return notMessage(err)
+	case open == json.Delim('['):
+		return failf(ReasonProtocol, "%s: a JSON-RPC batch, where one message was expected", what)
+	case open != json.Delim('{'):
+		return failf(ReasonProtocol, "%s: not a JSON-RPC message", what)
+	}
+	var (
+		gotID     json.RawMessage
+		rpcErr    *RPCError
+		method2   string
+		hasResult bool
+		resultErr error
+	)
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return notMessage(err)
+		}
+		switch key {
+		case "id":
+			err = dec.Decode(&gotID)
+		case "error":
+			err = dec.Decode(&rpcErr)
+		case "method":
+			err = dec.Decode(&method2)
+		case "result":
+			if hasResult || rpcErr != nil || method2 != "" {
+				var skip json.RawMessage
+				err = dec.Decode(&skip)
+				break
+			}
+			hasResult = true
+			if resultErr = decode(dec); resultErr != nil {
+				// The decoder stands somewhere inside the result: the rest
+				// of the message cannot be read, and the result's fault is
+				// the answer (unless the message was an error all along,
+				// which a server puts first as a rule).
+				return resultErr
+			}
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return notMessage(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return notMessage(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return notMessage(err)
+	}
+	switch {
+	case method2 != "":
+		return failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, truncate(method2, 60))
+	case !sameID(gotID, id):
+		if len(gotID) == 0 && rpcErr == nil {
+			return failf(ReasonProtocol, "%s: not a JSON-RPC message: no method, id or error", what)
+		}
+		return wrongID(what, gotID, id)
+	case rpcErr != nil:
+		e := *rpcErr
+		e.HTTPStatus = status
+		e.Method = method
+		return &e
+	case !hasResult:
+		return failf(ReasonProtocol, "%s: the answer has neither result nor error", method)
+	}
+	return nil
+}
+
+// cappedBody reads a response body of at most left bytes; past that it
+// fails too_large, and a read error is the transport's.
+type cappedBody struct {
+	ctx       context.Context
+	r         io.Reader
+	max, left int64
+	what      string
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, b.tooLarge()
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, b.tooLarge()
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, httpTransportError(b.ctx, err, b.what)
+	}
+	return n, err
+}
+
+var _ pageCaller = (*httpConn)(nil)
+
+func (b *cappedBody) tooLarge() error {
+	return &Failure{Reason: ReasonTooLarge, Err: fmt.Errorf("%s: the body is over the cap of %d bytes", b.what, b.max)}
+}
