@@ -64,20 +64,25 @@ build-bench: build
 	$(GO) build -o $(BIN)/mcpwatch-scale ./cmd/mcpwatch-scale
 
 # The built `mcpwatch serve` over simulated fleets on loopback (cmd/mcpwatch-scale): 100, 1,000 and
-# 10,000 streamable HTTP servers (5% failing, 5% slow), a throughput run, 100 stdio servers for 120
-# rounds (an hour at 30 s, run at 1 s), and `mcpwatch check` of 5 stdio servers against 1; then the
-# performance targets (README, Performance), judged. About 11 minutes (the warm-ups let per-server phases settle). Results: $(BIN)/bench-scale.jsonl.
+# 10,000 streamable HTTP servers (5% failing, 5% slow; 10,000 every 60 s and every 15 s), a
+# throughput run, 100 stdio servers for 120 rounds (an hour at 30 s, run at 1 s), `mcpwatch check`
+# of 5 stdio servers against 1, and `mcpwatch check` against the reference Python preflight
+# (testdata/python) on 1 and 5 Python servers, with `probe --era auto` against `--era legacy`; then
+# the performance targets (README, Performance), judged. About 15 minutes (the warm-ups let per-server phases settle).
+# Results: $(BIN)/bench-scale.jsonl.
 SCALE      = $(BIN)/mcpwatch-scale -json $(BIN)/bench-scale.jsonl
 bench-scale: build-bench
 	@rm -f $(BIN)/bench-scale.jsonl
 	$(SCALE) -label http-100   -n 100   -interval 15s -duration 30s  -warmup 25s -scrapes 20
 	$(SCALE) -label http-1000  -n 1000  -interval 15s -duration 60s  -warmup 25s -scrapes 20
 	$(SCALE) -label http-10000 -n 10000 -interval 60s -duration 120s -warmup 90s -scrapes 5
+	$(SCALE) -label http-10000-15s -n 10000 -interval 15s -duration 60s -warmup 30s -scrapes 5
 	$(SCALE) -label throughput -n 1000  -interval 1s  -duration 20s  -scrapes 3
 	$(SCALE) -label stdio-100  -mode stdio -n 100 -interval 1s -duration 120s -timeout 500ms -scrapes 3
 	$(SCALE) -mode check -check-config mcp.json
 	$(SCALE) -mode check -check-config mcpwatch.yml
 	$(SCALE) -mode check -check-config mcp.json -check-delay 100ms
+	$(SCALE) -mode preflight -check-runs 11
 	$(BIN)/mcpwatch-scale -summary $(BIN)/bench-scale.jsonl
 
 clean:

@@ -24,6 +24,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -45,10 +47,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		checkMany     int
 		checkRuns     int
 		summaryStrict bool
+		pf            = preflightOptions{}
+		pfServers     string
 		failPercent   float64
 		slowPercent   float64
 	)
-	fs.StringVar(&o.mode, "mode", "http", "http (simulated streamable HTTP servers), stdio (mcpwatch-testserver processes) or check (time mcpwatch check)")
+	fs.StringVar(&o.mode, "mode", "http", "http (simulated streamable HTTP servers), stdio (mcpwatch-testserver processes), check (time mcpwatch check) or preflight (mcpwatch check vs the reference Python preflight)")
 	fs.StringVar(&o.label, "label", "", "name of the run in reports and -json (default MODE-N)")
 	fs.IntVar(&o.n, "n", 1000, "servers")
 	fs.DurationVar(&o.interval, "interval", 15*time.Second, "schedule of every server (@every)")
@@ -75,7 +79,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&checkEra, "check-era", "mixed", "check mode: the servers' era: mixed (legacy and modern alternating), legacy or modern")
 	fs.DurationVar(&checkDelay, "check-delay", 0, "check mode: each server sleeps this long before it starts (a server that waits on I/O at start)")
 	fs.IntVar(&checkMany, "check-many", 5, "check mode: servers compared with one")
-	fs.IntVar(&checkRuns, "check-runs", 5, "check mode: timed runs of each")
+	fs.IntVar(&checkRuns, "check-runs", 5, "check and preflight modes: timed runs of each")
+	fs.StringVar(&pf.python, "python", "python3", "preflight mode: the Python interpreter")
+	fs.StringVar(&pf.server, "py-server", "testdata/python/stdio_server.py", "preflight mode: the Python test server")
+	fs.StringVar(&pf.reference, "py-preflight", "testdata/python/preflight_reference.py", "preflight mode: the reference Python preflight")
+	fs.StringVar(&pfServers, "preflight-servers", "1,5", "preflight mode: the numbers of servers compared, comma-separated")
 	fs.BoolVar(&summaryStrict, "strict", false, "with -summary: exit 1 when a target is missed or was not run")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -107,14 +115,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// report is a *result or a *checkResult: printed for people, and
 	// appended to -json as it is.
 	var report interface{ print(io.Writer) }
-	if o.mode == "check" {
+	var lines []any // appended to -json, one line each
+	switch o.mode {
+	case "preflight":
+		var counts []int
+		for _, f := range strings.Split(pfServers, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				fmt.Fprintf(stderr, "mcpwatch-scale: -preflight-servers: %q is not a number of servers\n", f)
+				return 2
+			}
+			counts = append(counts, n)
+		}
+		pf.mcpwatch, pf.runs = o.mcpwatch, checkRuns
+		rs, err := runPreflightComparisons(ctx, pf, counts)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: %s\n", indent(err.Error()))
+			return 1
+		}
+		report = preflightReports(rs)
+		for _, r := range rs {
+			lines = append(lines, r)
+		}
+	case "check":
 		c, err := runCheckTiming(ctx, o.mcpwatch, o.testserver, checkKind, checkEra, checkDelay, checkMany, checkRuns)
 		if err != nil {
 			fmt.Fprintf(stderr, "mcpwatch-scale: %s\n", indent(err.Error()))
 			return 1
 		}
 		report = c
-	} else {
+	default:
 		if o.label == "" {
 			o.label = fmt.Sprintf("%s-%d", o.mode, o.n)
 		}
@@ -126,8 +156,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		report = r
 	}
 	report.print(stdout)
-	if jsonOut != "" {
-		if err := appendJSON(jsonOut, report); err != nil {
+	if lines == nil {
+		lines = []any{report}
+	}
+	for _, line := range lines {
+		if jsonOut == "" {
+			break
+		}
+		if err := appendJSON(jsonOut, line); err != nil {
 			fmt.Fprintf(stderr, "mcpwatch-scale: %v\n", err)
 			return 1
 		}
@@ -137,8 +173,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func (o scaleOptions) validate() error {
 	switch {
-	case o.mode != "http" && o.mode != "stdio" && o.mode != "check":
-		return fmt.Errorf("-mode %q: want http, stdio or check", o.mode)
+	case o.mode != "http" && o.mode != "stdio" && o.mode != "check" && o.mode != "preflight":
+		return fmt.Errorf("-mode %q: want http, stdio, check or preflight", o.mode)
 	case o.n < 1:
 		return fmt.Errorf("-n must be at least 1")
 	case o.interval <= 0 || o.duration <= 0 || o.timeout <= 0:

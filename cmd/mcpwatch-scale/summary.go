@@ -21,13 +21,18 @@ const (
 	labelCheckJSON  = "check-mcp.json"
 	labelCheckYML   = "check-mcpwatch.yml"
 	labelCheckDelay = "check-mcp.json-delay100ms"
+	labelHTTP10k15  = "http-10000-15s"
+	labelPreflight1 = "preflight-1"
+	labelPreflight5 = "preflight-5"
+	labelProbeEra   = "probe-era-auto"
 )
 
 // results are the lines of a -json file, by label (the last run of a label
 // wins).
 type results struct {
-	scale map[string]*result
-	check map[string]*checkResult
+	scale     map[string]*result
+	check     map[string]*checkResult
+	preflight map[string]*preflightResult
 }
 
 func readResults(path string) (*results, error) {
@@ -36,13 +41,21 @@ func readResults(path string) (*results, error) {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
 	defer f.Close()
-	rs := &results{scale: map[string]*result{}, check: map[string]*checkResult{}}
+	rs := &results{scale: map[string]*result{}, check: map[string]*checkResult{}, preflight: map[string]*preflightResult{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		var head struct{ Mode, Label string }
 		if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if head.Mode == "preflight" {
+			var p preflightResult
+			if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			rs.preflight[head.Label] = &p
+			continue
 		}
 		if head.Mode == "check" {
 			var c checkResult
@@ -134,6 +147,32 @@ func judge(rs *results) []verdict {
 	}
 	if v, ok := costSlope(rs); ok {
 		out = append(out, v)
+	}
+
+	if r := rs.scale[labelHTTP10k15]; r != nil {
+		add("10,000 servers/15 s: <= 1 core", r.CPUPercent <= 100 && r.onSchedule(),
+			"%.1f%% of a core (%.1f%% without the 15 s scrapes); %d skipped, lag p99 %s",
+			r.CPUPercent, 100*(r.CPUS-float64(r.PromScrapes)*r.ScrapeCPUMS/1000)/r.WindowS, r.Skipped, fmtSeconds(r.LagP99S))
+		add("10,000 servers/15 s: RSS <= 500 MB", r.RSSPeakMB <= 500, "peak %.1f MB", r.RSSPeakMB)
+	} else {
+		absent("10,000 servers every 15 s", labelHTTP10k15)
+	}
+
+	for _, p := range []struct {
+		label, target string
+		wall, cpu     float64
+	}{
+		{labelPreflight1, "check, 1 legacy stdio server: wall, CPU <= Python", 1, 1},
+		{labelPreflight5, "check, 5 legacy stdio servers: wall <= 0.5x, CPU <= 1x", 0.5, 1},
+		{labelProbeEra, "probe --era auto <= 1.1x --era legacy", 1.1, 1.1},
+	} {
+		r := rs.preflight[p.label]
+		if r == nil {
+			absent(p.target, p.label)
+			continue
+		}
+		add(p.target, r.WallRatio <= p.wall && r.CPURatio <= p.cpu, "wall %.2fx, CPU %.2fx (medians %.0f vs %.0f ms wall, %.0f vs %.0f ms CPU, %d runs, load %s)",
+			r.WallRatio, r.CPURatio, 1000*r.AWallMed, 1000*r.BWallMed, 1000*r.ACPUMed, 1000*r.BCPUMed, r.Runs, r.Load)
 	}
 
 	if r := rs.scale[labelStdio]; r != nil {

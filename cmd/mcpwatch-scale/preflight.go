@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// The preflight side by side: `mcpwatch check` against a reference Python
+// preflight (testdata/python/preflight_reference.py: initialize once per
+// server, one server after the other) on the same .mcp.json and lock, over
+// the repository's Python test server (testdata/python/stdio_server.py, a
+// legacy server as the Python SDK's are). And `mcpwatch probe` of that
+// server with --era auto against --era legacy: what era detection costs.
+// Wall time and CPU (user + system of the command and every process it
+// waited for, the servers included) of each run; the runs of a comparison
+// alternate, so a change in the machine's load hits both alike.
+
+// preflightResult is one comparison.
+type preflightResult struct {
+	Label   string `json:"label"`
+	Mode    string `json:"mode"` // "preflight"
+	Servers int    `json:"servers"`
+	Runs    int    `json:"runs"`
+	// A and B name the two commands compared: A is mcpwatch's.
+	A          string    `json:"a"`
+	B          string    `json:"b"`
+	AWallS     []float64 `json:"a_wall_s"`
+	BWallS     []float64 `json:"b_wall_s"`
+	ACPUS      []float64 `json:"a_cpu_s"`
+	BCPUS      []float64 `json:"b_cpu_s"`
+	AWallMed   float64   `json:"a_wall_median_s"`
+	BWallMed   float64   `json:"b_wall_median_s"`
+	ACPUMed    float64   `json:"a_cpu_median_s"`
+	BCPUMed    float64   `json:"b_cpu_median_s"`
+	WallRatio  float64   `json:"wall_ratio"` // A / B
+	CPURatio   float64   `json:"cpu_ratio"`
+	Load       string    `json:"load"`
+	ServerNote string    `json:"server"`
+}
+
+// preflightOptions say where the programs are.
+type preflightOptions struct {
+	mcpwatch, python, server, reference string
+	runs                                int
+}
+
+// command is one timed program run in dir.
+type command struct {
+	name string
+	argv []string
+	env  []string
+}
+
+// runPreflightComparisons measures check against the reference preflight
+// for each count of servers, then probe --era auto against --era legacy.
+func runPreflightComparisons(ctx context.Context, o preflightOptions, counts []int) ([]*preflightResult, error) {
+	for _, p := range []*string{&o.mcpwatch, &o.server, &o.reference} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, err
+		}
+		*p = abs
+	}
+	python, err := exec.LookPath(o.python)
+	if err != nil {
+		return nil, fmt.Errorf("the Python interpreter %q: %w", o.python, err)
+	}
+	o.python = python
+	dir, err := os.MkdirTemp("", "mcpwatch-preflight-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+
+	env := append(minimalEnv(), "REPORT_API_TOKEN=bench-token")
+	var out []*preflightResult
+	for _, n := range counts {
+		sub := filepath.Join(dir, fmt.Sprintf("servers-%d", n))
+		if err := writePythonServers(sub, o.python, o.server, n); err != nil {
+			return nil, err
+		}
+		a := command{name: "mcpwatch check", argv: []string{o.mcpwatch, "check"}, env: env}
+		b := command{name: "reference Python preflight", argv: []string{o.python, o.reference}, env: env}
+		r, err := compare(ctx, sub, a, b, o.runs)
+		if err != nil {
+			return nil, err
+		}
+		r.Label, r.Servers = fmt.Sprintf("preflight-%d", n), n
+		out = append(out, r)
+	}
+
+	server := []string{"--", o.python, o.server}
+	a := command{name: "mcpwatch probe --era auto", argv: append([]string{o.mcpwatch, "probe", "--era", "auto"}, server...), env: env}
+	b := command{name: "mcpwatch probe --era legacy", argv: append([]string{o.mcpwatch, "probe", "--era", "legacy"}, server...), env: env}
+	r, err := compare(ctx, dir, a, b, o.runs)
+	if err != nil {
+		return nil, err
+	}
+	r.Label, r.Servers = "probe-era-auto", 1
+	out = append(out, r)
+	return out, nil
+}
+
+// writePythonServers writes a .mcp.json of n Python test servers, each
+// with its credential from the environment, and their lock.
+func writePythonServers(dir, python, server string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	type entry struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+	}
+	cfg := map[string]map[string]entry{"mcpServers": {}}
+	lock := map[string][]string{}
+	for i := range n {
+		name := fmt.Sprintf("report%d", i+1)
+		cfg["mcpServers"][name] = entry{Command: python, Args: []string{server}, Env: map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}}
+		lock[name] = []string{"fetch_daily_report", "list_report_dates"}
+	}
+	for file, v := range map[string]any{".mcp.json": cfg, "mcp-tools.lock.json": lock} {
+		raw, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), raw, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compare runs a and b in dir, in turn, runs times each after one untimed
+// run of each (which also leaves mcpwatch's era cache as every later run of
+// a CI job finds it).
+func compare(ctx context.Context, dir string, a, b command, runs int) (*preflightResult, error) {
+	r := &preflightResult{Mode: "preflight", Runs: runs, A: a.name, B: b.name, Load: loadAverage(),
+		ServerNote: "testdata/python/stdio_server.py (legacy, -32602 before initialize)"}
+	for _, c := range []command{a, b} {
+		if _, _, err := timeCommand(ctx, dir, c); err != nil {
+			return nil, err
+		}
+	}
+	for range runs {
+		wa, ca, err := timeCommand(ctx, dir, a)
+		if err != nil {
+			return nil, err
+		}
+		wb, cb, err := timeCommand(ctx, dir, b)
+		if err != nil {
+			return nil, err
+		}
+		r.AWallS, r.ACPUS = append(r.AWallS, wa), append(r.ACPUS, ca)
+		r.BWallS, r.BCPUS = append(r.BWallS, wb), append(r.BCPUS, cb)
+	}
+	r.AWallMed, r.BWallMed = median(r.AWallS), median(r.BWallS)
+	r.ACPUMed, r.BCPUMed = median(r.ACPUS), median(r.BCPUS)
+	r.WallRatio, r.CPURatio = r.AWallMed/r.BWallMed, r.ACPUMed/r.BCPUMed
+	return r, nil
+}
+
+// timeCommand runs c in dir and returns its wall time and CPU in seconds.
+// Anything but exit 0 is an error: a failing run measures the wrong thing.
+func timeCommand(ctx context.Context, dir string, c command) (wall, cpu float64, err error) {
+	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+	cmd.Dir, cmd.Env = dir, c.env
+	start := time.Now()
+	outb, err := cmd.CombinedOutput()
+	wall = time.Since(start).Seconds()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s in %s: %w\n%s", c.name, dir, err, outb)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu = tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
+	}
+	return wall, cpu, nil
+}
+
+func tvSeconds(tv syscall.Timeval) float64 {
+	return float64(tv.Sec) + float64(tv.Usec)/1e6
+}
+
+func (r *preflightResult) print(w io.Writer) {
+	fmt.Fprintf(w, "== %s: %s vs %s, %d server(s), %d runs each, load %s\n", r.Label, r.A, r.B, r.Servers, r.Runs, r.Load)
+	fmt.Fprintf(w, "  %-30s wall median %4.0f ms  CPU median %4.0f ms  wall %v\n", r.A+":", 1000*r.AWallMed, 1000*r.ACPUMed, msList(r.AWallS))
+	fmt.Fprintf(w, "  %-30s wall median %4.0f ms  CPU median %4.0f ms  wall %v\n", r.B+":", 1000*r.BWallMed, 1000*r.BCPUMed, msList(r.BWallS))
+	fmt.Fprintf(w, "  ratio: wall %.2fx, CPU %.2fx\n", r.WallRatio, r.CPURatio)
+}
+
+// preflightReports prints and keeps several results as one report.
+type preflightReports []*preflightResult
+
+func (rs preflightReports) print(w io.Writer) {
+	for _, r := range rs {
+		r.print(w)
+	}
+}
