@@ -43,6 +43,12 @@ leaves it out, and ignore: [NAME] in mcpwatch.yml does so for every run
 judged. A configured server with no lock entry is reported as not locked
 yet, with the 'mcpwatch lock --server NAME' that locks it.
 
+Each server's protocol era is remembered in a cache file beside the lock
+(.mcp-tools.lock.json.era), so that the next run skips detection; a wrong
+entry is detected again in the same run. --era sets every server's era and
+ignores the cache. Stdio servers get a minimal environment plus their own
+env, as MCP clients give them; --inherit-env passes the whole environment.
+
 Probes run at once up to defaults.concurrency, stdio servers up to
 defaults.stdio_concurrency (mcpwatch.yml); the servers of a client config
 are all started at once, as the client starts them.
