@@ -95,3 +95,35 @@ func TestConnPoolKeepsHeadersApart(t *testing.T) {
 		t.Errorf("%d TCP connections, want 1", n)
 	}
 }
+
+// A remembered era that is no longer the server's is detected afresh in
+// the same probe, over HTTP too; a server error says nothing of the era.
+func TestHTTPEraHintRedetected(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		cfg    probetest.Config
+		hint   probe.Era
+		era    probe.Era
+		reason probe.Reason
+	}{
+		{"modern hint, legacy server", probetest.Config{Era: probetest.EraLegacy}, probe.EraModern, probe.EraLegacy, ""},
+		{"legacy hint, modern server", probetest.Config{Era: probetest.EraModern}, probe.EraLegacy, probe.EraModern, ""},
+		{"modern hint, server error", probetest.Config{Era: probetest.EraModern, Behavior: probetest.ServerError500}, probe.EraModern, "", probe.ReasonHTTPStatus},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			kit, url := kitServer(t, tc.cfg, false)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res := probe.Run(ctx, probe.Target{URL: url, Transport: probe.TransportHTTP, EraHint: tc.hint}, probe.Options{})
+			if res.Reason != tc.reason || (tc.reason == "" && res.Era != tc.era) {
+				t.Fatalf("reason %q era %q: %s", res.Reason, res.Era, res.Error)
+			}
+			discovers := kit.Received("server/discover")
+			if want := map[bool]int{true: 1, false: 0}[tc.reason == ""]; discovers != want {
+				t.Errorf("%d server/discover requests, want %d", discovers, want)
+			}
+		})
+	}
+}
