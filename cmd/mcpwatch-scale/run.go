@@ -229,6 +229,10 @@ func measureProbeWindow(ctx context.Context, o scaleOptions, d *daemonProc, mark
 	res.LagP50S, _ = lag.quantile(0.5)
 	res.LagP99S, res.LagOverflow = lag.quantile(0.99)
 	res.LagMaxBucketS = lag.maxBound()
+	if math.IsInf(res.LagMaxBucketS, 1) {
+		// JSON has no infinity; the overflow flag says it.
+		res.LagMaxBucketS, res.LagOverflow = -1, true
+	}
 	res.Goroutines = s1.expo.goroutines
 	res.PromScrapes = len(prom) + 1 // and the first snapshot's
 	if len(prom) > 0 {
