@@ -185,7 +185,7 @@ func (p *ConnPool) transport(k connKey, tlsConfig *tls.Config) *http.Transport {
 func (p *ConnPool) evict() {
 	for range poolEvictBatchSize {
 		var oldest connKey
-		var at uint64 = ^uint64(0)
+		at := ^uint64(0)
 		for k, pt := range p.byKey {
 			if pt.lastUsed < at {
 				oldest, at = k, pt.lastUsed
