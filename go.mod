@@ -3,6 +3,7 @@ module github.com/mcpwatch/mcpwatch
 go 1.26.8
 
 require (
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/jsternberg/zap-logfmt v1.2.0
@@ -31,7 +32,6 @@ require (
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.3 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"sync"
@@ -48,6 +49,20 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// EnablePprof serves net/http/pprof under /debug/pprof/.
 	EnablePprof bool
+	// EnableLifecycle serves POST /-/reload; without it the endpoint
+	// answers 403 (SIGHUP still reloads).
+	EnableLifecycle bool
+	// RoutePrefix is the path every endpoint is served under, as
+	// NormalizeRoutePrefix makes it. Default "/".
+	RoutePrefix string
+	// ExternalURL is the URL people and Prometheus reach the daemon at,
+	// if it is behind a proxy: its host passes the Host check of a
+	// loopback listener, and the log names it.
+	ExternalURL *url.URL
+	// ReadHeaderTimeout and IdleTimeout bound a slow client and an idle
+	// keep-alive connection. Defaults 10s and 2m.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
 	// Version is mcpwatch's version: reported to servers as
 	// clientInfo.version, and shown on the status page.
 	Version string
@@ -87,6 +102,13 @@ func (o Options) withDefaults() Options {
 		o.ShutdownTimeout = 5 * time.Second
 	}
 	o.Shard = o.Shard.Normalized()
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = defaultReadHeaderTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = defaultIdleTimeout
+	}
+	o.RoutePrefix = NormalizeRoutePrefix(o.RoutePrefix, o.ExternalURL)
 	return o
 }
 

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.uber.org/zap"
@@ -17,26 +16,30 @@ import (
 	"github.com/mcpwatch/mcpwatch/metrics"
 )
 
-// Handler serves every endpoint of the daemon:
+// Handler serves every endpoint of the daemon under Options.RoutePrefix:
 //
-//	/                      status page, one row per server
+//	/                      status page, problems first
 //	/server/NAME           one server and its last probes
 //	/metrics               Prometheus metrics: every server's, then mcpwatch's own
 //	/probe?server=NAME     probe now, answer with that probe's metrics (&debug=true: a text transcript)
 //	/api/v1/servers        the latest results as JSON, redacted
 //	/api/v1/servers/NAME   one server, with its last probes
 //	/-/healthy, /-/ready   liveness, and readiness after the first round
-//	POST /-/reload         reload the configuration file
+//	POST /-/reload         reload the configuration file, with Options.EnableLifecycle
 //	/debug/pprof/          profiles, with Options.EnablePprof
+//
+// Every request passes the Host check (see hostAllowed) first; POST
+// /-/reload and /probe refuse a request a browser marks as cross-site.
 func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.handleIndex)
+	mux.HandleFunc("GET /favicon.svg", handleFavicon)
 	mux.HandleFunc("GET /server/{name}", d.handleServerPage)
 	// The servers' series are written straight from their statuses, then
 	// the registry of mcpwatch's own metrics; an error of that registry is
 	// logged and the rest still served.
 	mux.Handle("GET /metrics", metrics.NewHandler(d, d.reg, zap.NewStdLog(d.log.Named("metrics"))))
-	mux.HandleFunc("GET /probe", d.handleProbe)
+	mux.Handle("GET /probe", sameSiteOnly(http.HandlerFunc(d.handleProbe)))
 	mux.HandleFunc("GET /api/v1/servers", d.handleAPIServers)
 	mux.HandleFunc("GET /api/v1/servers/{name}", d.handleAPIServer)
 	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) {
@@ -49,7 +52,16 @@ func (d *Daemon) Handler() http.Handler {
 		}
 		writeText(w, http.StatusServiceUnavailable, "mcpwatch is not ready: the first round of probes is still running.\n")
 	})
-	mux.HandleFunc("POST /-/reload", d.handleReload)
+	// Lifecycle endpoints are off unless asked for, as in Prometheus: an
+	// HTTP client that can reach the port should not be able to make the
+	// daemon reread its files. SIGHUP always reloads.
+	if d.opts.EnableLifecycle {
+		mux.Handle("POST /-/reload", crossOriginGuard().Handler(http.HandlerFunc(d.handleReload)))
+	} else {
+		mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, _ *http.Request) {
+			writeText(w, http.StatusForbidden, "Lifecycle API is not enabled: start mcpwatch serve with --web.enable-lifecycle, or send SIGHUP.\n")
+		})
+	}
 	if d.opts.EnablePprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
@@ -57,7 +69,7 @@ func (d *Daemon) Handler() http.Handler {
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
-	return mux
+	return d.hostCheck(withPrefix(d.opts.RoutePrefix, mux))
 }
 
 func (d *Daemon) handleReload(w http.ResponseWriter, _ *http.Request) {
@@ -91,14 +103,11 @@ func (d *Daemon) Serve(ctx context.Context, listeners []net.Listener, webConfigF
 	}
 	systemd := false
 	flags := &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfigFile}
-	srv := &http.Server{
-		Handler:           d.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          zap.NewStdLog(d.log.Named("http")),
-		// Requests end with the daemon: an on-demand probe is canceled at
-		// shutdown like a scheduled one.
-		BaseContext: func(net.Listener) context.Context { return d.ctx },
-	}
+	srv := d.newHTTPServer()
+	srv.ErrorLog = zap.NewStdLog(d.log.Named("http"))
+	// Requests end with the daemon: an on-demand probe is canceled at
+	// shutdown like a scheduled one.
+	srv.BaseContext = func(net.Listener) context.Context { return d.ctx }
 
 	if !d.enter() {
 		return ErrClosed

@@ -51,7 +51,7 @@ func TestEndpoints(t *testing.T) {
 		{"api", "GET", "/api/v1/servers", 200, []string{`"name": "report"`, `"state": "missing"`, `"fetch_daily_report"`}},
 		{"api server", "GET", "/api/v1/servers/report", 200, []string{`"history"`, `"trigger": "schedule"`}},
 		{"api unknown server", "GET", "/api/v1/servers/nope", 404, nil},
-		{"status page", "GET", "/", 200, []string{"MISSING", "fetch_daily_report", "list_report_dates", `href="/server/report"`}},
+		{"status page", "GET", "/", 200, []string{"MISSING", "fetch_daily_report", "list_report_dates", `href="server/report"`}},
 		{"server page", "GET", "/server/report", 200, []string{"Last probes", "fetch_daily_report", "list_report_dates"}},
 		{"unknown page", "GET", "/nope", 404, nil},
 	}
@@ -172,7 +172,7 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 
 	pages := map[string]string{}
 	_, pages["/"] = h.get("/")
-	code, serverPage := h.get(newRow(details{Status: h.d.Statuses()[0]}, time.Now()).Href)
+	code, serverPage := h.get("/" + newRow(details{Status: h.d.Statuses()[0]}, time.Now()).Href)
 	if code != http.StatusOK {
 		t.Fatalf("server page = %d", code)
 	}

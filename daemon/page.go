@@ -44,7 +44,7 @@ func parsePages() (*pages, error) {
 // row is one server as the pages show it.
 type row struct {
 	Name      string
-	Href      string // this server's page
+	Href      string // this server's page, relative to the root of the routes (as APIHref and ProbeHref)
 	APIHref   string
 	ProbeHref string // a debug probe now
 	State     State
@@ -87,9 +87,9 @@ func newRow(dt details, now time.Time) row {
 	st := dt.Status
 	r := row{
 		Name:      st.Name,
-		Href:      "/server/" + url.PathEscape(st.Name),
-		APIHref:   "/api/v1/servers/" + url.PathEscape(st.Name),
-		ProbeHref: "/probe?" + url.Values{"server": {st.Name}, "debug": {"true"}}.Encode(),
+		Href:      "server/" + url.PathEscape(st.Name),
+		APIHref:   "api/v1/servers/" + url.PathEscape(st.Name),
+		ProbeHref: "probe?" + url.Values{"server": {st.Name}, "debug": {"true"}}.Encode(),
 		State:     stateOf(st.Last, st.Diff),
 		Transport: st.Transport,
 		Schedule:  st.Schedule,
@@ -142,6 +142,7 @@ func age(d time.Duration) string {
 }
 
 type indexView struct {
+	Root    string // the way back to the root of the routes, for relative links: "" here
 	Title   string
 	Version string
 	Now     string
@@ -165,7 +166,8 @@ type stateCount struct {
 }
 
 type serverView struct {
-	Refresh int // none: a person reads this page at length
+	Root    string // "../"
+	Refresh int    // none: a person reads this page at length
 	Title   string
 	Version string
 	Now     string
@@ -223,6 +225,7 @@ func (d *Daemon) handleServerPage(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	dt := s.details()
 	view := serverView{
+		Root:    "../",
 		Title:   "mcpwatch: " + dt.Status.Name,
 		Version: d.version(),
 		Now:     now.UTC().Format(time.RFC3339),

@@ -23,7 +23,7 @@ func TestReload(t *testing.T) {
 		"defaults": map[string]any{"schedule": "@every 100ms"},
 		"servers":  map[string]any{"alpha": healthy, "beta": healthy},
 	})
-	h := start(t, path, Options{})
+	h := start(t, path, Options{EnableLifecycle: true})
 	h.waitState("alpha", StateOK)
 	h.waitState("beta", StateOK)
 	if m := h.metricsText(); !hasSample(m, "mcpwatch_config_last_reload_successful 1") {

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/coreos/go-systemd/v22/activation"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/pflag"
@@ -36,7 +38,12 @@ compares what it sees with the lock, and serves the results:
   /api/v1/servers    the latest results as JSON (no secret values)
   /-/healthy         liveness
   /-/ready           200 once the first round of probes has finished
-  POST /-/reload     reload the configuration (as SIGHUP does)
+  POST /-/reload     reload the configuration (as SIGHUP does), with
+                     --web.enable-lifecycle
+
+Every path is under --web.route-prefix (default: the path of
+--web.external-url, else /); the pages' links are relative, so they work
+behind a proxy.
 
 --config.file names an mcpwatch.yml, or a client config (.mcp.json,
 claude_desktop_config.json, .vscode/mcp.json) read as 'mcpwatch check'
@@ -46,7 +53,7 @@ reads one: its servers with the built-in defaults, the lock
 other commands do. The servers under ignore: in mcpwatch.yml are not
 probed.
 
-The configuration is re-read on SIGHUP and POST /-/reload; a file that does
+The configuration is re-read on SIGHUP (and POST /-/reload); a file that does
 not load leaves the running one in force (mcpwatch_config_last_reload_successful
 turns 0). The lock file is re-read whenever it changes. SIGTERM or SIGINT
 stops the daemon within 5 s; it leaves no server process behind.
@@ -79,14 +86,18 @@ Flags:
 const defaultListenAddress = "127.0.0.1:9713"
 
 type serveFlags struct {
-	configFile  string
-	listen      []string
-	webConfig   string
-	logLevel    string
-	logFormat   string
-	history     int
-	enablePprof bool
-	era         string
+	configFile      string
+	listen          []string
+	systemdSocket   bool
+	webConfig       string
+	logLevel        string
+	logFormat       string
+	history         int
+	enablePprof     bool
+	enableLifecycle bool
+	routePrefix     string
+	externalURL     string
+	era             string
 
 	replica    string
 	shardIndex int
@@ -120,6 +131,10 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.IntVar(&f.shardTotal, "shard.total", 1, "split the servers into this many shards [$MCPWATCH_SHARD_TOTAL]")
 	fs.IntVar(&f.shardIndex, "shard.index", 0, "probe only this shard, in [0, shard.total) [$MCPWATCH_SHARD_INDEX]")
 	fs.StringVar(&f.shardPod, "shard.from-pod-name", "", "take --shard.index from this StatefulSet `pod` name's ordinal (mcpwatch-2 is shard 2) [$MCPWATCH_SHARD_FROM_POD_NAME]")
+	fs.BoolVar(&f.enableLifecycle, "web.enable-lifecycle", false, "serve POST /-/reload (SIGHUP reloads either way)")
+	fs.StringVar(&f.externalURL, "web.external-url", "", "the `URL` mcpwatch is reached at behind a proxy (e.g. https://example.org/mcpwatch/): its path is the default route prefix, its host passes the Host check on loopback")
+	fs.StringVar(&f.routePrefix, "web.route-prefix", "", "`path` every endpoint is served under; default: the path of --web.external-url, else /")
+	fs.BoolVar(&f.systemdSocket, "web.systemd-socket", false, "serve on the sockets systemd passes (socket activation) instead of --web.listen-address")
 	return fs
 }
 
@@ -127,6 +142,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	var f serveFlags
 	var log *zap.Logger
 	var place placement
+	var external *url.URL
 	fs := newServeFlagSet(&f)
 	if code, ok := parseArgs(c, fs, serveHelp, args, func() (err error) {
 		switch {
@@ -140,6 +156,9 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 			}
 		}
 		if place, err = f.placement(fs, c.lookupEnv); err != nil {
+			return err
+		}
+		if external, err = parseExternalURL(f.externalURL); err != nil {
 			return err
 		}
 		log, err = newLogger(c.stderr, f.logLevel, f.logFormat)
@@ -180,26 +199,33 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 	d, err := daemon.New(cfg, daemon.Options{
-		Logger:      log,
-		Lookup:      c.lookupEnv,
-		History:     f.history,
-		ConfigFile:  configFile,
-		Load:        load,
-		EnablePprof: f.enablePprof,
-		Version:     version.Version,
-		Replica:     place.replica,
-		Shard:       place.shard,
-		PeerURLs:    f.peerURLs,
+		Replica:         place.replica,
+		Shard:           place.shard,
+		PeerURLs:        f.peerURLs,
+		Logger:          log,
+		Lookup:          c.lookupEnv,
+		History:         f.history,
+		ConfigFile:      configFile,
+		Load:            load,
+		EnablePprof:     f.enablePprof,
+		EnableLifecycle: f.enableLifecycle,
+		RoutePrefix:     f.routePrefix,
+		ExternalURL:     external,
+		Version:         version.Version,
 	})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: %v\nFix the configuration and start again.\n", err)
 		return exitConfig
 	}
 
-	listeners, err := listen(f.listen)
+	listeners, err := listen(f.listen, f.systemdSocket)
 	if err != nil {
 		_ = d.Close(context.Background())
-		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot serve HTTP: %v\nStop what uses the address or pass another --web.listen-address.\n", err)
+		fix := "Stop what uses the address or pass another --web.listen-address."
+		if f.systemdSocket {
+			fix = "Start it from a systemd .socket unit, or drop --web.systemd-socket."
+		}
+		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot serve HTTP: %v\n%s\n", err, fix)
 		return exitFailed
 	}
 
@@ -209,9 +235,13 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	if usesTLS(f.webConfig) {
 		scheme = "https"
 	}
+	prefix := daemon.NormalizeRoutePrefix(f.routePrefix, external)
 	for _, l := range listeners {
-		base := fmt.Sprintf("%s://%s", scheme, l.Addr())
+		base := strings.TrimSuffix(fmt.Sprintf("%s://%s%s", scheme, l.Addr(), prefix), "/")
 		log.Info("mcpwatch is serving", zap.String("status_page", base+"/"), zap.String("metrics", base+"/metrics"))
+	}
+	if external != nil {
+		log.Info("reached from outside at", zap.String("external_url", external.String()))
 	}
 	log.Info("watching", zap.String("version", version.Version), zap.String("config", configFile),
 		zap.String("lock", cfg.Lock), zap.Int("servers", len(d.Statuses())),
@@ -259,7 +289,15 @@ func defaultConfigFile(named string, getenv func(string) string) string {
 
 // listen opens every address before anything starts, so an address in use
 // fails the start with its own message instead of after the first probes.
-func listen(addrs []string) ([]net.Listener, error) {
+// With systemd, the sockets are the ones systemd passed (LISTEN_FDS).
+func listen(addrs []string, systemd bool) ([]net.Listener, error) {
+	if systemd {
+		listeners, err := activation.Listeners()
+		if err == nil && len(listeners) == 0 {
+			err = errors.New("--web.systemd-socket: systemd passed no socket (LISTEN_FDS is unset or 0)")
+		}
+		return listeners, err
+	}
 	var listeners []net.Listener
 	for _, addr := range addrs {
 		l, err := net.Listen("tcp", addr)
@@ -272,6 +310,19 @@ func listen(addrs []string) ([]net.Listener, error) {
 		listeners = append(listeners, l)
 	}
 	return listeners, nil
+}
+
+// parseExternalURL reads --web.external-url: empty, or an absolute http or
+// https URL.
+func parseExternalURL(s string) (*url.URL, error) {
+	if s == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("--web.external-url %q: want an absolute http or https URL such as https://example.org/mcpwatch/", s)
+	}
+	return u, nil
 }
 
 // reloadOnHUP reloads the configuration on every SIGHUP until the returned

@@ -47,6 +47,8 @@ func TestServeRefusesToStart(t *testing.T) {
 		{"missing config", []string{"serve", "-c", filepath.Join(dir, "absent.yml")}, exitConfig, []string{"absent.yml", "Create it"}},
 		{"broken config", []string{"serve", "--config.file", broken}, exitConfig, []string{"servers.x.comand", "did you mean command?"}},
 		{"broken web config", []string{"serve", "-c", good, "--web.config.file", badWeb}, exitConfig, []string{"web.yml", "unusable"}},
+		{"relative external URL", []string{"serve", "-c", good, "--web.external-url", "/mcpwatch"}, exitUsage, []string{"--web.external-url", "absolute http or https URL"}},
+		{"no systemd socket", []string{"serve", "-c", good, "--web.systemd-socket"}, exitFailed, []string{"systemd passed no socket", "drop --web.systemd-socket"}},
 		{"unusable listen address", []string{"serve", "-c", good, "--web.listen-address", "256.0.0.1:1"}, exitFailed, []string{"cannot serve HTTP"}},
 	}
 	for _, tc := range tests {
