@@ -168,7 +168,6 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 	d := &Daemon{
 		opts:    opts,
 		log:     opts.Logger,
-		lock:    newLockFile(opts.Logger),
 		table:   newTimetable(),
 		servers: map[string]*server{},
 		conns:   probe.NewConnPool(),
@@ -188,6 +187,7 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 	// A registry of its own, never the global one: /metrics serves it.
 	d.reg, d.self = metrics.NewRegistry()
 	d.self.SetShard(opts.Shard.Index, opts.Shard.Total)
+	d.lock = newLockFile(opts.Logger, d.self)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.install(cfg, plans)
 	d.self.ReloadSucceeded(time.Now())

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/metrics"
 )
 
 // lockFile is the lock as last read from disk. It is re-read when the
@@ -18,18 +19,57 @@ import (
 // `mcpwatch lock` (an atomic rename) is picked up within a second
 // (watchLock), and by every probe, without a reload. A lock file that goes
 // missing means no entries; one that cannot be parsed leaves the last good
-// one in force.
+// one in force. Every look is exported (mcpwatch_lock_last_read_*): a
+// missing or broken file is a failure.
 type lockFile struct {
-	log *zap.Logger
+	log  *zap.Logger
+	self *metrics.Daemon // mcpwatch_lock_last_read_*
 
 	mu     sync.Mutex
 	path   string
 	seen   os.FileInfo // the stat of the file last read or tried; nil if none
+	seenOK bool        // seen was read and parsed
 	absent bool        // the file did not exist at the last look
 	lock   *lockstore.Lock
+	health lockHealth
+	// reported is whether the outcome for path was exported yet.
+	reported bool
 }
 
-func newLockFile(log *zap.Logger) *lockFile { return &lockFile{log: log} }
+// lockHealth is the outcome of the last look at the lock file, for the
+// status page's banner: Err is empty when it read (or there is no lock).
+type lockHealth struct {
+	Path string
+	Err  string
+	// Since is when the file started failing.
+	Since time.Time
+}
+
+func newLockFile(log *zap.Logger, self *metrics.Daemon) *lockFile {
+	return &lockFile{log: log, self: self}
+}
+
+// status returns the outcome of the last look at the lock file.
+func (l *lockFile) status() lockHealth {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.health
+}
+
+// succeeded and failed record the outcome of a look at the file; called
+// with l.mu held. A failure keeps the time it started.
+func (l *lockFile) succeeded() {
+	l.health, l.reported = lockHealth{Path: l.path}, true
+	l.self.LockReadSucceeded(time.Now())
+}
+
+func (l *lockFile) failed(err string) {
+	if l.health.Err == "" {
+		l.health.Since = time.Now()
+	}
+	l.health.Path, l.health.Err, l.reported = l.path, err, true
+	l.self.LockReadFailed()
+}
 
 // get returns the lock at path (nil when there is none). A changed path,
 // after a reload, starts afresh.
@@ -38,8 +78,12 @@ func (l *lockFile) get(path string) *lockstore.Lock {
 	defer l.mu.Unlock()
 	if path != l.path {
 		l.path, l.seen, l.absent, l.lock = path, nil, false, nil
+		l.health, l.reported = lockHealth{}, false
 	}
 	if path == "" {
+		if !l.reported {
+			l.succeeded() // nothing to read is no failure
+		}
 		return nil
 	}
 	fi, err := os.Stat(path)
@@ -49,24 +93,32 @@ func (l *lockFile) get(path string) *lockstore.Lock {
 			l.log.Warn("lock file not found: no server has locked tools until it is written (run 'mcpwatch lock')",
 				zap.String("lock", path))
 		}
-		l.absent, l.seen, l.lock = true, nil, nil
+		l.absent, l.seen, l.seenOK, l.lock = true, nil, false, nil
+		l.failed("lock file not found: no server has locked tools until it is written (run 'mcpwatch lock')")
 		return nil
 	case err != nil:
 		l.log.Error("cannot stat the lock file; keeping the last one read", zap.String("lock", path), zap.Error(err))
+		l.failed(err.Error())
 		return l.lock
 	}
 	l.absent = false
 	if l.seen != nil && sameFile(l.seen, fi) {
+		if l.seenOK && l.health.Err != "" {
+			l.succeeded() // a failed stat, then the same good file
+		}
 		return l.lock
 	}
-	l.seen = fi
+	l.seen, l.seenOK = fi, false
 	lock, err := lockstore.Read(path)
 	if err != nil {
 		// Logged once per version of the file: seen now matches it.
 		l.log.Error("cannot read the lock file; keeping the last good one until it is fixed",
 			zap.String("lock", path), zap.Error(err))
+		l.failed(err.Error())
 		return l.lock
 	}
+	l.seenOK = true
+	l.succeeded()
 	if l.lock != nil {
 		l.log.Info("lock file changed; reloaded", zap.String("lock", path))
 	}

@@ -40,6 +40,7 @@ var wantAlerts = map[string]string{
 	// A week ahead as a ticket, the last day as a page: two rules, one name.
 	"McpCredentialExpiringSoon":   "warning|critical",
 	"McpCredentialRefreshFailing": "critical",
+	"McpwatchLockReadFailed":      "warning",
 }
 
 type ruleFile struct {

@@ -20,13 +20,15 @@ var scheduleLagBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 type Daemon struct {
 	reloadSuccessful prometheus.Gauge
 	reloadTimestamp  prometheus.Gauge
+	lockSuccessful   prometheus.Gauge
+	lockTimestamp    prometheus.Gauge
 	probesInFlight   prometheus.Gauge
 	scheduleLag      prometheus.Histogram
 	shardInfo        *prometheus.GaugeVec
 }
 
 // NewDaemon registers mcpwatch's own metrics on reg: build info, config
-// reload status, probes in flight, scheduling lag, and the Go and process
+// reload and lock read status, probes in flight, scheduling lag, and the Go and process
 // collectors. It fails if reg already holds any of them.
 func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 	d := &Daemon{
@@ -37,6 +39,14 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 		reloadTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcpwatch_config_last_reload_success_timestamp_seconds",
 			Help: "Unix time of the last successful load of the configuration.",
+		}),
+		lockSuccessful: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpwatch_lock_last_read_successful",
+			Help: "1 if the last read of the lock file succeeded (or no lock is configured), 0 if the file is missing, unreadable or invalid; then the last good lock stays in force (none if there was none).",
+		}),
+		lockTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpwatch_lock_last_read_success_timestamp_seconds",
+			Help: "Unix time of the last successful read of the lock file (it is read again whenever it changes); 0 if none has succeeded.",
 		}),
 		probesInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcpwatch_probes_in_flight",
@@ -54,7 +64,7 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 	}
 	d.SetShard(0, 1)
 	for _, c := range []prometheus.Collector{
-		d.reloadSuccessful, d.reloadTimestamp, d.probesInFlight, d.scheduleLag, d.shardInfo,
+		d.reloadSuccessful, d.reloadTimestamp, d.lockSuccessful, d.lockTimestamp, d.probesInFlight, d.scheduleLag, d.shardInfo,
 		versioncollector.NewCollector("mcpwatch"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -96,6 +106,19 @@ func (d *Daemon) ReloadSucceeded(t time.Time) {
 // keeps running.
 func (d *Daemon) ReloadFailed() {
 	d.reloadSuccessful.Set(0)
+}
+
+// LockReadSucceeded records a lock file read (or found unchanged after a
+// failure) at t, or no lock configured.
+func (d *Daemon) LockReadSucceeded(t time.Time) {
+	d.lockSuccessful.Set(1)
+	d.lockTimestamp.Set(unixSeconds(t))
+}
+
+// LockReadFailed records a lock file that is missing or could not be read;
+// the last good lock stays in force.
+func (d *Daemon) LockReadFailed() {
+	d.lockSuccessful.Set(0)
 }
 
 // ProbeStarted records a probe that started at started, scheduled for
