@@ -150,8 +150,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // handleProbe probes one server now, through the same path and pool as the
 // schedule, and answers with that server's metrics after the probe, as a
-// blackbox exporter's /probe does. debug=true answers with a text report
-// instead: the result, the transcript of every message, and the metrics.
+// blackbox exporter's /probe does; requests for a server share one probe
+// (see flight.go). debug=true answers with a text report instead: the
+// result, the transcript of every message, and the metrics.
 func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("server")
 	if name == "" {
@@ -164,22 +165,24 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	debug := r.URL.Query().Get("debug") == "true"
-	res, st, recorded, err := d.probeNow(r.Context(), s, debug)
-	if err == nil && !recorded {
-		err = errors.New("probe canceled before it ended")
-	}
-	if err != nil {
+	f, err := d.probeRequest(r.Context(), s)
+	switch {
+	case errors.Is(err, errTooManyWaiters), errors.Is(err, errOnDemandFull):
+		w.Header().Set("Retry-After", d.retryAfter(s))
+		writeText(w, http.StatusTooManyRequests, fmt.Sprintf("probe of %q not started: %v; try again when it ends.\n", name, err))
+		return
+	case err != nil:
 		writeText(w, http.StatusServiceUnavailable, fmt.Sprintf("probe of %q not done: %v\n", name, err))
 		return
 	}
 	if !debug {
-		metrics.ServeServer(w, r, st)
+		metrics.ServeServer(w, r, f.st)
 		return
 	}
 	var b strings.Builder
-	writeDebugReport(&b, name, res, st)
+	writeDebugReport(&b, name, f.res, f.st, f.trigger == triggerRequest)
 	b.WriteString("\nMetrics that would be returned:\n\n")
-	_ = metrics.WriteServerText(&b, st) // a strings.Builder does not fail
+	_ = metrics.WriteServerText(&b, f.st) // a strings.Builder does not fail
 	writeText(w, http.StatusOK, b.String())
 }
 
@@ -187,7 +190,9 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 // stderr tail, the warnings and every message sent and received (header
 // values are never in a transcript). It is plain text a person may read in
 // a terminal: what the server sent goes through sanitize.Text.
-func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st metrics.ServerStatus) {
+// withTranscript is false for a request that waited for a scheduled probe,
+// which records none.
+func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st metrics.ServerStatus, withTranscript bool) {
 	fmt.Fprintf(b, "Probe of server %q\n\n", name)
 	fmt.Fprintf(b, "state:            %s\n", stateOf(res, st.Diff))
 	fmt.Fprintf(b, "ok:               %t\n", res.OK)
@@ -219,7 +224,9 @@ func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st met
 		fmt.Fprintf(b, "\nstderr (tail):\n%s\n", sanitize.Join(strings.Split(strings.TrimRight(res.StderrTail, "\n"), "\n"), "\n"))
 	}
 	b.WriteString("\nTranscript:\n")
-	if len(res.Transcript) == 0 {
+	if !withTranscript {
+		b.WriteString("  (not recorded: this request waited for the scheduled probe that was already running)\n")
+	} else if len(res.Transcript) == 0 {
 		b.WriteString("  (no messages)\n")
 	}
 	for _, e := range res.Transcript {

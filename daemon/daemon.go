@@ -63,6 +63,9 @@ type Options struct {
 	// keep-alive connection. Defaults 10s and 2m.
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
+	// MaxProbeWaiters bounds the /probe requests waiting for one server's
+	// probe; one more is answered 429. Default 16.
+	MaxProbeWaiters int
 	// Version is mcpwatch's version: reported to servers as
 	// clientInfo.version, and shown on the status page.
 	Version string
@@ -107,6 +110,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = defaultIdleTimeout
+	}
+	if o.MaxProbeWaiters <= 0 {
+		o.MaxProbeWaiters = defaultMaxProbeWaiters
 	}
 	o.RoutePrefix = NormalizeRoutePrefix(o.RoutePrefix, o.ExternalURL)
 	return o
@@ -153,6 +159,10 @@ type Daemon struct {
 	firstPending map[string]bool
 	readyBy      time.Time
 	ready        atomic.Bool
+
+	// /probe's bounds: on-demand probes running, requests waiting.
+	onDemand      atomic.Int64
+	probeRequests atomic.Int64
 }
 
 var _ metrics.Source = (*Daemon)(nil)

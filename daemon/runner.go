@@ -6,7 +6,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/runner"
 )
@@ -34,9 +33,8 @@ func (d *Daemon) fire(sl slot) (slot, bool) {
 	next := slot{due: nextAfter(sched, sl.due, time.Now()), name: sl.name, gen: sl.gen}
 	hasNext := !next.due.IsZero()
 
-	select {
-	case s.busy <- struct{}{}:
-	default:
+	f := s.beginFlight(triggerSchedule)
+	if f == nil {
 		s.mu.Lock()
 		s.skipped++
 		s.mu.Unlock()
@@ -45,13 +43,13 @@ func (d *Daemon) fire(sl slot) (slot, bool) {
 		return next, hasNext
 	}
 	if !d.enter() {
-		<-s.busy
+		s.endFlight(f, nil, false)
 		return slot{}, false
 	}
 	go func() {
 		defer d.wg.Done()
-		defer func() { <-s.busy }()
-		d.probe(s.ctx, s, sl.due, triggerSchedule, false)
+		res, recorded := d.probe(s.ctx, s, sl.due, triggerSchedule, false)
+		s.endFlight(f, res, recorded)
 	}()
 	return next, hasNext
 }
@@ -68,34 +66,8 @@ func (d *Daemon) enter() bool {
 	return true
 }
 
-// probeNow runs a probe of the server at once, for /probe: it waits for a
-// probe of the same server already running to end (never two at once), then
-// takes its turn in the pool like any other. It returns the result and the
-// server's status right after it. recorded is false when the probe was
-// canceled before it ended (the request went away, or the server or the
-// daemon is going).
-func (d *Daemon) probeNow(ctx context.Context, s *server, transcript bool) (res *probe.Result, st metrics.ServerStatus, recorded bool, err error) {
-	if !d.enter() {
-		return nil, st, false, ErrClosed
-	}
-	defer d.wg.Done()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(s.ctx, cancel)
-	defer stop()
-
-	select {
-	case s.busy <- struct{}{}:
-	case <-ctx.Done():
-		return nil, st, false, ctx.Err()
-	}
-	defer func() { <-s.busy }()
-	res, recorded = d.probe(ctx, s, time.Time{}, triggerRequest, transcript)
-	return res, s.snapshot(), recorded, nil
-}
-
 // probe runs one probe of s and records it. scheduled is when it was due
-// (zero for an on-demand probe). The caller holds s.busy.
+// (zero for an on-demand probe). The caller holds s's flight.
 func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trigger string, transcript bool) (*probe.Result, bool) {
 	d.mu.RLock()
 	cfg := s.cfg

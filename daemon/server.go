@@ -17,9 +17,6 @@ import (
 // server is one configured server and everything the daemon knows of it.
 type server struct {
 	name string
-	// busy holds a token while a probe of this server runs: a scheduled
-	// firing that finds it taken is skipped, an on-demand probe waits.
-	busy chan struct{}
 	// ctx is canceled when the server leaves the configuration, which ends
 	// its running probe (and kills its process group) at once.
 	ctx    context.Context
@@ -31,7 +28,11 @@ type server struct {
 	interval time.Duration
 	gen      uint64 // schedule generation, unique in the daemon; see slot
 
-	mu        sync.Mutex // guards what follows
+	mu sync.Mutex // guards what follows
+	// flight is the probe of this server running now, nil when none: never
+	// two at once. A scheduled firing that finds one is skipped; a /probe
+	// request waits for it (see flight.go).
+	flight    *flight
 	status    metrics.ServerStatus
 	era       probe.Era // the era the last successful probe found; "" to detect
 	history   history
@@ -54,7 +55,6 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 	ctx, cancel := context.WithCancel(parent)
 	return &server{
 		name:     cfg.Name,
-		busy:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
 		cfg:      cfg,

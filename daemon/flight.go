@@ -1,0 +1,185 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/runner"
+)
+
+// /probe is reachable by anyone who can reach the port, so it must not
+// multiply work: every request for a server waits for the one probe of it
+// in flight (scheduled or on demand) rather than start another, a server
+// has at most Options.MaxProbeWaiters requests waiting and the daemon
+// maxProbeRequests, and on-demand probes take at most a quarter of the
+// pool's slots at once (onDemandLimit), so the schedule keeps the rest.
+// A request past a bound is answered 429 at once.
+
+// maxProbeRequests bounds the /probe requests waiting in the whole daemon.
+const maxProbeRequests = 256
+
+// defaultMaxProbeWaiters is Options.MaxProbeWaiters' default.
+const defaultMaxProbeWaiters = 16
+
+// Errors of a /probe request turned away; both are 429.
+var (
+	errTooManyWaiters = errors.New("too many requests are waiting for this server's probe")
+	errOnDemandFull   = errors.New("too many on-demand probes are running")
+)
+
+// flight is one probe of a server in progress.
+type flight struct {
+	trigger    string
+	transcript bool // the result carries a transcript (on-demand probes)
+	done       chan struct{}
+	// cancel ends an on-demand probe once no request waits for it any
+	// more; nil for a scheduled one, which runs to its end.
+	cancel context.CancelFunc
+
+	waiters int // guarded by server.mu
+
+	// Set before done is closed.
+	res      *probe.Result
+	st       metrics.ServerStatus
+	recorded bool
+}
+
+// beginFlight registers a probe of s about to start, or returns nil if one
+// runs already.
+func (s *server) beginFlight(trigger string) *flight {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flight != nil {
+		return nil
+	}
+	s.flight = &flight{trigger: trigger, done: make(chan struct{})}
+	return s.flight
+}
+
+// endFlight hands the probe's outcome, and the server's status right after
+// it, to every request waiting for it.
+func (s *server) endFlight(f *flight, res *probe.Result, recorded bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.res, f.st, f.recorded = res, s.status, recorded
+	s.flight = nil
+	close(f.done)
+}
+
+// waiters returns how many requests wait for the probe of s in flight (0
+// without one).
+func (s *server) waiters() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flight == nil {
+		return 0
+	}
+	return s.flight.waiters
+}
+
+// onDemandLimit is how many on-demand probes may run at once: a quarter of
+// the pool, at least one.
+func (d *Daemon) onDemandLimit() int {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	all, _ := d.pool.Sizes()
+	return max(1, all/4)
+}
+
+// tryOnDemand takes one of the on-demand probes' turns, if one is free.
+func (d *Daemon) tryOnDemand() bool {
+	limit := int64(d.onDemandLimit())
+	for {
+		n := d.onDemand.Load()
+		if n >= limit {
+			return false
+		}
+		if d.onDemand.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// probeRequest answers a /probe request: it waits for the probe of s in
+// flight, or starts one on demand (with a transcript), and returns its
+// result and the server's status right after it. A request that leaves
+// stops waiting; an on-demand probe no request waits for any more is
+// canceled. errTooManyWaiters and errOnDemandFull turn the request away.
+func (d *Daemon) probeRequest(ctx context.Context, s *server) (*flight, error) {
+	if !d.enter() {
+		return nil, ErrClosed
+	}
+	defer d.wg.Done()
+	if d.probeRequests.Add(1) > maxProbeRequests {
+		d.probeRequests.Add(-1)
+		return nil, errTooManyWaiters
+	}
+	defer d.probeRequests.Add(-1)
+
+	f, err := d.joinOrStart(s)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-f.done:
+		if !f.recorded {
+			return f, errors.New("probe canceled before it ended")
+		}
+		return f, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		f.waiters--
+		if f.waiters == 0 && f.cancel != nil {
+			f.cancel()
+		}
+		s.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// joinOrStart counts the request in as a waiter of the probe of s in
+// flight, or starts an on-demand probe of s for it.
+func (d *Daemon) joinOrStart(s *server) (*flight, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.flight; f != nil {
+		if f.waiters >= d.opts.MaxProbeWaiters {
+			return nil, errTooManyWaiters
+		}
+		f.waiters++
+		return f, nil
+	}
+	if !d.tryOnDemand() {
+		return nil, errOnDemandFull
+	}
+	if !d.enter() {
+		d.onDemand.Add(-1)
+		return nil, ErrClosed
+	}
+	// The probe ends with the server or the daemon, or when no request
+	// waits for it any more.
+	ctx, cancel := context.WithCancel(s.ctx)
+	f := &flight{trigger: triggerRequest, transcript: true, done: make(chan struct{}), cancel: cancel, waiters: 1}
+	s.flight = f
+	go func() {
+		defer d.wg.Done()
+		defer d.onDemand.Add(-1)
+		res, recorded := d.probe(ctx, s, time.Time{}, triggerRequest, true)
+		cancel()
+		s.endFlight(f, res, recorded)
+	}()
+	return f, nil
+}
+
+// retryAfter is the Retry-After of a /probe turned away: about when the
+// probe of s in flight will have ended, at most its timeout.
+func (d *Daemon) retryAfter(s *server) string {
+	d.mu.RLock()
+	timeout := runner.Timeout(s.cfg, 0)
+	d.mu.RUnlock()
+	return fmt.Sprint(max(1, int(timeout.Round(time.Second)/time.Second)))
+}
