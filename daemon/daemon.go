@@ -160,6 +160,11 @@ type Daemon struct {
 	readyBy      time.Time
 	ready        atomic.Bool
 
+	// The last reload's failure, for the status page.
+	healthMu       sync.Mutex
+	reloadErr      string
+	reloadErrSince time.Time
+
 	// /probe's bounds: on-demand probes running, requests waiting.
 	onDemand      atomic.Int64
 	probeRequests atomic.Int64

@@ -2,16 +2,20 @@ package daemon
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -26,7 +30,7 @@ type pages struct {
 }
 
 func parsePages() (*pages, error) {
-	funcs := template.FuncMap{"upper": strings.ToUpper}
+	funcs := template.FuncMap{"upper": strings.ToUpper, "severity": severityOf}
 	parse := func(name string) (*template.Template, error) {
 		return template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name)
 	}
@@ -60,19 +64,26 @@ type row struct {
 	Missing   []string
 	Extra     []string
 	Forbidden []string
-	Duplicate []string
-	Changed   []string
-	Age       string
-	At        string
-	Latency   string
-	Reason    probe.Reason
-	Error     string
-	Stderr    string
-	Probes    uint64
-	Failures  []reasonCount
-	Skipped   uint64
-	ToolNames []string
-	Warnings  []string
+	// On the status page: how many names were cut from Missing and
+	// Forbidden, and the count of Extra (whose names only the server page
+	// lists).
+	MissingMore   int
+	ForbiddenMore int
+	ExtraCount    int
+	Severity      string
+	Duplicate     []string
+	Changed       []string
+	Age           string
+	At            string
+	Latency       string
+	Reason        probe.Reason
+	Error         string
+	Stderr        string
+	Probes        uint64
+	Failures      []reasonCount
+	Skipped       uint64
+	ToolNames     []string
+	Warnings      []string
 	// Credential is the credential that expires first; nil when none has
 	// a known expiry.
 	Credential *credentialCell
@@ -98,6 +109,7 @@ func newRow(dt details, now time.Time) row {
 		Probes:    st.Probes,
 		Skipped:   dt.Skipped,
 	}
+	r.Severity = severityOf(r.State)
 	for _, reason := range probe.Reasons {
 		if n := st.Failures[reason]; n > 0 {
 			r.Failures = append(r.Failures, reasonCount{reason, n})
@@ -141,17 +153,46 @@ func age(d time.Duration) string {
 	return d.Round(time.Minute).String()
 }
 
+// The status page at fleet scale: problems first, counts per state that
+// filter, a text filter, and pages of rows. Filtering, sorting and paging
+// happen here, in links and a GET form, so the page needs no script and
+// its Content-Security-Policy stays strict.
+const (
+	defaultPerPage = 200
+	maxPerPage     = 10000
+	// maxIndexNames and maxIndexError keep one row of the status page to a
+	// few lines, whatever a server lists or says; the server page shows it
+	// all.
+	maxIndexNames = 5
+	maxIndexError = 240
+)
+
 type indexView struct {
-	Root    string // the way back to the root of the routes, for relative links: "" here
-	Title   string
-	Version string
-	Now     string
-	Ready   bool
-	Config  string
-	Lock    string
-	Rows    []row
-	Counts  []stateCount
-	Refresh int
+	Root     string // the way back to the root of the routes, for relative links: "" here
+	Title    string
+	Version  string
+	Now      string
+	Ready    bool
+	Config   string
+	Lock     string
+	Refresh  int
+	Banners  []banner
+	Total    int // servers configured
+	Problems int // servers in a problem state
+	Counts   []stateCount
+	AllHref  string
+	Filtered bool   // a state or text filter is on
+	Query    string // the text filter
+	State    string // the state filter
+	PerPage  int
+	Matching int // servers the filters let through
+	Rows     []row
+	From, To int // 1-based positions of the rows shown among the matching
+	Page     int
+	Pages    int
+	PrevHref string
+	NextHref string
+	Pager    []pageLink
 	// Where this daemon sits among its replicas: its shard ("1 of 3",
 	// empty when unsharded), its replica name, and the other replicas'
 	// status pages (--web.peer-urls, which may include its own).
@@ -160,9 +201,299 @@ type indexView struct {
 	Peers   []string
 }
 
+// banner is a problem of mcpwatch itself, shown above the servers.
+type banner struct {
+	Title string
+	Text  string
+	Since string
+}
+
+// stateCount is one state's count, a link that filters on it.
 type stateCount struct {
-	State State
-	Count int
+	State    State
+	Severity string
+	Count    int
+	Href     string
+	Active   bool
+}
+
+type pageLink struct {
+	N       int
+	Href    string
+	Current bool
+	Gap     bool // "…" between far-apart links
+}
+
+// stateOrder is the order of the states on the status page: the ones that
+// page someone first, then the ones that need a look, then the rest.
+// A state not listed (from a newer verdict) sorts with the warnings.
+var stateOrder = map[State]int{
+	StateFailed:    0,
+	StateMissing:   1,
+	StateForbidden: 2,
+	StatePending:   8,
+	StateOK:        9,
+}
+
+func stateRank(st State) int {
+	if r, ok := stateOrder[st]; ok {
+		return r
+	}
+	return 5
+}
+
+// severityOf is the colour a state is shown in, the severity of the alert
+// it raises: the states McpProbeFailing, McpToolsMissing and
+// McpForbiddenToolPresent page for are critical (red).
+func severityOf(st State) string {
+	switch st {
+	case StateFailed, StateMissing, StateForbidden:
+		return "critical"
+	case StateOK:
+		return "ok"
+	case StatePending:
+		return "pending"
+	}
+	return "warning"
+}
+
+// isProblem reports whether a state counts as a problem in the title.
+func isProblem(st State) bool { return st != StateOK && st != StatePending }
+
+// indexQuery is what the status page's URL asks for.
+type indexQuery struct {
+	state   string
+	q       string
+	page    int
+	perPage int
+}
+
+func readIndexQuery(r *http.Request) indexQuery {
+	v := r.URL.Query()
+	q := indexQuery{state: v.Get("state"), q: strings.TrimSpace(v.Get("q")), page: 1, perPage: defaultPerPage}
+	if n, err := strconv.Atoi(v.Get("page")); err == nil && n > 0 {
+		q.page = n
+	}
+	if n, err := strconv.Atoi(v.Get("per_page")); err == nil && n > 0 {
+		q.perPage = min(n, maxPerPage)
+	}
+	return q
+}
+
+// href is the status page's link with these filters and page; empty
+// values and defaults are left out, so links stay short.
+func (q indexQuery) href() string {
+	v := url.Values{}
+	if q.state != "" {
+		v.Set("state", q.state)
+	}
+	if q.q != "" {
+		v.Set("q", q.q)
+	}
+	if q.page > 1 {
+		v.Set("page", strconv.Itoa(q.page))
+	}
+	if q.perPage != defaultPerPage {
+		v.Set("per_page", strconv.Itoa(q.perPage))
+	}
+	if len(v) == 0 {
+		return "./"
+	}
+	return "?" + v.Encode()
+}
+
+// entry is one server as the status page sorts and filters it, before a
+// row is built for the servers on the page shown.
+type entry struct {
+	status metrics.ServerStatus
+	state  State
+}
+
+// matches is the text filter: a case-insensitive substring of the name,
+// the transport, the failure reason or error, or a missing tool's name.
+func (e *entry) matches(lowerQ string) bool {
+	if lowerQ == "" {
+		return true
+	}
+	st := &e.status
+	if strings.Contains(strings.ToLower(st.Name), lowerQ) || strings.Contains(string(st.Transport), lowerQ) ||
+		strings.Contains(string(e.state), lowerQ) {
+		return true
+	}
+	if last := st.Last; last != nil && !last.OK &&
+		(strings.Contains(string(last.Reason), lowerQ) || strings.Contains(strings.ToLower(last.Error), lowerQ)) {
+		return true
+	}
+	for _, m := range st.Diff.Missing {
+		if strings.Contains(strings.ToLower(m), lowerQ) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Daemon) handleIndex(w http.ResponseWriter, r *http.Request) {
+	q := readIndexQuery(r)
+	view := d.indexView(q, time.Now())
+	d.render(w, http.StatusOK, d.pages.index, view)
+}
+
+// indexView builds the status page for q: every server judged, counted
+// and filtered, and rows built only for the page shown.
+func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
+	cfg := d.Config()
+	view := indexView{
+		Title:   "mcpwatch",
+		Version: d.version(),
+		Now:     now.UTC().Format(time.RFC3339),
+		Ready:   d.Ready(),
+		Config:  d.configPath(),
+		Lock:    cfg.Lock,
+		Refresh: 10,
+		Banners: d.banners(now),
+		Query:   q.q,
+		State:   q.state,
+		PerPage: q.perPage,
+		Replica: d.opts.Replica,
+		Peers:   d.opts.PeerURLs,
+	}
+	if d.opts.Shard.Total > 1 {
+		view.Shard = d.opts.Shard.String()
+	}
+	statuses := d.Statuses()
+	view.Total = len(statuses)
+	counts := map[State]int{}
+	lowerQ := strings.ToLower(q.q)
+	entries := make([]entry, 0, len(statuses))
+	for i := range statuses {
+		e := entry{status: statuses[i], state: stateOf(statuses[i].Last, statuses[i].Diff)}
+		if !e.matches(lowerQ) {
+			continue
+		}
+		counts[e.state]++
+		if q.state == "" || string(e.state) == q.state {
+			entries = append(entries, e)
+		}
+	}
+	// The counts are of the servers the text filter lets through, so a
+	// state link shows what it would list.
+	var states []State
+	for st := range counts {
+		states = append(states, st)
+	}
+	slices.SortFunc(states, func(a, b State) int { return cmp.Or(stateRank(a)-stateRank(b), strings.Compare(string(a), string(b))) })
+	for _, st := range states {
+		link := q
+		link.state, link.page = string(st), 1
+		if q.state == string(st) {
+			link.state = "" // the active filter's link turns it off
+		}
+		view.Counts = append(view.Counts, stateCount{State: st, Severity: severityOf(st), Count: counts[st], Href: link.href(), Active: q.state == string(st)})
+		if isProblem(st) && q.q == "" {
+			view.Problems += counts[st]
+		}
+	}
+	all := q
+	all.state, all.q, all.page = "", "", 1
+	view.AllHref = all.href()
+	view.Filtered = q.state != "" || q.q != ""
+	if q.q != "" {
+		view.Refresh = 0 // a person is searching: do not reload under them
+	}
+	if !view.Filtered {
+		view.Problems = 0
+		for st, n := range counts {
+			if isProblem(st) {
+				view.Problems += n
+			}
+		}
+	}
+
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(stateRank(a.state)-stateRank(b.state), strings.Compare(a.status.Name, b.status.Name))
+	})
+	view.Matching = len(entries)
+	view.Pages = max(1, (len(entries)+q.perPage-1)/q.perPage)
+	view.Page = min(q.page, view.Pages)
+	from := (view.Page - 1) * q.perPage
+	to := min(from+q.perPage, len(entries))
+	view.From, view.To = from+1, to
+	view.Rows = make([]row, 0, to-from)
+	for i := from; i < to; i++ {
+		view.Rows = append(view.Rows, newIndexRow(entries[i].status, now))
+	}
+	if view.Pages > 1 {
+		at := func(n int) string { l := q; l.page = n; return l.href() }
+		if view.Page > 1 {
+			view.PrevHref = at(view.Page - 1)
+		}
+		if view.Page < view.Pages {
+			view.NextHref = at(view.Page + 1)
+		}
+		last := 0
+		for n := 1; n <= view.Pages; n++ {
+			if n != 1 && n != view.Pages && (n < view.Page-2 || n > view.Page+2) {
+				continue
+			}
+			if last != 0 && n > last+1 {
+				view.Pager = append(view.Pager, pageLink{Gap: true})
+			}
+			view.Pager = append(view.Pager, pageLink{N: n, Href: at(n), Current: n == view.Page})
+			last = n
+		}
+	}
+
+	switch {
+	case view.Problems == 1:
+		view.Title = "1 problem · mcpwatch"
+	case view.Problems > 1:
+		view.Title = fmt.Sprintf("%d problems · mcpwatch", view.Problems)
+	case view.Total > 0:
+		view.Title = "all OK · mcpwatch"
+	}
+	return view
+}
+
+// newIndexRow is a row of the status page: newRow, with the lists and the
+// error cut to what fits a line.
+func newIndexRow(st metrics.ServerStatus, now time.Time) row {
+	r := newRow(details{Status: st}, now)
+	r.Missing, r.MissingMore = cutNames(r.Missing)
+	r.Forbidden, r.ForbiddenMore = cutNames(r.Forbidden)
+	r.ExtraCount, r.Extra = len(r.Extra), nil
+	r.ToolNames, r.Changed, r.Warnings = nil, nil, nil
+	if len(r.Error) > maxIndexError {
+		r.Error = strings.ToValidUTF8(r.Error[:maxIndexError], "") + "…"
+	}
+	return r
+}
+
+func cutNames(names []string) ([]string, int) {
+	if len(names) <= maxIndexNames {
+		return names, 0
+	}
+	return names[:maxIndexNames], len(names) - maxIndexNames
+}
+
+// banners are the problems of mcpwatch itself: a configuration that did not
+// reload, a lock file that cannot be read.
+func (d *Daemon) banners(now time.Time) []banner {
+	var out []banner
+	if msg, since := d.reloadFailure(); msg != "" {
+		out = append(out, banner{
+			Title: "The configuration did not reload; the previous one keeps running.",
+			Text:  msg,
+			Since: age(now.Sub(since)) + " ago",
+		})
+	}
+	if lh := d.lock.status(); lh.Err != "" {
+		out = append(out, banner{
+			Title: "The lock file " + lh.Path + " cannot be read; servers are compared with the last good lock, or none.",
+			Text:  lh.Err,
+			Since: age(now.Sub(lh.Since)) + " ago",
+		})
+	}
+	return out
 }
 
 type serverView struct {
@@ -179,41 +510,6 @@ type historyRow struct {
 	Record
 	At      string
 	Latency string
-}
-
-func (d *Daemon) handleIndex(w http.ResponseWriter, _ *http.Request) {
-	now := time.Now()
-	cfg := d.Config()
-	view := indexView{
-		Title:   "mcpwatch",
-		Version: d.version(),
-		Now:     now.UTC().Format(time.RFC3339),
-		Ready:   d.Ready(),
-		Config:  d.configPath(),
-		Lock:    cfg.Lock,
-		Refresh: 10,
-		Replica: d.opts.Replica,
-		Peers:   d.opts.PeerURLs,
-	}
-	if d.opts.Shard.Total > 1 {
-		view.Shard = d.opts.Shard.String()
-	}
-	counts := map[State]int{}
-	for _, name := range d.serverNames() {
-		s, ok := d.lookup(name)
-		if !ok {
-			continue
-		}
-		r := newRow(s.details(), now)
-		counts[r.State]++
-		view.Rows = append(view.Rows, r)
-	}
-	for _, st := range []State{StateFailed, StateMissing, StateForbidden, StatePending, StateOK} {
-		if counts[st] > 0 {
-			view.Counts = append(view.Counts, stateCount{st, counts[st]})
-		}
-	}
-	d.render(w, http.StatusOK, d.pages.index, view)
 }
 
 func (d *Daemon) handleServerPage(w http.ResponseWriter, r *http.Request) {
@@ -261,7 +557,9 @@ func (d *Daemon) render(w http.ResponseWriter, status int, t *template.Template,
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	// No script at all: filters, pages and refresh are links, a GET form
+	// and a meta refresh.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -91,12 +91,14 @@ func (d *Daemon) Reload() error {
 	}
 	if err != nil {
 		d.self.ReloadFailed()
+		d.setReloadFailure(err)
 		d.log.Error("configuration reload failed; the running configuration stays in force until the file is fixed",
 			zap.String("config", path), zap.Error(err))
 		return err
 	}
 	added, removed, changed := d.install(cfg, plans)
 	d.self.ReloadSucceeded(time.Now())
+	d.setReloadFailure(nil)
 	fields := []zap.Field{zap.String("config", path), zap.Int("servers", len(plans))}
 	for _, f := range []struct {
 		key   string
@@ -108,6 +110,30 @@ func (d *Daemon) Reload() error {
 	}
 	d.log.Info("configuration reloaded", fields...)
 	return nil
+}
+
+// setReloadFailure records the outcome of a reload for the status page's
+// banner: the error of a failed one (and since when reloads fail), nil for
+// a good one.
+func (d *Daemon) setReloadFailure(err error) {
+	d.healthMu.Lock()
+	defer d.healthMu.Unlock()
+	if err == nil {
+		d.reloadErr, d.reloadErrSince = "", time.Time{}
+		return
+	}
+	if d.reloadErr == "" {
+		d.reloadErrSince = time.Now()
+	}
+	d.reloadErr = err.Error()
+}
+
+// reloadFailure is the error of the last reload, if it failed, and since
+// when reloads fail.
+func (d *Daemon) reloadFailure() (string, time.Time) {
+	d.healthMu.Lock()
+	defer d.healthMu.Unlock()
+	return d.reloadErr, d.reloadErrSince
 }
 
 // configPath is the file a reload reads.

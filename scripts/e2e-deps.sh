@@ -5,6 +5,8 @@
 #   - Debian's prometheus (brings promtool) and prometheus-alertmanager (brings
 #     amtool), when promtool or prometheus-alertmanager is not on PATH;
 #   - node and npm (Debian's nodejs and npm), when missing;
+#   - Debian's chromium, for the status page's screenshot test (required
+#     when CI is set), when /usr/bin/chromium is missing;
 #   - the pinned MCP servers of testdata/peers (npm ci), when node_modules is
 #     absent or was installed from another package-lock.json.
 #
@@ -39,6 +41,14 @@ else
 	for tool in promtool prometheus prometheus-alertmanager amtool; do
 		have "$tool" || { say "$tool is still not on PATH after installing; is /usr/bin on PATH?" >&2; exit 1; }
 	done
+fi
+
+# Headless Chromium for the status page's screenshots (daemon tests).
+if [ -x /usr/bin/chromium ]; then
+	say "chromium present"
+else
+	apt_install chromium
+	[ -x /usr/bin/chromium ] || { say "/usr/bin/chromium is still missing after installing" >&2; exit 1; }
 fi
 
 # Node and npm for the real MCP servers.
