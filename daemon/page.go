@@ -367,6 +367,9 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	entries := make([]entry, 0, len(statuses))
 	for i := range statuses {
 		e := entry{status: statuses[i], state: stateOf(statuses[i].Last, statuses[i].Diff)}
+		if isProblem(e.state) {
+			view.Problems++ // of the whole fleet, whatever the filters
+		}
 		if !e.matches(lowerQ) {
 			continue
 		}
@@ -389,9 +392,6 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 			link.state = "" // the active filter's link turns it off
 		}
 		view.Counts = append(view.Counts, stateCount{State: st, Severity: severityOf(st), Count: counts[st], Href: link.href(), Active: q.state == string(st)})
-		if isProblem(st) && q.q == "" {
-			view.Problems += counts[st]
-		}
 	}
 	all := q
 	all.state, all.q, all.page = "", "", 1
@@ -399,14 +399,6 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	view.Filtered = q.state != "" || q.q != ""
 	if q.q != "" {
 		view.Refresh = 0 // a person is searching: do not reload under them
-	}
-	if !view.Filtered {
-		view.Problems = 0
-		for st, n := range counts {
-			if isProblem(st) {
-				view.Problems += n
-			}
-		}
 	}
 
 	slices.SortFunc(entries, func(a, b entry) int {
