@@ -17,13 +17,20 @@ import (
 // apiServer is one server in /api/v1/servers. It carries what a probe
 // observed and how it compared with the lock; never the target's
 // environment, headers or arguments, which may hold credentials.
+//
+// state is the verdict; ok is state == "ok", so the two never disagree;
+// probe_success is whether the last probe itself succeeded (as
+// mcpwatch_probe_success): a server whose probe succeeded with locked tools
+// missing is probe_success true, ok false, state "missing". Every duration
+// is seconds, a float, in a field named *_seconds; times are RFC 3339.
 type apiServer struct {
 	Name            string                  `json:"name"`
 	State           State                   `json:"state"`
 	Transport       probe.Transport         `json:"transport"`
 	Schedule        string                  `json:"schedule"`
 	IntervalSeconds float64                 `json:"interval_seconds,omitempty"`
-	OK              *bool                   `json:"ok,omitempty"` // absent until the first probe
+	OK              bool                    `json:"ok"`
+	ProbeSuccess    *bool                   `json:"probe_success,omitempty"` // absent until the first probe
 	Reason          probe.Reason            `json:"reason,omitempty"`
 	Error           string                  `json:"error,omitempty"`
 	HTTPStatus      int                     `json:"http_status,omitempty"`
@@ -40,7 +47,7 @@ type apiServer struct {
 	LastProbe       *time.Time              `json:"last_probe,omitempty"`
 	LastSuccess     *time.Time              `json:"last_success,omitempty"`
 	DurationSeconds float64                 `json:"duration_seconds"`
-	Timings         *apiTimings             `json:"timings_seconds,omitempty"`
+	Timings         *apiTimings             `json:"timings,omitempty"`
 	StderrTail      string                  `json:"stderr_tail,omitempty"`
 	Warnings        []string                `json:"warnings,omitempty"`
 	Credentials     *probe.CredentialStatus `json:"credentials,omitempty"` // expiries, OAuth refreshes; no value
@@ -51,10 +58,10 @@ type apiServer struct {
 }
 
 type apiTimings struct {
-	Connect   float64 `json:"connect"`
-	Handshake float64 `json:"handshake"`
-	List      float64 `json:"list"`
-	Total     float64 `json:"total"`
+	Connect   float64 `json:"connect_seconds"`
+	Handshake float64 `json:"handshake_seconds"`
+	List      float64 `json:"list_seconds"`
+	Total     float64 `json:"total_seconds"`
 }
 
 func newAPIServer(dt details) apiServer {
@@ -72,6 +79,7 @@ func newAPIServer(dt details) apiServer {
 		Failures:        st.Failures,
 		Skipped:         dt.Skipped,
 	}
+	a.OK = a.State == StateOK
 	if !st.LastSuccess.IsZero() {
 		t := st.LastSuccess
 		a.LastSuccess = &t
@@ -83,7 +91,7 @@ func newAPIServer(dt details) apiServer {
 	if last == nil {
 		return a
 	}
-	a.OK = &last.OK
+	a.ProbeSuccess = &last.OK
 	a.Reason, a.Error, a.HTTPStatus, a.RPCCode, a.Challenge = last.Reason, last.Error, last.HTTPStatus, last.RPCCode, last.Challenge
 	if last.Era != "" {
 		a.Era, a.ProtocolVersion, a.ServerName, a.ServerVersion = last.Era, last.ProtocolVersion, last.ServerName, last.ServerVersion

@@ -49,7 +49,10 @@ func TestEndpoints(t *testing.T) {
 		{"probe without server", "GET", "/probe", 400, nil},
 		{"probe of an unknown server", "GET", "/probe?server=nope", 404, nil},
 		{"api", "GET", "/api/v1/servers", 200, []string{`"name": "report"`, `"state": "missing"`, `"fetch_daily_report"`}},
-		{"api server", "GET", "/api/v1/servers/report", 200, []string{`"history"`, `"trigger": "schedule"`}},
+		{"api server", "GET", "/api/v1/servers/report", 200, []string{`"history"`, `"trigger": "schedule"`,
+			// The verdict and ok agree; the probe itself succeeded.
+			`"state": "missing"`, `"ok": false`, `"probe_success": true`,
+			`"connect_seconds": `, `"total_seconds": `, `"duration_seconds": `}},
 		{"api unknown server", "GET", "/api/v1/servers/nope", 404, nil},
 		{"status page", "GET", "/", 200, []string{"MISSING", "fetch_daily_report", "list_report_dates", `href="server/report"`}},
 		{"server page", "GET", "/server/report", 200, []string{"Last probes", "fetch_daily_report", "list_report_dates"}},

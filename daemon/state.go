@@ -56,18 +56,29 @@ func (v judgement) equal(o judgement) bool {
 		slices.Equal(v.missing, o.missing) && slices.Equal(v.forbidden, o.forbidden)
 }
 
-// String is the short form used as the "was" of a transition:
-// "ok", "missing [a b]", "failed reason=timeout".
-func (v judgement) String() string {
+// fields are the "was" of a transition, in the shape of the fields of the
+// line itself: was=missing was_missing=a,b; was=failed was_reason=timeout.
+func (v judgement) fields() []zap.Field {
+	f := []zap.Field{zap.String("was", string(v.state))}
 	switch v.state {
 	case StateFailed:
-		return "failed reason=" + string(v.reason)
-	case StateMissing:
-		return "missing [" + sanitize.Join(v.missing, " ") + "]"
-	case StateForbidden:
-		return "forbidden [" + sanitize.Join(v.forbidden, " ") + "]"
+		f = append(f, zap.String("was_reason", string(v.reason)))
+	case StateMissing, StateForbidden:
+		if len(v.missing) > 0 {
+			f = append(f, names("was_missing", v.missing))
+		}
+		if len(v.forbidden) > 0 {
+			f = append(f, names("was_forbidden", v.forbidden))
+		}
 	}
-	return string(v.state)
+	return f
+}
+
+// names is a list of tool names as every log line writes one: a single
+// value, comma-separated (missing=a,b), in logfmt and JSON alike, each name
+// through sanitize.Text.
+func names(key string, list []string) zap.Field {
+	return zap.String(key, sanitize.Join(list, ","))
 }
 
 // transition is a server's judgement before and after a probe, or a change
@@ -89,7 +100,7 @@ func logTransition(log *zap.Logger, server string, t transition) {
 	was, now, res, diff := t.was, t.now, t.res, t.diff
 	fields := []zap.Field{zap.String("server", server), zap.String("state", string(now.state))}
 	if was != nil {
-		fields = append(fields, zap.String("was", was.String()))
+		fields = append(fields, was.fields()...)
 	}
 	level, msg := zapcore.WarnLevel, ""
 	switch now.state {
@@ -101,19 +112,19 @@ func logTransition(log *zap.Logger, server string, t transition) {
 		}
 	case StateMissing:
 		msg = "locked tools missing"
-		fields = append(fields, zap.Strings("missing", sanitize.Lines(diff.Missing)),
+		fields = append(fields, names("missing", diff.Missing),
 			zap.Int("tools", len(res.Tools)), zap.Int("expected", len(diff.Expected)))
 		if len(diff.Forbidden) > 0 {
-			fields = append(fields, zap.Strings("forbidden", sanitize.Lines(diff.Forbidden)))
+			fields = append(fields, names("forbidden", diff.Forbidden))
 		}
 	case StateForbidden:
 		msg = "forbidden tools present"
-		fields = append(fields, zap.Strings("forbidden", sanitize.Lines(diff.Forbidden)), zap.Int("tools", len(res.Tools)))
+		fields = append(fields, names("forbidden", diff.Forbidden), zap.Int("tools", len(res.Tools)))
 	case StateFailed:
 		msg = "probe failed"
 		fields = append(fields, zap.String("reason", string(res.Reason)), zap.String("error", sanitize.Text(res.Error)))
-		if line := lastLine(res.StderrTail); line != "" {
-			fields = append(fields, zap.String("stderr", sanitize.Text(line)))
+		if tail := stderrField(res.StderrTail); tail != "" {
+			fields = append(fields, zap.String("stderr", sanitize.Text(tail)))
 		}
 	}
 	if was == nil {
@@ -125,16 +136,18 @@ func logTransition(log *zap.Logger, server string, t transition) {
 	log.Log(level, msg, fields...)
 }
 
-// lastLine is the last non-empty line of a stderr tail, cut to a length
-// that keeps a log line readable.
-func lastLine(tail string) string {
+// maxLoggedStderr bounds the stderr of a failure log line: the probe keeps
+// a tail of probe.DefaultStderrTailBytes, which this matches.
+const maxLoggedStderr = probe.DefaultStderrTailBytes
+
+// stderrField is the whole stderr tail of a failed probe for its log line
+// (the lines before the last often say why), without trailing blank lines,
+// and at most maxLoggedStderr bytes: the end of it, where the error is.
+// sanitize.Text escapes its line breaks, so it stays one log line.
+func stderrField(tail string) string {
 	tail = strings.TrimRight(tail, "\r\n\t ")
-	if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
-		tail = tail[i+1:]
-	}
-	const maxLen = 200
-	if len(tail) > maxLen {
-		tail = strings.ToValidUTF8(tail[:maxLen], "") + "…"
+	if len(tail) > maxLoggedStderr {
+		tail = "…" + strings.ToValidUTF8(tail[len(tail)-maxLoggedStderr:], "")
 	}
 	return tail
 }

@@ -150,7 +150,7 @@ type Result struct {
 
 	Tools       []Tool `json:"tools"`
 	Pages       int    `json:"pages"`
-	TTLMillis   *int64 `json:"ttl_ms,omitempty"` // modern results: the first page's ttlMs
+	TTLMillis   *int64 `json:"-"` // modern results: the first page's ttlMs; JSON has ttl_seconds
 	ListChanged int    `json:"list_changed_notifications,omitempty"`
 
 	Started  time.Time `json:"started"`
@@ -186,6 +186,45 @@ type Timings struct {
 	Total     time.Duration   `json:"total"`
 }
 
+// MarshalJSON writes every duration as seconds, a float, as the rest of
+// mcpwatch's JSON does: connect_seconds, handshake_seconds, pages_seconds,
+// total_seconds.
+func (t Timings) MarshalJSON() ([]byte, error) {
+	pages := make([]float64, len(t.Pages))
+	for i, p := range t.Pages {
+		pages[i] = p.Seconds()
+	}
+	return json.Marshal(struct {
+		Connect   float64   `json:"connect_seconds"`
+		Handshake float64   `json:"handshake_seconds"`
+		Pages     []float64 `json:"pages_seconds"`
+		Total     float64   `json:"total_seconds"`
+	}{t.Connect.Seconds(), t.Handshake.Seconds(), pages, t.Total.Seconds()})
+}
+
+// MarshalJSON adds ttl_seconds, the server's ttlMs in seconds.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result // without this method
+	out := struct {
+		plain
+		TTLSeconds *float64 `json:"ttl_seconds,omitempty"`
+	}{plain: plain(r)}
+	if r.TTLMillis != nil {
+		s := float64(*r.TTLMillis) / 1000
+		out.TTLSeconds = &s
+	}
+	return json.Marshal(out)
+}
+
+// MarshalJSON writes At as at_seconds.
+func (e TranscriptEntry) MarshalJSON() ([]byte, error) {
+	type plain TranscriptEntry
+	return json.Marshal(struct {
+		AtSeconds float64 `json:"at_seconds"`
+		plain
+	}{e.At.Seconds(), plain(e)})
+}
+
 // Challenge is a parsed WWW-Authenticate Bearer challenge.
 type Challenge struct {
 	Scheme           string `json:"scheme"`
@@ -198,7 +237,7 @@ type Challenge struct {
 // TranscriptEntry is one message of a debug transcript. Header values are
 // never recorded.
 type TranscriptEntry struct {
-	At        time.Duration   `json:"at"`        // since the probe started
+	At        time.Duration   `json:"-"`         // since the probe started; JSON has at_seconds
 	Direction string          `json:"direction"` // "send" or "recv"
 	Message   json.RawMessage `json:"message,omitempty"`
 	Note      string          `json:"note,omitempty"`

@@ -37,6 +37,7 @@ compares what it sees with the lock, and serves the results:
   /probe?server=N    probe one server now (&debug=true: a text transcript);
                      requests for one server share one probe, 429 past the bounds
   /api/v1/servers    the latest results as JSON (no secret values)
+  /api/v1/servers/N  one server, with its last probes
   /-/healthy         liveness
   /-/ready           200 once the first round of probes has finished
   POST /-/reload     reload the configuration (as SIGHUP does), with
