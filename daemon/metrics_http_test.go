@@ -123,7 +123,7 @@ func TestMetricsEndpoint(t *testing.T) {
 			if got := resp.Header.Get("Content-Encoding"); got != encoding {
 				t.Errorf("Content-Encoding %q, want %q", got, encoding)
 			}
-			if got := resp.Header.Get("Content-Type"); got != "text/plain; version=0.0.4; charset=utf-8" {
+			if got := resp.Header.Get("Content-Type"); !strings.HasPrefix(got, "text/plain; version=0.0.4; charset=utf-8") {
 				t.Errorf("Content-Type %q", got)
 			}
 			mfs := parseExposition(t, body)

@@ -43,6 +43,7 @@ type family struct {
 	// prefixes[i] the text before its value (the metric name and brace for
 	// the first).
 	header   string
+	omHeader string // the same for OpenMetrics: a counter's family name has no _total
 	order    []int
 	prefixes []string
 }
@@ -127,6 +128,11 @@ func newDescs() *descs {
 func (d *descs) add(name, typ string, render renderFunc, help string, labels ...string) *family {
 	f := &family{name: name, help: help, typ: typ, labels: labels, render: render}
 	f.header = "# HELP " + name + " " + escapeHelp(help) + "\n# TYPE " + name + " " + typ + "\n"
+	omName := name
+	if typ == typeCounter {
+		omName = strings.TrimSuffix(name, "_total")
+	}
+	f.omHeader = "# HELP " + omName + " " + escapeOMHelp(help) + "\n# TYPE " + omName + " " + typ + "\n"
 	if render != nil {
 		all := append([]string{"server"}, labels...)
 		f.order = make([]int, len(all))
@@ -154,6 +160,12 @@ func (d *descs) names() []string {
 		out[i] = f.name
 	}
 	return out
+}
+
+// escapeOMHelp escapes a HELP text as OpenMetrics wants: backslash, line
+// feed and double quote.
+func escapeOMHelp(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`).Replace(s)
 }
 
 // escapeHelp escapes a HELP text as the text format wants: backslash and

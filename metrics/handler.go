@@ -1,16 +1,20 @@
 package metrics
 
 import (
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/klauspost/compress/gzhttp"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Logger receives the errors of a scrape; *log.Logger is one.
@@ -18,18 +22,46 @@ type Logger interface {
 	Println(v ...any)
 }
 
+// acceptedFormats are the exposition formats /metrics and /probe offer, in
+// the order expfmt negotiates them against a client's Accept header:
+// OpenMetrics 1.0 and 0.0.1 and the text format 0.0.4, which TextWriter
+// writes straight from the statuses, and delimited protobuf, which goes
+// through expfmt's encoder. The text format is the default.
+var acceptedFormats = []expfmt.Format{
+	expfmt.FmtOpenMetrics_1_0_0,
+	expfmt.FmtOpenMetrics_0_0_1,
+	expfmt.FmtText,
+	expfmt.FmtProtoDelim,
+}
+
+// compress wraps a handler with gzip for clients that accept it
+// (Prometheus always does), at gzip.BestSpeed: the text compresses about 20
+// times at the lowest CPU cost. Every format is compressed.
+var compress = func() func(http.Handler) http.HandlerFunc {
+	wrap, err := gzhttp.NewWrapper(
+		gzhttp.CompressionLevel(gzip.BestSpeed),
+		gzhttp.MinSize(0),
+		gzhttp.EnableZstd(false),
+		gzhttp.ContentTypeFilter(func(string) bool { return true }),
+	)
+	if err != nil {
+		panic(err) // fixed, valid options: every test sees it
+	}
+	return wrap
+}()
+
 // Handler serves /metrics: the statuses of a Source written by a
 // TextWriter, then the families of mcpwatch's own registry (build, reload,
-// scheduling, Go and process), always in the text format, gzipped when the
-// client accepts it (Prometheus always does).
+// scheduling, Go and process), in the format expfmt negotiates with the
+// client (acceptedFormats), gzipped when the client accepts it.
 type Handler struct {
 	src      Source
 	own      prometheus.Gatherer
 	log      Logger
 	rendered map[string]bool // family names the TextWriter owns
+	serve    http.Handler    // ServeHTTP, compressed
 
 	writers sync.Pool // *TextWriter
-	gzips   gzipPool
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -42,6 +74,7 @@ func NewHandler(src Source, own prometheus.Gatherer, log Logger) *Handler {
 		h.rendered[f.name] = true
 	}
 	h.writers.New = func() any { return NewTextWriter() }
+	h.serve = compress(http.HandlerFunc(h.serveUncompressed))
 	return h
 }
 
@@ -49,36 +82,92 @@ func NewHandler(src Source, own prometheus.Gatherer, log Logger) *Handler {
 // the families it did gather are still served, as promhttp's
 // ContinueOnError does: a broken process collector must not hide the
 // servers' metrics.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.ServeHTTP(w, r) }
+
+func (h *Handler) serveUncompressed(w http.ResponseWriter, r *http.Request) {
 	statuses := h.src.Statuses()
-	body, finish := h.gzips.respond(w, r)
 	tw := h.writers.Get().(*TextWriter)
-	err := tw.WriteStatuses(body, statuses)
-	h.writers.Put(tw)
-	if err == nil {
-		err = h.writeOwn(body)
-	}
-	if err = finishWith(err, finish); err != nil {
+	defer h.writers.Put(tw)
+	err := respond(w, r, tw, func(tw *TextWriter, out io.Writer, om bool) error {
+		return tw.writeStatuses(out, statuses, om)
+	}, h.own, h.rendered, h.logf)
+	if err != nil {
 		h.logf("write the /metrics response: %v", err)
 	}
 }
 
-// writeOwn writes the families of the own registry. A family of the same name
-// as one the TextWriter wrote would make the whole scrape unreadable: it is
-// left out and logged (a test keeps the two sets apart).
-func (h *Handler) writeOwn(w io.Writer) error {
-	mfs, err := h.own.Gather()
-	if err != nil {
-		h.logf("gather mcpwatch's own metrics (the rest is served): %v", err)
-	}
-	for _, mf := range mfs {
-		if h.rendered[mf.GetName()] {
-			h.logf("metric family %s is both a server metric and one of mcpwatch's own; the second is left out", mf.GetName())
-			continue
+// respond negotiates the format, and writes the per-server families with
+// write and then the families of own (nil: none) to w. Text and OpenMetrics
+// are written straight by tw; protobuf is the text parsed back into metric
+// families and encoded by expfmt.
+func respond(w http.ResponseWriter, r *http.Request, tw *TextWriter, write func(*TextWriter, io.Writer, bool) error,
+	own prometheus.Gatherer, rendered map[string]bool, logf func(string, ...any)) error {
+	format := expfmt.NegotiateAccept(r.Header, acceptedFormats...)
+	w.Header().Set("Content-Type", string(format))
+	var ownFamilies []*dto.MetricFamily
+	if own != nil {
+		mfs, err := own.Gather()
+		if err != nil {
+			logf("gather mcpwatch's own metrics (the rest is served): %v", err)
 		}
-		if _, err := expfmt.MetricFamilyToText(w, mf); err != nil {
+		for _, mf := range mfs {
+			if rendered[mf.GetName()] {
+				logf("metric family %s is both a server metric and one of mcpwatch's own; the second is left out", mf.GetName())
+				continue
+			}
+			ownFamilies = append(ownFamilies, mf)
+		}
+	}
+
+	switch format.FormatType() {
+	case expfmt.TypeTextPlain, expfmt.TypeOpenMetrics:
+		om := format.FormatType() == expfmt.TypeOpenMetrics
+		if err := write(tw, w, om); err != nil {
 			return err
 		}
+		for _, mf := range ownFamilies {
+			var err error
+			if om {
+				_, err = expfmt.MetricFamilyToOpenMetrics(w, mf)
+			} else {
+				_, err = expfmt.MetricFamilyToText(w, mf)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if om {
+			_, err := expfmt.FinalizeOpenMetrics(w)
+			return err
+		}
+		return nil
+	}
+
+	// Protobuf: the text the writer renders, read back by expfmt's parser
+	// (one renderer of the per-server families), then every family sorted
+	// by name, as a registry gathers them.
+	var text bytes.Buffer
+	if err := write(tw, &text, false); err != nil {
+		return err
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	parsed, err := parser.TextToMetricFamilies(&text)
+	if err != nil {
+		return fmt.Errorf("read back the rendered text: %w", err)
+	}
+	all := ownFamilies
+	for _, mf := range parsed {
+		all = append(all, mf)
+	}
+	slices.SortFunc(all, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+	enc := expfmt.NewEncoder(w, format)
+	for _, mf := range all {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		return c.Close()
 	}
 	return nil
 }
@@ -91,84 +180,12 @@ func (h *Handler) logf(format string, args ...any) {
 
 // ServeServer answers the blackbox-style /probe?server=NAME with st's
 // metrics: the same series /metrics has for that server, written by the same
-// TextWriter, and nothing else. A write error means the client is gone, and
-// is not reported.
+// TextWriter, and nothing else, in the format the client negotiates. A
+// write error means the client is gone, and is not reported.
 func ServeServer(w http.ResponseWriter, r *http.Request, st ServerStatus) {
-	var gzips gzipPool
-	body, finish := gzips.respond(w, r)
-	_ = finishWith(WriteServerText(body, st), finish)
-}
-
-func finishWith(err error, finish func() error) error {
-	if ferr := finish(); err == nil {
-		err = ferr
-	}
-	return err
-}
-
-// gzipPool holds gzip writers for reuse: a fresh one allocates its
-// compressor's tables, which would be most of a scrape's garbage.
-type gzipPool struct {
-	pool sync.Pool
-}
-
-// respond writes the headers and returns where the body goes, compressed at
-// gzip.BestSpeed if r accepts gzip (the text compresses about 20 times at
-// the lowest CPU cost), and the func that ends the body.
-func (p *gzipPool) respond(w http.ResponseWriter, r *http.Request) (io.Writer, func() error) {
-	header := w.Header()
-	header.Set("Content-Type", ContentType)
-	header.Add("Vary", "Accept-Encoding")
-	if !acceptsGzip(r.Header.Values("Accept-Encoding")) {
-		return w, func() error { return nil }
-	}
-	header.Set("Content-Encoding", "gzip")
-	zw, _ := p.pool.Get().(*gzip.Writer)
-	if zw == nil {
-		// BestSpeed is a valid level: NewWriterLevel cannot fail.
-		zw, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
-	} else {
-		zw.Reset(w)
-	}
-	return zw, func() error {
-		err := zw.Close()
-		zw.Reset(io.Discard) // the pool must not keep the response alive
-		p.pool.Put(zw)
-		return err
-	}
-}
-
-// acceptsGzip reads Accept-Encoding headers: gzip listed with a q above 0,
-// or, if gzip is not listed, "*" so.
-func acceptsGzip(values []string) bool {
-	gzipQ, anyQ := -1.0, -1.0
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			coding, params, _ := strings.Cut(part, ";")
-			switch coding = strings.TrimSpace(coding); {
-			case strings.EqualFold(coding, "gzip"):
-				gzipQ = qValue(params)
-			case coding == "*":
-				anyQ = qValue(params)
-			}
-		}
-	}
-	if gzipQ >= 0 {
-		return gzipQ > 0
-	}
-	return anyQ > 0
-}
-
-// qValue reads the q parameter of a coding: 1 when absent or unreadable.
-func qValue(params string) float64 {
-	for param := range strings.SplitSeq(params, ";") {
-		name, value, _ := strings.Cut(param, "=")
-		if strings.TrimSpace(name) != "q" {
-			continue
-		}
-		if q, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
-			return q
-		}
-	}
-	return 1
+	compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = respond(w, r, NewTextWriter(), func(tw *TextWriter, out io.Writer, om bool) error {
+			return tw.writeServer(out, st, om)
+		}, nil, nil, func(string, ...any) {})
+	})).ServeHTTP(w, r)
 }

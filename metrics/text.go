@@ -39,6 +39,7 @@ type TextWriter struct {
 	fam     *family
 	pending bool
 	server  string
+	om      bool // OpenMetrics headers (see family.omHeader)
 
 	// Scratch reused between calls.
 	rows    []row
@@ -77,11 +78,17 @@ func WriteServerText(w io.Writer, st ServerStatus) error {
 // since Prometheus drops the samples of a repeated series. It returns the
 // first error of w.
 func (t *TextWriter) WriteStatuses(w io.Writer, statuses []ServerStatus) error {
-	t.begin(w, statuses)
+	return t.writeStatuses(w, statuses, false)
+}
+
+// writeStatuses is WriteStatuses, with OpenMetrics' HELP and TYPE lines if
+// om (the series are the same; the caller ends the exposition with # EOF).
+func (t *TextWriter) writeStatuses(w io.Writer, statuses []ServerStatus, om bool) error {
+	t.begin(w, statuses, om)
 	defer t.end()
 	for _, f := range t.descs.all {
 		if f == t.descs.servers {
-			t.buf = append(t.buf, f.header...)
+			t.buf = append(t.buf, t.header(f)...)
 			t.buf = append(t.buf, f.name...)
 			t.buf = append(t.buf, ' ')
 			t.buf = appendFloat(t.buf, float64(len(t.rows)))
@@ -100,7 +107,11 @@ func (t *TextWriter) WriteStatuses(w io.Writer, statuses []ServerStatus) error {
 // WriteServer writes the families of st alone to w, without
 // mcpwatch_servers. It returns the first error of w.
 func (t *TextWriter) WriteServer(w io.Writer, st ServerStatus) error {
-	t.begin(w, []ServerStatus{st})
+	return t.writeServer(w, st, false)
+}
+
+func (t *TextWriter) writeServer(w io.Writer, st ServerStatus, om bool) error {
+	t.begin(w, []ServerStatus{st}, om)
 	defer t.end()
 	for _, f := range t.descs.perServer {
 		t.writeFamily(f)
@@ -112,8 +123,16 @@ func (t *TextWriter) WriteServer(w io.Writer, st ServerStatus) error {
 	return t.err
 }
 
-func (t *TextWriter) begin(w io.Writer, statuses []ServerStatus) {
-	t.out, t.err = w, nil
+// header is f's HELP and TYPE lines in the format being written.
+func (t *TextWriter) header(f *family) string {
+	if t.om {
+		return f.omHeader
+	}
+	return f.header
+}
+
+func (t *TextWriter) begin(w io.Writer, statuses []ServerStatus, om bool) {
+	t.out, t.err, t.om = w, nil, om
 	t.buf = t.buf[:0]
 	for i := range statuses {
 		t.rows = append(t.rows, row{st: &statuses[i], server: escapeLabel(labelValue(statuses[i].Name, 0))})
@@ -150,7 +169,7 @@ func (t *TextWriter) sample(v float64, values ...string) {
 	f := t.fam
 	b := t.buf
 	if t.pending {
-		b = append(b, f.header...)
+		b = append(b, t.header(f)...)
 		t.pending = false
 	}
 	for i, idx := range f.order {

@@ -34,32 +34,6 @@ func TestFloatsAsPrometheusWritesThem(t *testing.T) {
 	}
 }
 
-func TestAcceptsGzip(t *testing.T) {
-	tests := []struct {
-		header []string
-		want   bool
-	}{
-		{nil, false},
-		{[]string{""}, false},
-		{[]string{"gzip"}, true},
-		{[]string{"GZIP"}, true},
-		{[]string{"identity"}, false},
-		{[]string{"deflate, gzip;q=0.5"}, true},
-		{[]string{"gzip;q=0"}, false},
-		{[]string{"gzip; q=0.0, identity"}, false},
-		{[]string{"*"}, true},
-		{[]string{"*;q=0"}, false},
-		{[]string{"gzip;q=0, *"}, false}, // gzip named and refused
-		{[]string{"br", "gzip"}, true},   // two header lines
-		{[]string{"gzip;q=bogus"}, true}, // an unreadable q is the default 1
-	}
-	for _, tt := range tests {
-		if got := acceptsGzip(tt.header); got != tt.want {
-			t.Errorf("acceptsGzip(%q) = %v, want %v", tt.header, got, tt.want)
-		}
-	}
-}
-
 // The text of mcpwatch's own registry follows the per-server families in
 // one exposition: a name in both would be a repeated family, which fails
 // the whole scrape.
