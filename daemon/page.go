@@ -70,6 +70,7 @@ type row struct {
 	MissingMore   int
 	ForbiddenMore int
 	ExtraCount    int
+	StderrLast    string // the last line of Stderr, cut, for the status page
 	Severity      string
 	Duplicate     []string
 	Changed       []string
@@ -457,7 +458,23 @@ func newIndexRow(st metrics.ServerStatus, now time.Time) row {
 	if len(r.Error) > maxIndexError {
 		r.Error = strings.ToValidUTF8(r.Error[:maxIndexError], "") + "…"
 	}
+	if !r.OK && r.Stderr != "" {
+		r.StderrLast = lastLine(r.Stderr, maxIndexError/2)
+	}
+	r.Stderr = ""
 	return r
+}
+
+// lastLine is the last non-empty line of a stderr tail, cut to max bytes.
+func lastLine(tail string, maxLen int) string {
+	tail = strings.TrimRight(tail, "\r\n\t ")
+	if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	if len(tail) > maxLen {
+		tail = strings.ToValidUTF8(tail[:maxLen], "") + "…"
+	}
+	return tail
 }
 
 func cutNames(names []string) ([]string, int) {
