@@ -8,6 +8,8 @@
 // the current statuses at every scrape (TextWriter), with no metric objects
 // in between, so a scrape of thousands of servers stays cheap, and a server
 // or a locked tool removed from the configuration or the lock leaves no
-// stale series. mcpwatch's own metrics live in a registry of their own;
-// Handler serves both. Nothing is registered on the global registry.
+// stale series; the same writer writes OpenMetrics, and protobuf goes
+// through expfmt's encoder (Handler negotiates the format with expfmt).
+// mcpwatch's own metrics live in a registry of their own; Handler serves
+// both. Nothing is registered on the global registry.
 package metrics
