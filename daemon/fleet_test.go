@@ -110,12 +110,12 @@ func TestStatusPageAtFleetScale(t *testing.T) {
 	if !strings.Contains(page, "<title>60 problems · mcpwatch</title>") {
 		t.Errorf("title does not count the 60 problems: %s", between(page, "<title>", "</title>"))
 	}
-	for _, want := range []string{">30 FAILED</a>", ">20 MISSING</a>", ">10 FORBIDDEN</a>", ">10 PENDING</a>", ">930 OK</a>", `href="?state=missing"`, `rel="next"`, `href="?page=5"`} {
+	for _, want := range []string{">30 FAILED</a>\n<a class=\"chip state sev-critical\" href=\"?state=forbidden\" title=\"show only forbidden\">10 FORBIDDEN</a>", ">20 MISSING</a>", ">10 PENDING</a>", ">930 OK</a>", `href="?state=missing"`, `rel="next"`, `href="?page=5"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("status page lacks %q", want)
 		}
 	}
-	order := []string{"state sev-critical\">FAILED", "state sev-critical\">MISSING", "state sev-critical\">FORBIDDEN", "state sev-pending\">PENDING", "state sev-ok\">OK"}
+	order := []string{"state sev-critical\">FAILED", "state sev-critical\">FORBIDDEN", "state sev-critical\">MISSING", "state sev-pending\">PENDING", "state sev-ok\">OK"}
 	body := page[strings.Index(page, "<tbody>"):]
 	last := -1
 	for _, o := range order {

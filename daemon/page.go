@@ -226,12 +226,14 @@ type pageLink struct {
 }
 
 // stateOrder is the order of the states on the status page: the ones that
-// page someone first, then the ones that need a look, then the rest.
-// A state not listed (from a newer verdict) sorts with the warnings.
+// page someone first, in the verdict package's order of severity (a failed
+// probe, a forbidden tool, a missing one), then the ones that need a look,
+// then the rest. A state not listed (a newer verdict) sorts with the
+// warnings, between the critical ones and pending.
 var stateOrder = map[State]int{
 	StateFailed:    0,
-	StateMissing:   1,
-	StateForbidden: 2,
+	StateForbidden: 1,
+	StateMissing:   2,
 	StatePending:   8,
 	StateOK:        9,
 }
