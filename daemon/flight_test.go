@@ -70,7 +70,7 @@ func (h *harness) probeAsync(ctx context.Context, name string) <-chan reply {
 			out <- reply{code: -1, body: err.Error()}
 			return
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		out <- reply{resp.StatusCode, string(b), resp.Header.Get("Retry-After")}
 	}()

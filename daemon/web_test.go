@@ -186,7 +186,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer idle.Close()
+	defer func() { _ = idle.Close() }()
 	if _, err := io.WriteString(idle, "GET /-/healthy HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.Close {
 		t.Fatalf("the server did not keep the connection alive")
 	}
@@ -205,7 +205,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer slow.Close()
+	defer func() { _ = slow.Close() }()
 	if _, err := io.WriteString(slow, "GET /-/healthy HTTP/1.1\r\nHost: 127.0.0.1\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestHTTPServerDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close(context.Background())
+	defer func() { _ = d.Close(context.Background()) }()
 	srv := d.newHTTPServer()
 	if srv.IdleTimeout != defaultIdleTimeout || srv.ReadHeaderTimeout != defaultReadHeaderTimeout || srv.ReadTimeout <= 0 || srv.MaxHeaderBytes <= 0 {
 		t.Errorf("server bounds: idle %s, read header %s, read %s, max header bytes %d",

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -118,7 +119,7 @@ func TestHandlerNegotiatesFormats(t *testing.T) {
 	var got []*dto.MetricFamily
 	for {
 		mf := &dto.MetricFamily{}
-		if err := dec.Decode(mf); err == io.EOF {
+		if err := dec.Decode(mf); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatalf("decode protobuf: %v", err)

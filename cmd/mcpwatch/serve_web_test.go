@@ -44,7 +44,7 @@ func TestServeUnderRoutePrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || loc != "/watch/" {
 		t.Errorf("GET / = %d Location %q, want 302 to /watch/", resp.StatusCode, loc)
 	}
@@ -60,7 +60,7 @@ func get(t *testing.T, url string) int {
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	return resp.StatusCode
 }
 
@@ -81,8 +81,8 @@ func TestServeSystemdSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close() // the duplicate in f stays open and listening
-	defer f.Close()
+	_ = l.Close() // the duplicate in f stays open and listening
+	defer func() { _ = f.Close() }()
 
 	cmd := exec.Command("/bin/sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@"`,
 		mcpwatchBin, "serve", "-c", config, "--web.systemd-socket", "--log.format", "json")
@@ -101,7 +101,7 @@ func TestServeSystemdSocket(t *testing.T) {
 	defer func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
-		logW.Close()
+		_ = logW.Close()
 		<-readDone
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", logs)
