@@ -387,21 +387,27 @@ func daemon() []cog.Builder[dashboard.Panel] {
 			WithTarget(series(`histogram_quantile(0.99, sum by (le, instance) (rate(mcpwatch_schedule_lag_seconds_bucket{`+fleet+`}[$__rate_interval])))`, "p99 {{instance}}")),
 		newTable().
 			Title("mcpwatch instances").
-			Description("Version of each mcpwatch, whether its last config reload succeeded (a failed one keeps the previous config) and when the config was last loaded.").
+			Description("Version of each mcpwatch, whether its last config reload succeeded (a failed one keeps the previous config) and when the config was last loaded, and whether its lock file reads (a failed read keeps the last good lock) and when it was last read.").
 			Datasource(datasource()).Unit("none").
 			Height(6).Span(24).
 			WithTarget(instant(`mcpwatch_build_info{`+fleet+`}`, true).RefId("build")).
 			WithTarget(instant(`mcpwatch_config_last_reload_successful{`+fleet+`}`, true).RefId("reload")).
 			WithTarget(instant(`1000 * mcpwatch_config_last_reload_success_timestamp_seconds{`+fleet+`}`, true).RefId("loaded")).
+			WithTarget(instant(`mcpwatch_lock_last_read_successful{`+fleet+`}`, true).RefId("lock")).
+			WithTarget(instant(`1000 * mcpwatch_lock_last_read_success_timestamp_seconds{`+fleet+`}`, true).RefId("lockread")).
 			WithTransformation(merge()).
 			WithTransformation(organize(
 				[]string{"Time", "__name__", "job", "Value #build"},
 				map[string]string{
 					"instance": "mcpwatch", "version": "Version", "revision": "Revision", "branch": "Branch",
 					"goversion": "Go", "Value #reload": "Last reload", "Value #loaded": "Config loaded",
+					"Value #lock": "Lock read", "Value #lockread": "Lock last read",
 				})).
 			OverrideByName("Last reload", append(colorBackground(),
 				dashboard.DynamicConfigValue{Id: "mappings", Value: okFailed()})).
-			OverrideByName("Config loaded", []dashboard.DynamicConfigValue{{Id: "unit", Value: "dateTimeAsIso"}}),
+			OverrideByName("Config loaded", []dashboard.DynamicConfigValue{{Id: "unit", Value: "dateTimeAsIso"}}).
+			OverrideByName("Lock read", append(colorBackground(),
+				dashboard.DynamicConfigValue{Id: "mappings", Value: okFailed()})).
+			OverrideByName("Lock last read", []dashboard.DynamicConfigValue{{Id: "unit", Value: "dateTimeAsIso"}}),
 	}
 }
