@@ -444,7 +444,7 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	case view.Problems > 1:
 		view.Title = fmt.Sprintf("%d problems · mcpwatch", view.Problems)
 	case view.Total > 0:
-		view.Title = "all OK · mcpwatch"
+		view.Title = "no problems · mcpwatch"
 	}
 	return view
 }
