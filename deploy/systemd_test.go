@@ -93,6 +93,27 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
 	}
+
+	// Socket activation: the socket unit, and the service with its drop-in.
+	socket := filepath.Join(dir, "mcpwatch.socket")
+	if err := os.WriteFile(socket, readFile(t, "systemd/mcpwatch.socket"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dropIn := filepath.Join(dir, "mcpwatch.service.d", "socket.conf")
+	if err := os.MkdirAll(filepath.Dir(dropIn), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := strings.ReplaceAll(string(readFile(t, "systemd/mcpwatch-socket.conf")), "/usr/local/bin/mcpwatch", stub)
+	if !strings.Contains(conf, "--web.systemd-socket") {
+		t.Errorf("the drop-in does not serve on the passed socket")
+	}
+	if err := os.WriteFile(dropIn, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(analyze, "verify", socket, path).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("systemd-analyze verify with socket activation: %v\n%s", err, out)
+	}
 }
 
 // TestSystemdExampleConfigLoads loads the example mcpwatch.yml with the
