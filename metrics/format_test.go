@@ -80,6 +80,9 @@ func TestHandlerNegotiatesFormats(t *testing.T) {
 	text := string(textBody)
 
 	resp, om := fetch(t, h, prometheusAccept)
+	if vary := resp.Header.Values("Vary"); !slices.Contains(vary, "Accept") || !slices.Contains(vary, "Accept-Encoding") {
+		t.Errorf("Vary %q, want Accept and Accept-Encoding", vary)
+	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text; version=1.0.0") {
 		t.Errorf("Content-Type for Prometheus = %q, want OpenMetrics 1.0.0", ct)
 	}

@@ -104,6 +104,7 @@ func respond(w http.ResponseWriter, r *http.Request, tw *TextWriter, write func(
 	own prometheus.Gatherer, rendered map[string]bool, logf func(string, ...any)) error {
 	format := expfmt.NegotiateAccept(r.Header, acceptedFormats...)
 	w.Header().Set("Content-Type", string(format))
+	w.Header().Add("Vary", "Accept") // and gzhttp adds Accept-Encoding
 	var ownFamilies []*dto.MetricFamily
 	if own != nil {
 		mfs, err := own.Gather()
