@@ -168,6 +168,7 @@ type Daemon struct {
 	// /probe's bounds: on-demand probes running, requests waiting.
 	onDemand      atomic.Int64
 	probeRequests atomic.Int64
+	prio          *priority
 }
 
 var _ metrics.Source = (*Daemon)(nil)
@@ -184,6 +185,7 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		table:   newTimetable(),
+		prio:    newPriority(),
 		servers: map[string]*server{},
 		conns:   probe.NewConnPool(),
 	}

@@ -15,9 +15,10 @@ import (
 // multiply work: every request for a server waits for the one probe of it
 // in flight (scheduled or on demand) rather than start another, a server
 // has at most Options.MaxProbeWaiters requests waiting and the daemon
-// maxProbeRequests, and on-demand probes take at most a quarter of the
-// pool's slots at once (onDemandLimit), so the schedule keeps the rest.
-// A request past a bound is answered 429 at once.
+// maxProbeRequests, on-demand probes take at most a quarter of the pool's
+// slots at once (onDemandLimit), and a slot that frees goes to a scheduled
+// probe waiting for one before any on-demand probe (priority.go). A request
+// past a bound is answered 429 at once.
 
 // maxProbeRequests bounds the /probe requests waiting in the whole daemon.
 const maxProbeRequests = 256

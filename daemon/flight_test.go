@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -190,5 +192,91 @@ func TestAbandonedProbeIsCanceled(t *testing.T) {
 	waitFor(t, "the probe to end", func() bool { return s.waiters() == 0 && g.waiting.Load() == 0 && h.d.onDemand.Load() == 0 })
 	if st := h.status("g"); st.Probes != 1 {
 		t.Errorf("%d probes recorded, want only the first round's", st.Probes)
+	}
+}
+
+// turnstile is an MCP server over streamable HTTP whose tools/list, once
+// armed, waits for a token: one probe released at a time. It records the
+// path (the server) of each tools/list in the order they arrive.
+type turnstile struct {
+	next    http.Handler
+	armed   atomic.Bool
+	tokens  chan struct{}
+	waiting atomic.Int64
+	mu      sync.Mutex
+	order   []string
+}
+
+func (g *turnstile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if bytes.Contains(body, []byte(`"tools/list"`)) && g.armed.Load() {
+		g.mu.Lock()
+		g.order = append(g.order, strings.TrimPrefix(r.URL.Path, "/"))
+		g.mu.Unlock()
+		g.waiting.Add(1)
+		select {
+		case <-g.tokens:
+		case <-r.Context().Done():
+		}
+		g.waiting.Add(-1)
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+func (g *turnstile) arrived() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.order)
+}
+
+// A slot that frees goes to the scheduled probe waiting for it, not to an
+// on-demand probe that asked before: scheduled probes come first.
+func TestScheduledProbesFirst(t *testing.T) {
+	g := &turnstile{next: probetest.Handler(probetest.Config{}), tokens: make(chan struct{}, 16)}
+	srv := httptest.NewServer(g)
+	t.Cleanup(func() {
+		close(g.tokens)
+		srv.Close()
+	})
+	servers := map[string]any{}
+	for _, n := range []string{"s1", "s2", "s3", "s4", "e", "f"} {
+		servers[n] = map[string]any{"url": srv.URL + "/" + n, "transport": "http", "timeout": "60s"}
+	}
+	path := writeConfig(t, t.TempDir(), map[string]any{
+		"defaults": map[string]any{"schedule": "@every 1h", "concurrency": 4},
+		"servers":  servers,
+	})
+	h := start(t, path, Options{})
+	waitFor(t, "the first round", h.d.Ready)
+	g.armed.Store(true)
+	fire := func(name string) {
+		s := h.server(name)
+		h.d.mu.RLock()
+		gen := s.gen
+		h.d.mu.RUnlock()
+		h.d.fire(slot{due: time.Now(), name: name, gen: gen})
+	}
+
+	for _, n := range []string{"s1", "s2", "s3", "s4"} {
+		fire(n)
+	}
+	waitFor(t, "the pool full of scheduled probes", func() bool { return g.waiting.Load() == 4 })
+	f := h.probeAsync(context.Background(), "f")
+	waitFor(t, "the on-demand probe waiting", func() bool { _, _, y := h.d.prio.counts(); return y == 1 })
+	fire("e")
+	waitFor(t, "the scheduled probe waiting", func() bool { s, _, _ := h.d.prio.counts(); return s == 1 })
+
+	g.tokens <- struct{}{} // one slot frees
+	waitFor(t, "the freed slot taken", func() bool { return len(g.arrived()) == 5 })
+	if got := g.arrived()[4]; got != "e" {
+		t.Errorf("the freed slot went to %s, want the scheduled probe of e (arrivals %v)", got, g.arrived())
+	}
+	g.armed.Store(false) // f and what follows pass at once
+	for range 5 {
+		g.tokens <- struct{}{}
+	}
+	if r := <-f; r.code != http.StatusOK {
+		t.Errorf("/probe of f = %d %q", r.code, r.body)
 	}
 }

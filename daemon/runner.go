@@ -79,19 +79,37 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	// Fingerprints are computed within the probe's deadline when the lock
 	// has any for the server, reusing those of unchanged schemas.
 	wantFingerprints := needsFingerprints(d.lock.get(lockPath), s.name)
+	// Scheduled probes first (priority.go): an on-demand one asks the pool
+	// only once no scheduled probe waits for a slot.
+	var waited func()
+	if scheduled.IsZero() {
+		gone, err := d.prio.admit(ctx, func() int { all, _ := pool.Sizes(); return all })
+		if err != nil {
+			return nil, false
+		}
+		waited = gone
+	} else {
+		waited = d.prio.scheduledWaits()
+	}
+	defer waited() // a probe that never started
+
 	obs := runner.Probe(ctx, pool, cfg, runner.Request{
 		Era:          s.rememberedEra(),
 		Fingerprint:  wantFingerprints,
-		Fingerprints: &s.fingerprints, // the caller holds s.busy: no other probe of s runs
+		Fingerprints: &s.fingerprints, // the caller holds s's flight: no other probe of s runs
 		Options: probe.Options{
 			MaxMessageBytes: defaults.MaxMessageBytes,
 			ClientVersion:   d.opts.Version,
 			Transcript:      transcript,
 			Conns:           d.conns,
 		},
-		Lookup:  d.opts.Lookup,
-		OnStart: func() func() { return d.self.ProbeStarted(scheduled, time.Now()) },
-		OAuth:   &d.oauth,
+		Lookup: d.opts.Lookup,
+		OnStart: func() func() {
+			slot := d.prio.started(waited)
+			done := d.self.ProbeStarted(scheduled, time.Now())
+			return func() { done(); slot() }
+		},
+		OAuth: &d.oauth,
 	})
 	res := obs.Result
 	if ctx.Err() != nil {
