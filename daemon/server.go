@@ -46,8 +46,8 @@ type server struct {
 	// waiting for the next probe.
 	observed []lockstore.Observed
 	lock     *lockstore.Lock
-	// fingerprints are reused from probe to probe; only the probe holding
-	// busy uses them.
+	// fingerprints are reused from probe to probe; only the probe in
+	// flight uses them.
 	fingerprints runner.FingerprintCache
 }
 
