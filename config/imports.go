@@ -50,7 +50,7 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 	if err != nil {
 		return nil, fmt.Errorf("client config %s: %w", path, err)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := os.ReadFile(abs) //nolint:gosec // G304: the client configuration file the operator named
 	if err != nil {
 		return nil, fmt.Errorf("read client config: %w", err)
 	}
@@ -245,9 +245,10 @@ func stripJSONC(data []byte) ([]byte, []jsoncExtra) {
 		c := out[i]
 		switch {
 		case inString:
-			if c == '\\' {
+			switch c {
+			case '\\':
 				i++
-			} else if c == '"' {
+			case '"':
 				inString = false
 			}
 		case c == '"':

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -35,7 +36,11 @@ func checkServer(d *decoder, s *Server, keys serverKeys) {
 
 	checkRef := func(key, value string) {
 		if _, err := parseTemplate(value); err != nil {
-			d.errorf(key, "%s", err.(*ExpandError).msg)
+			if e := (*ExpandError)(nil); errors.As(err, &e) {
+				d.errorf(key, "%s", e.msg)
+			} else {
+				d.errorf(key, "%v", err)
+			}
 		}
 	}
 	checkRef(at("command"), s.Command)

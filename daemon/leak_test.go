@@ -122,7 +122,7 @@ func buildTestServer(t *testing.T, dir string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go") //nolint:staticcheck // SA1019: only when go is not on PATH; a test binary runs where it was built
 	}
 	out := filepath.Join(dir, "mcpwatch-testserver")
 	cmd := exec.Command(goTool, "build", "-o", out, "github.com/mcpwatch/mcpwatch/cmd/mcpwatch-testserver")

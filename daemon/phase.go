@@ -43,11 +43,11 @@ func phaseOf(name string, interval time.Duration, replica string) time.Duration 
 	h := fnv.New64a()
 	ordinal, hasOrdinal := shard.Ordinal(replica)
 	if replica != "" && !hasOrdinal {
-		h.Write([]byte(replica))
-		h.Write([]byte{0}) // no name can run into the replica's
+		_, _ = h.Write([]byte(replica)) // a hash.Hash never returns an error
+		_, _ = h.Write([]byte{0})       // no name can run into the replica's
 	}
-	h.Write([]byte(name))
-	phase := time.Duration(h.Sum64() % uint64(interval))
+	_, _ = h.Write([]byte(name))
+	phase := time.Duration(h.Sum64() % uint64(interval)) //nolint:gosec // G115: interval is positive (an @every schedule) and the remainder is below it
 	if hasOrdinal {
 		phase = (phase + replicaOffset(ordinal, interval)) % interval
 	}

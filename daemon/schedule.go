@@ -81,7 +81,7 @@ func jitter(gap, limit time.Duration) time.Duration {
 	if window <= 0 {
 		return 0
 	}
-	return rand.N(window)
+	return rand.N(window) //nolint:gosec // G404: start-time jitter, nothing secret
 }
 
 // nextAfter is the firing of s that follows the one due at due. A daemon

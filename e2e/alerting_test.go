@@ -165,8 +165,12 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 		if err := allResolved(rx, emptied); err != nil {
 			return err
 		}
-		if alerts, err := prom.alerts(); err != nil || len(alerts) > 0 {
-			return fmt.Errorf("prometheus still holds %s %v", describeAlerts(alerts), err)
+		alerts, err := prom.alerts()
+		if err != nil {
+			return fmt.Errorf("read Prometheus' alerts: %w", err)
+		}
+		if len(alerts) > 0 {
+			return fmt.Errorf("prometheus still holds %s", describeAlerts(alerts))
 		}
 		return nil
 	})

@@ -114,7 +114,10 @@ func (p *proc) running() error {
 		if p.stopped {
 			return nil
 		}
-		return fmt.Errorf("%s exited unexpectedly (%v); see its log %s", p.name, p.waitErr, p.logPath)
+		if p.waitErr == nil {
+			return fmt.Errorf("%s exited unexpectedly (status 0); see its log %s", p.name, p.logPath)
+		}
+		return fmt.Errorf("%s exited unexpectedly (%w); see its log %s", p.name, p.waitErr, p.logPath)
 	default:
 		return nil
 	}

@@ -3,6 +3,7 @@ package lockstore
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := Parse(data)
 		if err != nil {
-			if _, ok := err.(*ParseError); !ok {
+			if pe := (*ParseError)(nil); !errors.As(err, &pe) {
 				t.Fatalf("Parse error is %T, not *ParseError: %v", err, err)
 			}
 			return

@@ -47,11 +47,11 @@ type osFS struct{}
 func (osFS) syncFile(f *os.File) error    { return f.Sync() }
 func (osFS) rename(from, to string) error { return os.Rename(from, to) }
 func (osFS) syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := os.Open(dir) //nolint:gosec // G304: the directory of the lock file being written
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }() // opened to fsync, read-only
 	return d.Sync()
 }
 
@@ -82,8 +82,8 @@ func writeAtomicPerm(path, name string, data []byte, fsys fileSystem, force fs.F
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()           // may already be closed; the error is not the news
-			os.Remove(tmp.Name()) // leave nothing behind
+			_ = tmp.Close()           // may already be closed; the error is not the news
+			_ = os.Remove(tmp.Name()) // leave nothing behind
 		}
 	}()
 	if err := tmp.Chmod(perm); err != nil {

@@ -182,7 +182,11 @@ func TestWriteIntoReadOnlyDirectoryLeavesTheOldLock(t *testing.T) {
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	t.Cleanup(func() {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Error(err)
+		}
+	})
 	if err := Write(path, sampleLock()); err == nil || !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("Write into a read-only dir = %v, want a permission error", err)
 	}

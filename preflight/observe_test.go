@@ -42,7 +42,7 @@ func TestObserveBounds(t *testing.T) {
 					t.Errorf("%s: reason %q, want timeout", o.Server.Name, o.Result.Reason)
 				}
 			}
-			if took < time.Duration(tc.minWaves)*timeout {
+			if took < tc.minWaves*timeout {
 				t.Errorf("took %s, want at least %d waves of %s: the bound was not kept", took, tc.minWaves, timeout)
 			}
 			if tc.maxDur > 0 && took > tc.maxDur {

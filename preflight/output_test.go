@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -147,7 +148,7 @@ func validateJUnit(t *testing.T, data []byte) junitDoc {
 	stack := []string{""}
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

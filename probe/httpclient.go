@@ -233,7 +233,7 @@ func (t *connTracker) wrap(dial dialFunc) dialFunc {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.closed {
-			conn.Close()
+			_ = conn.Close()
 			return nil, net.ErrClosed
 		}
 		t.open[tc] = struct{}{}
@@ -248,7 +248,7 @@ func (t *connTracker) closeAll() {
 	t.open = map[*trackedConn]struct{}{}
 	t.mu.Unlock()
 	for c := range open {
-		c.Conn.Close()
+		_ = c.Conn.Close()
 	}
 }
 

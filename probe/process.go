@@ -37,7 +37,7 @@ func spawn(t Target) (cmd *exec.Cmd, stdin, stdout, stderr *os.File, err error) 
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
-			f.Close()
+			_ = f.Close()
 		}
 	}
 	pipe := func() (r, w *os.File, err error) {
@@ -55,7 +55,7 @@ func spawn(t Target) (cmd *exec.Cmd, stdin, stdout, stderr *os.File, err error) 
 		return nil, nil, nil, nil, failf(ReasonSpawnFailed, "start %q: create pipes: %w", t.Command, err)
 	}
 
-	cmd = exec.Command(t.Command, t.Args...)
+	cmd = exec.Command(t.Command, t.Args...) //nolint:gosec // G204: running the command the operator configured is what a stdio probe is; nothing a server sends reaches it
 	cmd.Env = serverEnv(t, os.Environ())
 	cmd.Dir = t.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
@@ -69,9 +69,9 @@ func spawn(t Target) (cmd *exec.Cmd, stdin, stdout, stderr *os.File, err error) 
 		return nil, nil, nil, nil, &Failure{Reason: ReasonSpawnFailed, Err: describeStartError(t.Command, err)}
 	}
 	// The child has its ends; ours must go, or we would never see EOF.
-	stdinR.Close()
-	stdoutW.Close()
-	stderrW.Close()
+	_ = stdinR.Close()
+	_ = stdoutW.Close()
+	_ = stderrW.Close()
 
 	return cmd, stdinW, stdoutR, stderrR, nil
 }

@@ -344,7 +344,7 @@ func (s *session) discovered(raw json.RawMessage) (Era, string, error) {
 		Meta              json.RawMessage `json:"_meta"`
 	}
 	if json.Unmarshal(raw, &r) != nil || isAbsent(r.SupportedVersions) {
-		return EraLegacy, "", nil
+		return EraLegacy, "", nil //nolint:nilerr // a reply that is no discover result is what a legacy server sends: an answer, not a failure
 	}
 	var versions []string
 	if err := json.Unmarshal(r.SupportedVersions, &versions); err != nil {

@@ -136,7 +136,7 @@ func (c *stdioConn) readStderr() {
 	buf := make([]byte, 4096)
 	for {
 		n, err := c.stderr.Read(buf)
-		c.tail.Write(buf[:n])
+		_, _ = c.tail.Write(buf[:n])
 		if err != nil {
 			return
 		}
@@ -184,7 +184,7 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 	var m message
 	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
 		c.obs.warn("stdout: skipped a line that is not JSON-RPC: %q", truncate(string(line), 80))
-		return nil
+		return nil //nolint:nilerr // servers log to stdout too: a line that is not JSON-RPC is skipped with a warning, not a failure
 	}
 	switch {
 	case m.isResponse():
@@ -387,7 +387,7 @@ func (c *stdioConn) setProtocol(era Era, _ string) {
 func (c *stdioConn) close(context.Context) {
 	c.closeOnce.Do(func() {
 		c.stopKill()
-		c.stdin.Close()
+		_ = c.stdin.Close()
 		c.killGroup()
 		<-c.exited // the leader got SIGKILL: it is reaped at once
 		// A member forked between the first kill and the leader's death
@@ -412,10 +412,10 @@ func (c *stdioConn) drain(done chan struct{}, f *os.File) {
 	select {
 	case <-done:
 	case <-grace.C:
-		f.Close()
+		_ = f.Close()
 		<-done
 	}
-	f.Close()
+	_ = f.Close()
 }
 
 // stderrTail is what the server last wrote on stderr, bounded.

@@ -40,7 +40,7 @@ func runCheckTiming(ctx context.Context, mcpwatch, testserver, kind, era string,
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	testserver, err = filepath.Abs(testserver)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func runCheckTiming(ctx context.Context, mcpwatch, testserver, kind, era string,
 // or warms a cache does: time spent waiting, not computing.
 
 func writeCheckConfig(dir, testserver, kind, era string, delay time.Duration, n int) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return "", err
 	}
 	var eras []probetest.Era
@@ -123,7 +123,7 @@ func writeCheckConfig(dir, testserver, kind, era string, delay time.Duration, n 
 			return "", err
 		}
 		path = filepath.Join(dir, ".mcp.json")
-		if err := os.WriteFile(path, raw, 0o644); err != nil {
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
 			return "", err
 		}
 	case "mcpwatch.yml":
@@ -139,7 +139,7 @@ func writeCheckConfig(dir, testserver, kind, era string, delay time.Duration, n 
 			lock[name] = toolNames(probetest.DefaultTools())
 		}
 		path = filepath.Join(dir, "mcpwatch.yml")
-		if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(yml), 0o600); err != nil {
 			return "", err
 		}
 	default:
@@ -149,7 +149,7 @@ func writeCheckConfig(dir, testserver, kind, era string, delay time.Duration, n 
 	if err != nil {
 		return "", err
 	}
-	return path, os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), raw, 0o644)
+	return path, os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), raw, 0o600)
 }
 
 // timeCheck runs `mcpwatch check` in the configuration's directory and
@@ -160,7 +160,7 @@ func timeCheck(ctx context.Context, mcpwatch, config string) (time.Duration, err
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "check", "--config.file", config, "--lock.file", filepath.Join(filepath.Dir(config), "mcp-tools.lock.json"))
+	cmd := exec.CommandContext(ctx, bin, "check", "--config.file", config, "--lock.file", filepath.Join(filepath.Dir(config), "mcp-tools.lock.json")) //nolint:gosec // G204: the mcpwatch binary the harness measures (-mcpwatch)
 	cmd.Dir = filepath.Dir(config)
 	cmd.Env = minimalEnv()
 	start := time.Now()

@@ -48,7 +48,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	if o.keep {
 		fmt.Fprintf(o.out, "work directory kept: %s\n", dir)
 	} else {
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }()
 	}
 	ds := daemonSettings{interval: o.interval, timeout: o.timeout, concurrency: o.concurrency, stdioConcurrency: o.stdioConcurrency}
 	runID := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
@@ -318,10 +318,10 @@ func saveProfile(ctx context.Context, d *daemonProc, path, dir, name string) err
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, name), body, 0o644)
+	return os.WriteFile(filepath.Join(dir, name), body, 0o600)
 }
 
 // minimalEnv is what mcpwatch gets: enough to run, nothing of the

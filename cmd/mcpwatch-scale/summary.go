@@ -36,11 +36,11 @@ type results struct {
 }
 
 func readResults(path string) (*results, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the results file the operator named with -summary
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	rs := &results{scale: map[string]*result{}, check: map[string]*checkResult{}, preflight: map[string]*preflightResult{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -89,7 +89,7 @@ func (r *result) netCPUPer1000() float64 {
 // round of the window (one more when the reads around the window caught
 // an extra).
 func (r *result) onSchedule() bool {
-	return r.Skipped == 0 && r.PerServerMin >= uint64(r.Rounds) && r.PerServerMax <= uint64(r.Rounds)+1
+	return r.Skipped == 0 && r.PerServerMin >= uint64(r.Rounds) && r.PerServerMax <= uint64(r.Rounds)+1 //nolint:gosec // G115: Rounds counts rounds, never negative
 }
 
 // verdict is one line of the targets table.

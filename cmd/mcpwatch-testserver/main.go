@@ -136,6 +136,8 @@ func serveHTTP(ctx context.Context, cfg probetest.Config, addr string, stderr io
 	if err := hs.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shut down HTTP server: %w", err)
 	}
-	<-served
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve HTTP on %s: %w", addr, err)
+	}
 	return nil
 }

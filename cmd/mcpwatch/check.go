@@ -218,7 +218,7 @@ func appendMarkdown(path string, r *preflight.Report) error {
 	if err := preflight.WriteMarkdown(&buf, r); err != nil {
 		return err
 	}
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600) //nolint:gosec // G304: the step summary file GitHub Actions names in $GITHUB_STEP_SUMMARY
 	if err != nil {
 		return fmt.Errorf("open $GITHUB_STEP_SUMMARY: %w", err)
 	}

@@ -194,7 +194,9 @@ func TestCheckUsageAndConfigErrors(t *testing.T) {
 		{"no lock", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "mcp-tools.lock.json")) }, nil, exitConfig,
 			[]string{"MCP preflight FAILED: no lock file at ", "mcp-tools.lock.json; run 'mcpwatch lock' first"}},
 		{"broken lock", func(t *testing.T, dir string) {
-			os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), []byte(`{"report": {"error": "ProbeTimeout"}}`), 0o644)
+			if err := os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), []byte(`{"report": {"error": "ProbeTimeout"}}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}, nil, exitConfig, []string{"MCP preflight FAILED: lock file ", `server "report"`}},
 		{"locked server not configured", func(t *testing.T, dir string) {
 			writeJSON(t, dir, "mcp-tools.lock.json", map[string][]string{"report": {"list_report_dates"}, "gone": {"a_tool"}})
@@ -358,7 +360,9 @@ func TestCheckFormats(t *testing.T) {
 	})
 	t.Run("github", func(t *testing.T) {
 		summary := filepath.Join(t.TempDir(), "step-summary.md")
-		os.WriteFile(summary, []byte("earlier step\n"), 0o644)
+		if err := os.WriteFile(summary, []byte("earlier step\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		env := map[string]string{"GITHUB_STEP_SUMMARY": summary}
 		r := runBin(t, dir, env, "check", "--format", "github")
 		if r.code != exitConfig {
@@ -452,13 +456,18 @@ func TestCheckConfigAndLockLocations(t *testing.T) {
 	t.Parallel()
 	token := "test-token"
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
-	os.MkdirAll(filepath.Join(dir, "locks"), 0o755)
+	for _, sub := range []string{"agents", "locks"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	writeJSON(t, dir, "agents/claude.json", claudeCodeConfig(map[string]any{"report": reportEntry(t)}))
 	writeJSON(t, dir, "locks/tools.json", map[string][]string{"report": {"fetch_daily_report", "list_report_dates"}})
 	// A different server set in ./mcpwatch.yml, with its own lock next to it.
 	yml := "servers:\n  yml-report:\n    command: " + strconv.Quote(reportserverBin(t)) + "\n    env: {REPORT_API_TOKEN: \"${REPORT_API_TOKEN}\"}\n"
-	os.WriteFile(filepath.Join(dir, "mcpwatch.yml"), []byte(yml), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "mcpwatch.yml"), []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	writeJSON(t, dir, "mcp-tools.lock.json", map[string][]string{"yml-report": {"list_report_dates"}})
 
 	cases := []struct {

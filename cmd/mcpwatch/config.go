@@ -158,11 +158,11 @@ func isClientConfig(path string) bool {
 	case ".yml", ".yaml":
 		return false
 	}
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the configuration file the operator named or the one in the working directory
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	r := bufio.NewReader(f)
 	for {
 		b, err := r.ReadByte()

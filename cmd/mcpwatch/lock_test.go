@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,7 +187,7 @@ func TestSeedScriptSharesTheLock(t *testing.T) {
 		}
 		out, err := cmd.CombinedOutput()
 		r := cliResult{stdout: string(out)}
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			r.code = ee.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)

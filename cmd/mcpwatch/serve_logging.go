@@ -56,7 +56,7 @@ func usesTLS(webConfigFile string) bool {
 	if webConfigFile == "" {
 		return false
 	}
-	data, err := os.ReadFile(webConfigFile)
+	data, err := os.ReadFile(webConfigFile) //nolint:gosec // G304: the file the operator named with --web.config.file
 	if err != nil {
 		return false
 	}

@@ -26,7 +26,7 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(out, b, 0o644); err != nil {
+	if err := os.WriteFile(out, b, 0o644); err != nil { //nolint:gosec // G306: a file committed to the repository, readable by all
 		return fmt.Errorf("write dashboard: %w", err)
 	}
 	return nil

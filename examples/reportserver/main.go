@@ -120,8 +120,10 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, stderr io.Write
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(shutdownCtx); err != nil {
-		hs.Close()
+		_ = hs.Close() // cuts the streams that outlived the grace period
 	}
-	<-served
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve HTTP: %w", err)
+	}
 	return nil
 }

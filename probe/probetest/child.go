@@ -110,7 +110,7 @@ func spawnGrandchild(pidFile string) error {
 	if err != nil {
 		return fmt.Errorf("find own executable for the grandchild: %w", err)
 	}
-	cmd := exec.Command(exe, "-test.run=^$")
+	cmd := exec.Command(exe, "-test.run=^$") //nolint:gosec // G204: the kit re-runs its own test binary
 	cmd.Env = append(withoutVar(os.Environ(), EnvConfig), envGrandchild+"="+pidFile)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -138,9 +138,9 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }() // gone after the rename; left by a failed write
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return fmt.Errorf("write pid file %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {

@@ -151,7 +151,7 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request) bool {
 		// The nearest thing to a crashed server: the connection drops
 		// without a status line.
 		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			conn.Close()
+			_ = conn.Close()
 		} else {
 			panic(http.ErrAbortHandler)
 		}
