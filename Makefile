@@ -7,6 +7,8 @@ LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
              -X github.com/prometheus/common/version.Revision=$(REVISION) \
              -X github.com/prometheus/common/version.Branch=main
 export CGO_ENABLED ?= 1
+# golangci-lint as scripts/lint-deps.sh installs it (the version is pinned there).
+GOLANGCI_LINT ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/golangci-lint
 
 .PHONY: all build run test lint e2e bench build-bench bench-scale clean
 
@@ -42,6 +44,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	@test -x $(GOLANGCI_LINT) || { echo "make lint: no $(GOLANGCI_LINT); run scripts/lint-deps.sh"; exit 1; }
+	$(GOLANGCI_LINT) run ./...
 
 # End to end, with real programs: the built mcpwatch against @modelcontextprotocol/server-everything
 # (pinned in testdata/peers) over stdio, streamable HTTP and SSE, and the page path: mcpwatch serve ->
