@@ -1,6 +1,9 @@
 package runner
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // Pool bounds how many probes run at once, overall and of stdio servers
 // (each of which is a process, with its memory and start-up CPU). Its
@@ -9,6 +12,9 @@ import "context"
 type Pool struct {
 	all   chan struct{}
 	stdio chan struct{}
+	// waiting counts the Acquires that found their slot taken and wait for
+	// one (tests wait on it instead of sleeping).
+	waiting atomic.Int32
 }
 
 // NewPool returns a Pool of all slots, of which at most stdio go to stdio
@@ -28,19 +34,15 @@ func (p *Pool) Sizes() (all, stdio int) { return cap(p.all), cap(p.stdio) }
 // once when the probe ends.
 func (p *Pool) Acquire(ctx context.Context, stdio bool) (release func(), err error) {
 	if stdio {
-		select {
-		case p.stdio <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := p.take(ctx, p.stdio); err != nil {
+			return nil, err
 		}
 	}
-	select {
-	case p.all <- struct{}{}:
-	case <-ctx.Done():
+	if err := p.take(ctx, p.all); err != nil {
 		if stdio {
 			<-p.stdio
 		}
-		return nil, ctx.Err()
+		return nil, err
 	}
 	return func() {
 		<-p.all
@@ -48,4 +50,25 @@ func (p *Pool) Acquire(ctx context.Context, stdio bool) (release func(), err err
 			<-p.stdio
 		}
 	}, nil
+}
+
+// take puts a token into slots, waiting for room or for ctx to end; once
+// ctx has ended it takes no slot, free or not.
+func (p *Pool) take(ctx context.Context, slots chan struct{}) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case slots <- struct{}{}:
+		return nil
+	default:
+	}
+	p.waiting.Add(1)
+	defer p.waiting.Add(-1)
+	select {
+	case slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -71,7 +71,7 @@ func TestStdioWaitLeavesSharedSlotsFree(t *testing.T) {
 	release := take(t, p, true)
 	defer release()
 	cancel, done := wait(p, true)
-	time.Sleep(50 * time.Millisecond) // let the second stdio probe start waiting
+	waitForWaiters(t, p, 1) // the second stdio probe waits (for whichever slot it lacks)
 
 	// Generous: a correct pool answers at once, a wrong one never.
 	ctx, stop := context.WithTimeout(t.Context(), 5*time.Second)
@@ -93,8 +93,9 @@ func TestCanceledWaitGivesBackItsStdioSlot(t *testing.T) {
 	p := NewPool(1, 1)
 	httpRelease := take(t, p, false)
 	cancel, done := wait(p, true)
-	for len(p.stdio) == 0 { // the stdio slot is taken; it now waits for the shared one
-		time.Sleep(time.Millisecond)
+	waitForWaiters(t, p, 1) // it took the stdio slot and waits for the shared one
+	if len(p.stdio) != 1 {
+		t.Fatalf("%d stdio slots taken while the stdio probe waits for a shared one, want 1", len(p.stdio))
 	}
 	cancel()
 	if err := <-done; err == nil {
@@ -132,4 +133,27 @@ func wait(p *Pool, stdio bool) (cancel func(), done <-chan error) {
 		out <- err
 	}()
 	return cancel, out
+}
+
+// waitForWaiters waits until n Acquires of p wait for a slot. They count
+// themselves just before they block, and nothing here releases a slot, so
+// from then on they are waiting, however loaded the machine.
+func waitForWaiters(t *testing.T, p *Pool, n int32) {
+	t.Helper()
+	if !awaitWaiters(p, n) {
+		t.Fatalf("%d of %d Acquires waiting after 20s", p.waiting.Load(), n)
+	}
+}
+
+// awaitWaiters is waitForWaiters for a goroutine other than the test's:
+// false after a bound only a failing pool reaches.
+func awaitWaiters(p *Pool, n int32) bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for p.waiting.Load() < n {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/config"
@@ -151,7 +152,12 @@ func TestProbeCanceledWhileWaiting(t *testing.T) {
 	pool := NewPool(1, 1)
 	defer take(t, pool, false)()
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(50*time.Millisecond, cancel)
+	go func() { // cancel once the probe waits, not before it got there
+		if !awaitWaiters(pool, 1) {
+			t.Error("the probe never waited for its slot")
+		}
+		cancel()
+	}()
 	s := config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp"}
 	obs := Probe(ctx, pool, s, Request{OnStart: func() func() {
 		t.Error("a canceled probe started")
@@ -163,16 +169,33 @@ func TestProbeCanceledWhileWaiting(t *testing.T) {
 }
 
 // The deadline starts when the probe gets its slot: a probe that waited
-// longer than its timeout still has all of it.
+// longer than its timeout still has all of it. In a synctest bubble, time
+// moves only while every goroutine of the test waits: the wait for the slot
+// takes its 1.5 timeouts at once, and the probe's own network round trips
+// (real, to a server outside the bubble) take no time on that clock however
+// loaded the machine, so the probe has exactly its timeout.
 func TestProbeDeadlineStartsAtSlot(t *testing.T) {
 	const timeout = time.Second
-	pool := NewPool(1, 1)
-	time.AfterFunc(3*timeout/2, take(t, pool, false))
-	s := config.Server{Name: "remote", URL: httpServer(t, probetest.Config{}), Transport: probe.TransportHTTP, Timeout: timeout}
-	obs := Probe(t.Context(), pool, s, Request{})
-	if !obs.Result.OK || obs.Timeout != timeout {
-		t.Errorf("after waiting %s for its slot: result %+v, timeout %s; want ok within %s", 3*timeout/2, obs.Result, obs.Timeout, timeout)
-	}
+	url := httpServer(t, probetest.Config{})
+	synctest.Test(t, func(t *testing.T) {
+		pool := NewPool(1, 1)
+		release, released := take(t, pool, false), make(chan struct{})
+		go func() {
+			defer close(released)
+			time.Sleep(3 * timeout / 2)
+			release()
+		}()
+		defer func() { <-released }()
+		s := config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP, Timeout: timeout}
+		began := time.Now()
+		obs := Probe(t.Context(), pool, s, Request{})
+		if waited := time.Since(began); waited < 3*timeout/2 {
+			t.Errorf("the probe ended %s after it began, before its slot was free", waited)
+		}
+		if !obs.Result.OK || obs.Timeout != timeout {
+			t.Errorf("after waiting %s for its slot: result %+v, timeout %s; want ok within %s", 3*timeout/2, obs.Result, obs.Timeout, timeout)
+		}
+	})
 }
 
 // The era hint is taken unless the server pins an era.
