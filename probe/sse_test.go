@@ -321,22 +321,34 @@ func TestSSEConnOpenFailures(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tt.wantErr)
 			}
 			checkMessage(t, err)
-			if elapsed := time.Since(start); elapsed > timeout+time.Second {
+			if elapsed := time.Since(start); elapsed > returnedBy(timeout) {
 				t.Errorf("returned after %v, the deadline was %v", elapsed, timeout)
 			}
 		})
 	}
 }
 
+// The stream ends while a call waits for its reply: the call fails with
+// reason closed. The stream ends once the server has the call's POST, so
+// the call is past sending and waits (a stream ended before the call would
+// test the later-call path below instead).
 func TestSSEConnStreamEnds(t *testing.T) {
-	ls := startLegacyServer(t, legacyConfig{}) // never replies
+	posted := make(chan struct{})
+	var once sync.Once
+	ls := startLegacyServer(t, legacyConfig{reply: func(*message) []string { // never replies
+		once.Do(func() { close(posted) })
+		return nil
+	}})
 	ctx := testCtx(t, 10*time.Second)
 	c, err := openTestSSE(t, ctx, ls.URL+"/sse")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-posted:
+		case <-ctx.Done():
+		}
 		ls.endStream()
 	}()
 	_, err = c.call(ctx, "tools/list", nil)
@@ -382,7 +394,7 @@ func TestSSEConnCallFailures(t *testing.T) {
 				t.Fatalf("outcome = %+v (%v), want %+v", got, err, tt.want)
 			}
 			checkMessage(t, err)
-			if elapsed := time.Since(start); elapsed > timeout+time.Second {
+			if elapsed := time.Since(start); elapsed > returnedBy(timeout) {
 				t.Errorf("returned after %v, the deadline was %v", elapsed, timeout)
 			}
 		})

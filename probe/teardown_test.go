@@ -48,10 +48,10 @@ echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabili
 read -r line
 read -r line
 exec 3<&0
-setsid sleep 20 <&3 >/dev/null 2>&1 3<&- &
+setsid sleep 120 <&3 >/dev/null 2>&1 3<&- &
 echo $! >"$PIDFILE"
 printf '{"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"%s"}}\n' "$(head -c 1048576 /dev/zero | tr '\0' x)"
-exec sleep 20
+exec sleep 120
 `
 	target := probe.Target{Command: "/bin/sh", Args: []string{"-c", script}, Env: map[string]string{"PIDFILE": pidFile}, Era: probe.EraLegacy}
 	const deadline = 2 * time.Second
@@ -64,8 +64,8 @@ exec sleep 20
 	if res.Pages != 1 {
 		t.Errorf("%d pages read, want the first one", res.Pages)
 	}
-	// Generous for a loaded machine, far below the holder's 20 s.
-	if elapsed > deadline+2*time.Second {
+	// Generous for a loaded machine, far below the holder's 120 s.
+	if elapsed > probe.ReturnedBy(deadline) {
 		t.Errorf("returned after %s, the deadline was %s", elapsed.Round(time.Millisecond), deadline)
 	}
 }
@@ -80,7 +80,7 @@ func TestStdioLeaderLeavingItsGroupIsKilled(t *testing.T) {
 	script := `$SIG{TERM} = "IGNORE";
 open(my $f, ">", $ENV{PIDFILE}) or die "pid file: $!"; print $f "$$\n"; close($f);
 setpgrp(0, getpgrp(getppid())) or die "setpgrp: $!";
-alarm 20; sleep 30;`
+alarm 120; sleep 150;`
 	target := probe.Target{Command: "perl", Args: []string{"-e", script}, Env: map[string]string{"PIDFILE": pidFile}, Era: probe.EraLegacy}
 	const deadline = time.Second
 	start := time.Now()
@@ -89,7 +89,8 @@ alarm 20; sleep 30;`
 	if res.Reason != probe.ReasonTimeout {
 		t.Errorf("reason %q (%s; stderr %q), want timeout", res.Reason, res.Error, res.StderrTail)
 	}
-	if elapsed > deadline+2*time.Second {
+	// Generous for a loaded machine, far below the server's 120 s.
+	if elapsed > probe.ReturnedBy(deadline) {
 		t.Errorf("returned after %s, the deadline was %s", elapsed.Round(time.Millisecond), deadline)
 	}
 	raw, err := os.ReadFile(pidFile)
@@ -118,14 +119,18 @@ func TestHTTPSessionEndIsBounded(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Cleanup(kit.Close)
 
-	const deadline = 20 * time.Second
+	// The warning below is only written when the DELETE's own short bound
+	// ran out before the probe's deadline; the wall time then says the
+	// probe did not wait for the deadline either, with room for a loaded
+	// machine.
+	const deadline = time.Minute
 	start := time.Now()
 	res := runProbe(t, probe.Target{URL: srv.URL + "/mcp"}, deadline, probe.Options{})
 	elapsed := time.Since(start)
 	if !res.OK || len(res.Tools) != 2 {
 		t.Fatalf("ok %v (%s), %d tools", res.OK, res.Error, len(res.Tools))
 	}
-	if elapsed > deadline/4 {
+	if elapsed > deadline/3 {
 		t.Errorf("returned after %s: the unanswered DELETE held the probe", elapsed.Round(time.Millisecond))
 	}
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "DELETE") }) {

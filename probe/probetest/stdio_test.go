@@ -373,6 +373,14 @@ func TestStdioUnresponsiveLeavesAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	c := startStdio(t, probetest.Config{Behavior: probetest.Unresponsive, PIDFile: pidFile}, nil)
 	grandchild := waitForPID(t, pidFile)
+	// Both ignore SIGTERM before the pid file exists (the kernel then drops
+	// the signal: there is no handler to wait for), which /proc tells
+	// without waiting.
+	for _, pid := range []int{c.cmd.Process.Pid, grandchild} {
+		if !ignoresSIGTERM(t, pid) {
+			t.Fatalf("process %d does not ignore SIGTERM", pid)
+		}
+	}
 	c.send("initialize", initializeParams("2025-11-25"))
 	c.stdin.Close()
 	if err := syscall.Kill(c.cmd.Process.Pid, syscall.SIGTERM); err != nil {
@@ -381,6 +389,9 @@ func TestStdioUnresponsiveLeavesAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 	if err := syscall.Kill(grandchild, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	// That it ignores stdin's end and the request can only be watched for
+	// a while: a correct server never fails this, a broken one is caught
+	// unless the machine is too busy to run it for half a second.
 	select {
 	case <-c.exited:
 		t.Fatalf("the server exited after SIGTERM and stdin close (stderr: %s)", c.stderr)
@@ -422,6 +433,26 @@ func waitForPID(t *testing.T, path string) int {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// ignoresSIGTERM reads the process's ignored-signal mask from /proc.
+func ignoresSIGTERM(t *testing.T, pid int) bool {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if hex, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			if err != nil {
+				t.Fatalf("/proc/%d/status: %q", pid, line)
+			}
+			return mask&(1<<(syscall.SIGTERM-1)) != 0
+		}
+	}
+	t.Fatalf("/proc/%d/status has no SigIgn line", pid)
+	return false
 }
 
 // alive reports whether a process exists and is not a zombie (a container's

@@ -1,0 +1,4 @@
+package probe
+
+// ReturnedBy is returnedBy for the external tests of the package.
+var ReturnedBy = returnedBy
