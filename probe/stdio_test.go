@@ -388,14 +388,27 @@ func assertGone(t *testing.T, pidFile string) {
 	}
 }
 
+// A probe canceled while the server runs ends with reason canceled, and
+// kills the server's group. The cancel comes once the server's grandchild
+// has written its pid, so it falls in the probe, not before it started.
 func TestStdioCanceled(t *testing.T) {
 	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	res := probe.Run(ctx, stdioTarget(probetest.Config{Behavior: probetest.StallToolsList}, nil), probe.Options{})
+	go func() {
+		defer cancel()
+		for i := 0; i < 2000; i++ { // 20 s: only a server that never started gets there
+			if _, err := os.Stat(pidFile); err == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res := probe.Run(ctx, stdioTarget(probetest.Config{Behavior: probetest.Unresponsive, PIDFile: pidFile}, nil), probe.Options{})
 	if res.Reason != probe.ReasonCanceled {
 		t.Fatalf("reason %q (%s), want canceled", res.Reason, res.Error)
 	}
+	assertGone(t, pidFile)
 }
 
 // The 50 MiB line fails as soon as the cap is passed, not after reading it.
