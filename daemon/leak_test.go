@@ -135,7 +135,9 @@ func buildTestServer(t *testing.T, dir string) string {
 
 // Close cancels running probes, which kills their whole process group (a
 // server that ignores SIGTERM and has spawned a grandchild included), and
-// returns well within its bound.
+// returns within its bound: Close says when it ran out (an error), so the
+// bound can be generous, 30 s, and still far below the stuck probe's 60 s
+// timeout that a Close without the kill would wait for.
 func TestCloseKillsRunningProbes(t *testing.T) {
 	marker := newMarker()
 	dir := t.TempDir()
@@ -147,7 +149,7 @@ func TestCloseKillsRunningProbes(t *testing.T) {
 				map[string]string{"LEAK_MARKER": marker}),
 		},
 	})
-	h := start(t, path, Options{})
+	h := start(t, path, Options{ShutdownTimeout: 30 * time.Second})
 	waitFor(t, "the grandchild to start", func() bool {
 		_, err := os.Stat(pidFile)
 		return err == nil && len(markedProcesses(t, marker)) >= 2
@@ -158,9 +160,6 @@ func TestCloseKillsRunningProbes(t *testing.T) {
 		t.Fatalf("close: %v", err)
 	}
 	took := time.Since(began)
-	if took > 5*time.Second {
-		t.Errorf("close took %s, want well under its 5s bound", took)
-	}
 	if pids := markedProcesses(t, marker); len(pids) > 0 {
 		t.Errorf("processes left behind after close: %v", pids)
 	}

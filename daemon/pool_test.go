@@ -11,9 +11,11 @@ import (
 )
 
 // The overall bound holds across servers: with concurrency 2, no more than
-// two of five slow servers are listing tools at once.
+// two of five slow servers are listing tools at once, and two do (the
+// lister holds the first lists until two are in progress).
 func TestConcurrencyBound(t *testing.T) {
-	lister := &slowLister{next: probetest.Handler(probetest.Config{}), delay: 100 * time.Millisecond}
+	lister := &slowLister{next: probetest.Handler(probetest.Config{}), delay: 100 * time.Millisecond,
+		gather: 2, gathered: make(chan struct{})}
 	srv := httptest.NewServer(lister)
 	defer srv.Close()
 	servers := map[string]any{}
@@ -46,12 +48,18 @@ func TestStdioConcurrencyBound(t *testing.T) {
 		"servers":  servers,
 	})
 	h := start(t, path, Options{})
+	// Watched until ten probes have ended (each holds its server for its
+	// 400 ms timeout), not for a fixed time that a busy machine may spend
+	// before the first server even starts.
 	most := 0
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	waitFor(t, "ten stdio probes", func() bool {
 		most = max(most, len(markedProcesses(t, marker)))
-		time.Sleep(10 * time.Millisecond)
-	}
+		probes := uint64(0)
+		for _, st := range h.d.Statuses() {
+			probes += st.Probes
+		}
+		return probes >= 10
+	})
 	if most > 2 {
 		t.Errorf("%d stdio servers alive at once, want at most 2", most)
 	}

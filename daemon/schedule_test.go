@@ -18,8 +18,15 @@ import (
 // slowLister wraps a test server: every tools/list waits a while, and the
 // wrapper counts how many are in progress at once.
 type slowLister struct {
-	next        http.Handler
-	delay       time.Duration
+	next  http.Handler
+	delay time.Duration
+	// gather, when positive, holds each tools/list until that many are in
+	// progress at once (once reached, the gate stays open), so a test of a
+	// bound sees it reached whatever the machine's load; only a bound lower
+	// than gather makes a list wait for its probe's deadline.
+	gather      int32
+	gathered    chan struct{}
+	gatherOnce  sync.Once
 	inList      atomic.Int32
 	maxInList   atomic.Int32
 	lists       atomic.Int32
@@ -42,8 +49,18 @@ func (s *slowLister) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.lists.Add(1)
-		time.Sleep(s.delay)
 		defer s.inList.Add(-1)
+		if s.gather > 0 {
+			if n >= s.gather {
+				s.gatherOnce.Do(func() { close(s.gathered) })
+			}
+			select {
+			case <-s.gathered:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		time.Sleep(s.delay)
 	}
 	s.next.ServeHTTP(w, r)
 }
