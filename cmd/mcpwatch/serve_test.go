@@ -267,8 +267,10 @@ func TestServeBinary(t *testing.T) {
 	if err != nil {
 		t.Errorf("exit after SIGTERM: %v, want status 0", err)
 	}
-	if took > 5*time.Second {
-		t.Errorf("exit took %s after SIGTERM, want under 5s", took)
+	// Exit 0 says the shutdown kept its 5 s bound (past it, serve fails);
+	// the wall time only guards against a hang after it, generously.
+	if took > 20*time.Second {
+		t.Errorf("exit took %s after SIGTERM", took)
 	}
 	<-readDone
 	if n := logs.count("mcpwatch stopped"); n != 1 {
