@@ -25,9 +25,9 @@ func TestObserveBounds(t *testing.T) {
 	cfg := loadConfig(t, servers)
 
 	cases := []struct {
-		name             string
-		all, stdio       int
-		minWaves, maxDur time.Duration
+		name                 string
+		all, stdio, minWaves int
+		maxDur               time.Duration
 	}{
 		{name: "all at once", all: 16, stdio: 16, minWaves: 1, maxDur: n * timeout},
 		{name: "stdio bound", all: 16, stdio: 2, minWaves: 2},
@@ -44,7 +44,7 @@ func TestObserveBounds(t *testing.T) {
 					t.Errorf("%s: reason %q, want timeout", o.Server.Name, o.Result.Reason)
 				}
 			}
-			if took < tc.minWaves*timeout {
+			if took < time.Duration(tc.minWaves)*timeout {
 				t.Errorf("took %s, want at least %d waves of %s: the bound was not kept", took, tc.minWaves, timeout)
 			}
 			if tc.maxDur > 0 && took >= tc.maxDur {
