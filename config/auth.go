@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -96,7 +97,11 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 	}
 	checkRef := func(key, value string) {
 		if _, err := parseTemplate(value); err != nil {
-			d.errorf(key, "%s", err.(*ExpandError).msg)
+			if e := (*ExpandError)(nil); errors.As(err, &e) {
+				d.errorf(key, "%s", e.msg)
+			} else {
+				d.errorf(key, "%v", err)
+			}
 		}
 	}
 	checkRef(at("client_id"), a.ClientID)
@@ -138,7 +143,7 @@ func (s Server) OAuth(lookup func(string) (string, bool)) (*oauth.Config, error)
 		}
 		v, err := x.expand(value)
 		if err != nil {
-			if ee, ok := err.(*ExpandError); ok {
+			if ee := (*ExpandError)(nil); errors.As(err, &ee) {
 				ee.Server, ee.Key, ee.Source = s.Name, "auth."+key, s.Source
 			}
 			first = err

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -136,10 +137,14 @@ func TestHAPairOnePage(t *testing.T) {
 		if n := probesOf(t, survivor, watchedServer); n < base+3 {
 			return fmt.Errorf("survivor probed %d times since the page, want 3", n-base)
 		}
-		if _, ok, err := rx.firstSince(emptied, func(n notification) bool {
+		_, ok, err := rx.firstSince(emptied, func(n notification) bool {
 			return n.Status == "firing" && len(n.alertsNamed("McpwatchDown", "")) > 0
-		}); err != nil || !ok {
-			return fmt.Errorf("no McpwatchDown notification yet (%v)", err)
+		})
+		if err != nil {
+			return fmt.Errorf("no McpwatchDown notification yet: %w", err)
+		}
+		if !ok {
+			return errors.New("no McpwatchDown notification yet")
 		}
 		return nil
 	})

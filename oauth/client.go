@@ -23,8 +23,8 @@ const expiryMargin = 30 * time.Second
 
 // Credential names, the credential label of the expiry metric.
 const (
-	CredentialAccessToken  = "oauth_access_token"
-	CredentialRefreshToken = "oauth_refresh_token"
+	CredentialAccessToken  = "oauth_access_token"  //nolint:gosec // G101: a label value naming a kind of credential, not one
+	CredentialRefreshToken = "oauth_refresh_token" //nolint:gosec // G101: a label value naming a kind of credential, not one
 )
 
 // Client is the OAuth client of one server. It caches what discovery found

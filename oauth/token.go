@@ -68,7 +68,7 @@ func (c *Client) tokenRequest(ep *endpoints, method, refreshToken string, scopes
 		signed, err := clientAssertion(c.cfg, ep.tokenURL)
 		if err != nil {
 			return nil, &probe.Failure{Reason: probe.ReasonConfig,
-				Err: fmt.Errorf("server %q: auth.private_key_file %s: %v; give a PEM RSA, EC or Ed25519 private key", c.cfg.Server, c.cfg.PrivateKeyFile, err)}
+				Err: fmt.Errorf("server %q: auth.private_key_file %s: %w; give a PEM RSA, EC or Ed25519 private key", c.cfg.Server, c.cfg.PrivateKeyFile, err)}
 		}
 		cc.AuthStyle = oauth2.AuthStyleInParams
 		cc.EndpointParams.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")

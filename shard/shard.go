@@ -11,7 +11,7 @@
 package shard
 
 import (
-	"crypto/md5"
+	"crypto/md5" //nolint:gosec // G501: Prometheus's hashmod is MD5; the shard must match it, and nothing is secret
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -61,8 +61,8 @@ func (s Shard) String() string {
 // Of returns the shard, in [0, total), of the server of that name, as
 // Prometheus's hashmod relabel action computes it. total must be positive.
 func Of(name string, total int) int {
-	sum := md5.Sum([]byte(name))
-	return int(binary.BigEndian.Uint64(sum[8:]) % uint64(total))
+	sum := md5.Sum([]byte(name))                                 //nolint:gosec // G401: as Prometheus's hashmod, not for secrecy
+	return int(binary.BigEndian.Uint64(sum[8:]) % uint64(total)) //nolint:gosec // G115: total is positive, and the remainder below it
 }
 
 // Ordinal returns the number a StatefulSet puts at the end of its pods'
