@@ -68,11 +68,11 @@ type file struct {
 // a corrupt one) gives an empty cache: it is a hint, never a reason to fail.
 func Load(path string) *Cache {
 	c := &Cache{path: path, entries: map[string]entry{}}
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the cache next to the lock file the operator named
 	if err != nil {
 		return c
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	var v file
 	dec := json.NewDecoder(io.LimitReader(f, maxFileBytes)) // a longer file fails to decode
 	if dec.Decode(&v) != nil || v.Kind != Kind {

@@ -77,7 +77,7 @@ func runPreflightComparisons(ctx context.Context, o preflightOptions, counts []i
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 
 	env := append(minimalEnv(), "REPORT_API_TOKEN=bench-token")
 	var out []*preflightResult
@@ -111,7 +111,7 @@ func runPreflightComparisons(ctx context.Context, o preflightOptions, counts []i
 // writePythonServers writes a .mcp.json of n Python test servers, each
 // with its credential from the environment, and their lock.
 func writePythonServers(dir, python, server string, n int) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
 	type entry struct {
@@ -123,7 +123,7 @@ func writePythonServers(dir, python, server string, n int) error {
 	lock := map[string][]string{}
 	for i := range n {
 		name := fmt.Sprintf("report%d", i+1)
-		cfg["mcpServers"][name] = entry{Command: python, Args: []string{server}, Env: map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}}
+		cfg["mcpServers"][name] = entry{Command: python, Args: []string{server}, Env: map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}} //nolint:gosec // G101: a reference to a variable, not a credential
 		lock[name] = []string{"fetch_daily_report", "list_report_dates"}
 	}
 	for file, v := range map[string]any{".mcp.json": cfg, "mcp-tools.lock.json": lock} {
@@ -131,7 +131,7 @@ func writePythonServers(dir, python, server string, n int) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, file), raw, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, file), raw, 0o600); err != nil {
 			return err
 		}
 	}
@@ -170,7 +170,7 @@ func compare(ctx context.Context, dir string, a, b command, runs int) (*prefligh
 // timeCommand runs c in dir and returns its wall time and CPU in seconds.
 // Anything but exit 0 is an error: a failing run measures the wrong thing.
 func timeCommand(ctx context.Context, dir string, c command) (wall, cpu float64, err error) {
-	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...) //nolint:gosec // G204: the two preflights the harness compares, built from its own flags
 	cmd.Dir, cmd.Env = dir, c.env
 	start := time.Now()
 	outb, err := cmd.CombinedOutput()

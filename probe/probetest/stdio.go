@@ -112,7 +112,7 @@ var ErrUnknownFirst = errors.New("probetest: the first request was not initializ
 
 // appendLine appends one line to a file, creating it.
 func appendLine(path, line string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600) //nolint:gosec // G304: the spawn log a test named in the kit's configuration
 	if err != nil {
 		return fmt.Errorf("probetest: spawn log: %w", err)
 	}
