@@ -486,7 +486,7 @@ func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) erro
 		next := p.next
 		switch {
 		case next == nil:
-			return nil
+			return s.afterList(ctx, c, meta)
 		case seen[*next]:
 			return failf(ReasonPagination, "tools/list: page %d returned cursor %q again; the server's pagination does not advance", n, truncate(*next, 40))
 		case n >= s.opts.MaxPages:

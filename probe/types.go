@@ -129,6 +129,9 @@ type Options struct {
 	// Conns, when set, keeps HTTP connections alive for the next probe of
 	// the same origin (the daemon's); nil closes them with the probe.
 	Conns *ConnPool
+	// AfterList, when set, is called once tools/list succeeded, with a
+	// Caller for canary tools/call requests in the same session.
+	AfterList AfterList
 }
 
 // Result is what one probe observed. A probe always returns one; OK is false

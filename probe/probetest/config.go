@@ -80,6 +80,31 @@ const (
 	// (server/discover among them, in the legacy era), as some legacy
 	// servers do; everything else is Healthy.
 	SilentOnUnknown Behavior = "silent-on-unknown"
+
+	// The advertise-then-fail servers: the handshake and tools/list succeed
+	// with every tool, as real servers do with an expired or revoked
+	// credential, and every tools/call fails.
+
+	// CallIsError answers every tools/call with a result whose isError is
+	// true and whose text is CallFailureText.
+	CallIsError Behavior = "call-is-error"
+	// CallRPCError answers every tools/call with JSON-RPC error -32603 and
+	// the message CallFailureText.
+	CallRPCError Behavior = "call-rpc-error"
+	// CallUnauthorized401 (HTTP only) answers every tools/call POST with
+	// 401 and a Bearer error="invalid_token" challenge; everything else is
+	// answered as Healthy.
+	CallUnauthorized401 Behavior = "call-unauthorized-401"
+	// CallErrorText answers every tools/call with a success result (no
+	// isError) whose only text block is CallErrorTextBody, as servers that
+	// wrap a failed fetch do.
+	CallErrorText Behavior = "call-error-text"
+)
+
+// What the advertise-then-fail behaviors answer a call with.
+const (
+	CallFailureText   = "upstream API error: 401 Unauthorized (the token was revoked)"
+	CallErrorTextBody = `{"error":"fetch failed"}`
 )
 
 // Behaviors lists every behavior, in the order of the documentation.
@@ -89,12 +114,13 @@ func Behaviors() []Behavior {
 		Unresponsive, ExitAtOnce, HugeLine, Banner, WrongID, Unauthorized401,
 		InsufficientScope403, ServerError500, SlowBody, PingFirst, ListChanged,
 		ExitOnUnknownFirst, SilentOnUnknown,
+		CallIsError, CallRPCError, CallUnauthorized401, CallErrorText,
 	}
 }
 
 // httpOnly reports whether a behavior has no meaning over stdio.
 func (b Behavior) httpOnly() bool {
-	return b == Unauthorized401 || b == InsufficientScope403 || b == ServerError500
+	return b == Unauthorized401 || b == InsufficientScope403 || b == ServerError500 || b == CallUnauthorized401
 }
 
 // Era is the protocol generation a test server speaks. The zero value means
@@ -140,7 +166,11 @@ type Tool struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description,omitempty"`
 	InputSchema map[string]any `json:"inputSchema"`
+	Annotations map[string]any `json:"annotations,omitempty"`
 }
+
+// ReadOnly are the annotations of a tool that only reads.
+func ReadOnly() map[string]any { return map[string]any{"readOnlyHint": true} }
 
 // Config says how a test server behaves. The zero value is a healthy legacy
 // server with the two report tools.
@@ -179,7 +209,7 @@ type Config struct {
 // scope only.
 const ScopeEnv = "REPORT_SCOPE"
 
-// DefaultTools are the example report server's tools.
+// DefaultTools are the example report server's tools, annotated read-only.
 func DefaultTools() []Tool {
 	return []Tool{
 		{
@@ -192,11 +222,13 @@ func DefaultTools() []Tool {
 				},
 				"required": []any{"date"},
 			},
+			Annotations: ReadOnly(),
 		},
 		{
 			Name:        "list_report_dates",
 			Description: "List available report dates",
 			InputSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+			Annotations: ReadOnly(),
 		},
 	}
 }

@@ -334,7 +334,17 @@ func (c *core) callTool(req *inMessage, cr creds, modern bool) reply {
 	if !slices.ContainsFunc(c.toolsFor(cr), func(t Tool) bool { return t.Name == name }) {
 		return reply{msg: errorMessage(req.ID, &rpcError{Code: codeInvalidParams, Message: "Unknown tool: " + truncate(name, 100)})}
 	}
+	switch c.cfg.Behavior {
+	case CallRPCError:
+		return reply{msg: errorMessage(req.ID, &rpcError{Code: codeInternalError, Message: CallFailureText})}
+	}
 	text, isError := toolOutput(name, args)
+	switch c.cfg.Behavior {
+	case CallIsError:
+		text, isError = CallFailureText, true
+	case CallErrorText:
+		text, isError = CallErrorTextBody, false
+	}
 	result := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
 	if isError {
 		result["isError"] = true

@@ -80,7 +80,7 @@ func (s *Server) Close() {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	msg, perr, ok := s.readPOST(w, r)
-	if !ok || s.gate(w, r) {
+	if !ok || s.gate(w, r, msg) {
 		return
 	}
 	switch r.Method {
@@ -117,11 +117,19 @@ func (s *Server) readPOST(w http.ResponseWriter, r *http.Request) (msg *inMessag
 	return msg, perr, true
 }
 
-// gate answers for the behaviors that decide before any MCP: auth failures,
-// a 500, a hang, a dropped connection. It reports whether it answered.
-func (s *Server) gate(w http.ResponseWriter, r *http.Request) bool {
+// gate answers for the behaviors that decide before any MCP: auth failures
+// (of every request, or of tools/call alone), a 500, a hang, a dropped
+// connection. It reports whether it answered.
+func (s *Server) gate(w http.ResponseWriter, r *http.Request, msg *inMessage) bool {
 	cfg := s.core.cfg
 	switch cfg.Behavior {
+	case CallUnauthorized401:
+		if msg == nil || msg.Method != "tools/call" {
+			return false
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="the token was revoked"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]any{
+			"error": "invalid_token", "error_description": "the token was revoked"})
 	case Unauthorized401:
 		metadataURL := origin(r) + "/.well-known/oauth-protected-resource"
 		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/.well-known/oauth-protected-resource") {

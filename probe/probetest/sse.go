@@ -23,7 +23,7 @@ type sseHandler struct{ s *Server }
 func (h sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := h.s
 	msg, perr, ok := s.readPOST(w, r)
-	if !ok || s.gate(w, r) {
+	if !ok || s.gate(w, r, msg) {
 		return
 	}
 	switch r.Method {

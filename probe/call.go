@@ -1,0 +1,173 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Canary calls: tools/call within the session that listed the tools, under
+// the same deadline. The probe makes no call on its own: Options.AfterList
+// is handed a Caller once every page of tools/list has been read, and
+// decides what to call (the contracts package does, with its safety rules).
+
+// Caller makes tools/call requests on the conn that listed the tools, in
+// the era the session settled.
+type Caller interface {
+	// Call calls tool once with arguments (a JSON object, or nil for none)
+	// and always returns a result; ctx bounds it, and may be shorter than
+	// the probe's deadline, never longer.
+	Call(ctx context.Context, tool string, arguments json.RawMessage) *CallResult
+}
+
+// AfterList is called with the listed tools and a Caller once tools/list
+// has succeeded. Its calls count in the probe's deadline; an error it
+// returns does not fail the probe (the surface was read), it is the hook's
+// to record.
+type AfterList func(ctx context.Context, tools []Tool, c Caller)
+
+// CallResult is one tools/call as it came back.
+type CallResult struct {
+	Tool string `json:"tool"`
+	// Answered is true when the server answered with a CallToolResult,
+	// whatever its isError; false when the call failed on the wire or
+	// with a JSON-RPC error (see Reason).
+	Answered bool `json:"answered"`
+	// Reason is why the call got no result: rpc_error, unauthorized,
+	// timeout, protocol, ... (the probe's reasons); empty when Answered.
+	Reason     Reason `json:"reason,omitempty"`
+	Error      string `json:"error,omitempty"` // one line for people, as a probe's
+	HTTPStatus int    `json:"http_status,omitempty"`
+	RPCCode    int    `json:"rpc_code,omitempty"`
+	RPCMessage string `json:"rpc_message,omitempty"`
+
+	IsError           bool            `json:"is_error,omitempty"`
+	Content           json.RawMessage `json:"content,omitempty"`            // the content blocks as sent
+	StructuredContent json.RawMessage `json:"structured_content,omitempty"` // absent when the server sent none
+
+	Duration time.Duration `json:"duration"`
+}
+
+// Text is the text of the result's text content blocks, joined by
+// newlines: what an agent reads of it.
+func (r *CallResult) Text() string {
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(r.Content, &blocks) != nil {
+		return ""
+	}
+	var b bytes.Buffer
+	for _, blk := range blocks {
+		if blk.Type != "text" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(blk.Text)
+	}
+	return b.String()
+}
+
+// Annotations are a tool's behaviour hints (MCP 2025-03-26 and later). A
+// hint the server did not send is nil: the spec's defaults (read-only false,
+// destructive true) are the reader's to apply.
+type Annotations struct {
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+}
+
+// Hints parses the tool's annotations; ok is false when it has none, or
+// they are not an object.
+func (t Tool) Hints() (a Annotations, ok bool) {
+	if isAbsent(t.Annotations) {
+		return a, false
+	}
+	if json.Unmarshal(t.Annotations, &a) != nil {
+		return Annotations{}, false
+	}
+	return a, true
+}
+
+type callParams struct {
+	Meta      *requestMeta    `json:"_meta,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// sessionCaller calls on the session's current conn. meta is nil in the
+// legacy era.
+type sessionCaller struct {
+	c    conn
+	meta *requestMeta
+}
+
+// afterList runs the AfterList hook, if any, once the list is complete.
+func (s *session) afterList(ctx context.Context, c conn, meta *requestMeta) error {
+	if s.opts.AfterList != nil && ctx.Err() == nil {
+		s.opts.AfterList(ctx, s.res.Tools, &sessionCaller{c: c, meta: meta})
+	}
+	return nil
+}
+
+func (sc *sessionCaller) Call(ctx context.Context, tool string, arguments json.RawMessage) *CallResult {
+	out := &CallResult{Tool: tool}
+	start := time.Now()
+	if isAbsent(arguments) {
+		arguments = nil
+	}
+	raw, err := sc.c.call(ctx, "tools/call", callParams{Meta: sc.meta, Name: tool, Arguments: arguments})
+	out.Duration = time.Since(start)
+	if err == nil {
+		err = out.read(raw)
+	}
+	if err != nil {
+		out.Reason, out.HTTPStatus, out.RPCCode, _ = classify(ctx, err)
+		if out.HTTPStatus >= 200 && out.HTTPStatus < 300 {
+			out.HTTPStatus = 0 // a JSON-RPC error carried by a 200: the code says it all
+		}
+		var rpcErr *RPCError
+		if errors.As(err, &rpcErr) {
+			out.RPCMessage = truncate(oneLine(rpcErr.Message), 500)
+		}
+		out.Error = oneLine(err.Error())
+		out.Answered = false
+	}
+	return out
+}
+
+// read takes a CallToolResult apart.
+func (out *CallResult) read(raw json.RawMessage) error {
+	var r struct {
+		Content           json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+		ResultType        string          `json:"resultType"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return failf(ReasonProtocol, "tools/call %s: the result is not a CallToolResult: %v", truncate(out.Tool, 80), err)
+	}
+	switch r.ResultType {
+	case "", "complete":
+	case "input_required":
+		return failf(ReasonProtocol, "tools/call %s: the server asked for input (resultType input_required), which a canary call cannot give", truncate(out.Tool, 80))
+	default:
+		return failf(ReasonProtocol, "tools/call %s: unknown resultType %q", truncate(out.Tool, 80), truncate(r.ResultType, 40))
+	}
+	if isAbsent(r.Content) {
+		r.Content = json.RawMessage("[]")
+	}
+	out.Answered = true
+	out.Content = r.Content
+	if !isAbsent(r.StructuredContent) {
+		out.StructuredContent = r.StructuredContent
+	}
+	out.IsError = r.IsError
+	return nil
+}
