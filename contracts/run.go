@@ -1,0 +1,289 @@
+package contracts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Reason is why a contract failed, from a fixed set: it is a metric label.
+type Reason string
+
+const (
+	ReasonNone         Reason = ""
+	ReasonNotListed    Reason = "not_listed"   // the server does not list the tool
+	ReasonRefused      Reason = "refused"      // mcpwatch refused to call it (annotations, opt-in)
+	ReasonIsError      Reason = "is_error"     // the result had isError: true
+	ReasonErrorText    Reason = "error_text"   // a success result that reports an error ({"error": ...})
+	ReasonRPCError     Reason = "rpc_error"    // a JSON-RPC error
+	ReasonUnauthorized Reason = "unauthorized" // HTTP 401 on the call
+	ReasonForbidden    Reason = "forbidden"    // HTTP 403 on the call
+	ReasonHTTPStatus   Reason = "http_status"  // another HTTP status
+	ReasonTimeout      Reason = "timeout"      // no answer within the call's deadline
+	ReasonConnection   Reason = "connection"   // the connection, process or stream broke
+	ReasonProtocol     Reason = "protocol"     // not a CallToolResult, or one asking for input
+	ReasonAssertion    Reason = "assertion"    // an answer that broke an assertion of the contract
+	ReasonProbeFailed  Reason = "probe_failed" // the probe failed before the tools could be called
+)
+
+// Reasons lists every reason, for bounded metrics.
+var Reasons = []Reason{
+	ReasonNotListed, ReasonRefused, ReasonIsError, ReasonErrorText, ReasonRPCError,
+	ReasonUnauthorized, ReasonForbidden, ReasonHTTPStatus, ReasonTimeout,
+	ReasonConnection, ReasonProtocol, ReasonAssertion, ReasonProbeFailed,
+}
+
+// Outcome is one contract run once: every attempt, and the verdict of the
+// last.
+type Outcome struct {
+	Tool   string          `json:"tool"`
+	Input  json.RawMessage `json:"input"`
+	Passed bool            `json:"passed"`
+	Reason Reason          `json:"reason,omitempty"`
+	// Message is the failure in one line: the first failed assertion and
+	// what came back ("status: expected success, got isError: ...").
+	Message  string        `json:"message,omitempty"`
+	Attempts []Attempt     `json:"attempts"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Attempt is one tools/call of a contract.
+type Attempt struct {
+	Call       *probe.CallResult `json:"call"`
+	Response   string            `json:"response"` // what came back, one line
+	Assertions []Assertion       `json:"assertions"`
+	Passed     bool              `json:"passed"`
+}
+
+// Last is the final attempt's; nil when the tool was never called.
+func (o Outcome) Last() *Attempt {
+	if len(o.Attempts) == 0 {
+		return nil
+	}
+	return &o.Attempts[len(o.Attempts)-1]
+}
+
+// Retried reports whether the contract needed more than one attempt.
+func (o Outcome) Retried() bool { return len(o.Attempts) > 1 }
+
+// Options bound a run of contracts.
+type Options struct {
+	// Timeout bounds each contract, its attempts and delays together;
+	// zero: the caller's context alone.
+	Timeout time.Duration
+	// Retries honours each contract's retry policy (the preflight). Off,
+	// every contract is called once (the daemon: its next scheduled call
+	// is the retry).
+	Retries bool
+	// Destructive reports whether the configuration opts the tool in to
+	// destructive calls.
+	Destructive func(tool string) bool
+	// Sleep waits between attempts; default a timer that ctx ends.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Destructive == nil {
+		o.Destructive = func(string) bool { return false }
+	}
+	return o
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Permit says whether a contract's tool may be called, from the tool's
+// annotations as listed. A tool annotated readOnlyHint: true may be called.
+// Any other needs the contract's allowSideEffects; and one that is
+// destructive (destructiveHint true, or absent, which the protocol defines
+// as true) needs the configuration's opt-in as well. A tool that sends no
+// annotations is neither read-only nor known to be harmless: the same
+// rules apply, with the spec's defaults. The error names the tool and the
+// fix.
+func Permit(t probe.Tool, c Contract, destructiveOptIn bool) error {
+	h, annotated := t.Hints()
+	if h.ReadOnlyHint != nil && *h.ReadOnlyHint {
+		return nil
+	}
+	what := "is not annotated readOnlyHint: true"
+	if !annotated {
+		what = "sends no annotations, so nothing says it only reads"
+	}
+	if !c.AllowSideEffects {
+		return fmt.Errorf("tool %s %s; mcpwatch calls only read-only tools: set \"allowSideEffects\": true in its contract if calling it is harmless, or remove the contract", c.Tool, what)
+	}
+	destructive := h.DestructiveHint == nil || *h.DestructiveHint
+	if destructive && !destructiveOptIn {
+		why := "is annotated destructiveHint: true"
+		if h.DestructiveHint == nil {
+			why = "has no destructiveHint: false (a tool that is not read-only is destructive unless it says otherwise)"
+		}
+		return fmt.Errorf("tool %s %s; to call it on a schedule anyway, list it under allow_destructive_calls of its server in mcpwatch.yml", c.Tool, why)
+	}
+	return nil
+}
+
+// Run calls each contract's tool through c, one after another, and judges
+// the answers. tools are what tools/list returned: a contract for a tool
+// not among them is a failure (not_listed), and Permit decides the rest.
+// It never calls a tool that has no contract.
+func Run(ctx context.Context, c probe.Caller, tools []probe.Tool, contracts []Contract, opts Options) []Outcome {
+	opts = opts.withDefaults()
+	out := make([]Outcome, 0, len(contracts))
+	for _, ct := range contracts {
+		out = append(out, runOne(ctx, c, tools, ct, opts))
+	}
+	return out
+}
+
+func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract, opts Options) Outcome {
+	o := Outcome{Tool: ct.Tool, Input: ct.Input, Started: opts.Now(), Attempts: []Attempt{}}
+	defer func() { o.Duration = opts.Now().Sub(o.Started) }()
+	i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == ct.Tool })
+	if i < 0 {
+		o.Reason, o.Message = ReasonNotListed, fmt.Sprintf("tool %s is not listed by the server: a contract for a tool it does not offer", ct.Tool)
+		return o
+	}
+	if err := Permit(tools[i], ct, opts.Destructive(ct.Tool)); err != nil {
+		o.Reason, o.Message = ReasonRefused, "not called: "+err.Error()
+		return o
+	}
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if opts.Timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+	}
+	defer cancel()
+	attempts := 1
+	if opts.Retries {
+		attempts = max(ct.Retry.Attempts, 1)
+	}
+	for n := 1; ; n++ {
+		r := c.Call(cctx, ct.Tool, ct.Input)
+		a := newAnswer(r)
+		at := Attempt{Call: r, Response: oneLine(a.describe()), Assertions: evaluate(ct.Expect, a), Passed: true}
+		for _, as := range at.Assertions {
+			if as.Outcome == Fail {
+				at.Passed = false
+			}
+		}
+		o.Attempts = append(o.Attempts, at)
+		if at.Passed {
+			o.Passed, o.Reason, o.Message = true, ReasonNone, ""
+			return o
+		}
+		o.Reason, o.Message = failure(at, a)
+		if n >= attempts || !retryable(ct.Retry, a) || cctx.Err() != nil {
+			return o
+		}
+		if dl, ok := cctx.Deadline(); ok && dl.Sub(opts.Now()) <= ct.Retry.Delay {
+			o.Message += fmt.Sprintf(" (no time left in the call's deadline for attempt %d of %d)", n+1, attempts)
+			return o
+		}
+		if opts.Sleep(cctx, ct.Retry.Delay) != nil {
+			return o
+		}
+	}
+}
+
+// failure is the reason and message of a failed attempt: its first failed
+// assertion, and what the call came back with.
+func failure(at Attempt, a answer) (Reason, string) {
+	var first Assertion
+	for _, as := range at.Assertions {
+		if as.Outcome == Fail {
+			first = as
+			break
+		}
+	}
+	msg := oneLine(first.Name + ": " + first.Detail)
+	if first.Name != "status" {
+		return ReasonAssertion, msg
+	}
+	r := a.r
+	switch {
+	case !r.Answered:
+		return reasonOf(r.Reason), msg
+	case r.IsError:
+		return ReasonIsError, msg
+	case a.reportedError() != "":
+		return ReasonErrorText, msg
+	}
+	return ReasonAssertion, msg // a call that should have been refused, and was not
+}
+
+func reasonOf(r probe.Reason) Reason {
+	switch r {
+	case probe.ReasonRPCError:
+		return ReasonRPCError
+	case probe.ReasonUnauthorized:
+		return ReasonUnauthorized
+	case probe.ReasonForbidden:
+		return ReasonForbidden
+	case probe.ReasonHTTPStatus:
+		return ReasonHTTPStatus
+	case probe.ReasonTimeout, probe.ReasonCanceled:
+		return ReasonTimeout
+	case probe.ReasonProtocol, probe.ReasonTooLarge, probe.ReasonPagination:
+		return ReasonProtocol
+	}
+	return ReasonConnection
+}
+
+// retryable: does a failed attempt match the policy's retryOn?
+func retryable(p Retry, a answer) bool {
+	if len(p.RetryOn) == 0 {
+		return true
+	}
+	text := strings.ToLower(a.text + " " + a.r.Error)
+	codes := a.codes()
+	for _, c := range p.RetryOn {
+		switch {
+		case c.Code != 0 && slices.Contains(codes, c.Code):
+			return true
+		case c.Phrase == "timeout" && a.r.Reason == probe.ReasonTimeout:
+			return true
+		case c.Phrase != "" && strings.Contains(text, c.Phrase):
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine keeps a message on one line and bounded: it goes into logs, CI
+// annotations and pages.
+// A control character a server sent is written escaped, never raw.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return truncate(b.String(), 300)
+}
