@@ -72,6 +72,13 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 	}
 
 	d := &decoder{file: abs}
+	if list, ok := top["servers"].([]any); ok { // mcp-probe.config.json: see mcpprobe.go
+		servers := loadMcpProbe(d, list, filepath.Dir(abs), def)
+		for i := range servers {
+			servers[i].inputs = inputs
+		}
+		return servers, d.err()
+	}
 	root, _ := d.object("", top, false)
 	prefix := ""
 	var servers *object

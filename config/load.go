@@ -10,6 +10,8 @@ package config
 //	  era: auto                  # auto | modern | legacy
 //	  inherit_env: false         # true: stdio servers get mcpwatch's whole environment
 //	  max_message_bytes: 4MiB    # integer bytes, or with a unit: B KB KiB MB MiB GB GiB
+//	  call_schedule: "@every 5m" # canary calls, independent of schedule
+//	  call_timeout: 10s          # one canary call with its retries; default timeout
 //	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
 //	imports:                     # client config files whose servers are watched as they are
 //	  - .mcp.json                # a path, or a mapping:
@@ -29,6 +31,11 @@ package config
 //	    schedule: "@every 15s"   # overrides defaults.schedule
 //	    era: auto                # overrides defaults.era
 //	    forbid: ["delete_*"]     # tool-name globs that must never appear (* matches any characters, / too)
+//	    contracts: report.tools.json  # canary calls: an mcp-probe sidecar file (see calls.go)
+//	    calls: {list_report_dates: {expect: {contains: "2026"}}}  # ... or inline
+//	    call_schedule: "@every 5m"    # overrides defaults.call_schedule
+//	    call_timeout: 10s        # one call with its retries; default the server's timeout
+//	    allow_destructive_calls: []   # destructive tools a contract may call anyway
 //	  remote:
 //	    url: https://mcp.example.com/mcp   # ... or a remote server
 //	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse
@@ -78,6 +85,7 @@ func BuiltinDefaults() Defaults {
 		StdioConcurrency: 8,
 		Era:              probe.EraAuto,
 		MaxMessageBytes:  4 << 20,
+		CallSchedule:     DefaultCallSchedule,
 	}
 }
 
@@ -252,6 +260,16 @@ func decodeDefaults(o *object, def *Defaults) {
 	if v, ok := o.boolean("inherit_env"); ok {
 		def.InheritEnv = v
 	}
+	if v, ok := o.string("call_schedule"); ok {
+		if err := parseSchedule(v); err != nil {
+			o.d.errorf(o.key("call_schedule"), "%q is not a schedule (%v); use \"@every 5m\" or a cron expression", v, err)
+		} else {
+			def.CallSchedule = v
+		}
+	}
+	if v, ok := o.duration("call_timeout"); ok {
+		def.CallTimeout = v
+	}
 	if v, ok := o.get("max_message_bytes"); ok {
 		if n, ok := parseSize(v); ok {
 			def.MaxMessageBytes = n
@@ -373,6 +391,7 @@ func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir stri
 		s.Era = era
 	}
 	s.Forbid, _ = o.strings("forbid")
+	decodeCalls(o, &s, def, dir)
 	o.finish()
 
 	if s.URL != "" {

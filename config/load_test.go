@@ -96,15 +96,25 @@ func TestLoadErrors(t *testing.T) {
 		{"transport_on_command.yml",
 			"testdata/bad/transport_on_command.yml: servers.report.transport: applies only to url servers, and this one has a command; remove it"},
 		{"unknown_defaults_key.yml",
-			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: concurrency, era, inherit_env, max_message_bytes, schedule, stdio_concurrency, timeout)"},
+			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: call_schedule, call_timeout, concurrency, era, inherit_env, max_message_bytes, schedule, stdio_concurrency, timeout)"},
 		{"unknown_server_key.yml",
-			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: args, auth, command, cwd, env, era, forbid, headers, inherit_env, schedule, timeout, tls, transport, url)"},
+			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: allow_destructive_calls, args, auth, call_schedule, call_timeout, calls, command, contracts, cwd, env, era, forbid, headers, inherit_env, schedule, timeout, tls, transport, url)"},
 		{"unknown_tls_key.yml",
 			"testdata/bad/unknown_tls_key.yml: servers.remote.tls.ca: unknown key; did you mean ca_file? (known keys here: ca_file, insecure_skip_verify)"},
 		{"unknown_top_key.yml",
 			"testdata/bad/unknown_top_key.yml: server: unknown key; did you mean servers? (known keys here: defaults, ignore, imports, inputs, lock, servers)"},
 		{"url_without_scheme.yml",
 			"testdata/bad/url_without_scheme.yml: servers.remote.url: must start with http:// or https://"},
+		{"calls_bad.yml",
+			"testdata/bad/calls_bad.yml: servers.report.calls.fetch_daily_report: expect: unknown key \"stauts\" (known keys: status, not_error_code, errorCode, requiredFields, maxRows, contains, notContains, jsonSchema)\ntestdata/bad/calls_bad.yml: servers.report.calls.list_report_dates: expect.status: want \"pass\" (the call must succeed) or \"fail\" (it must be refused), got \"ok\""},
+		{"calls_not_mapping.yml",
+			"testdata/bad/calls_not_mapping.yml: servers.report.calls: expected a mapping of tool names to contracts ({input: {...}, expect: {...}}), got a list"},
+		{"call_schedule_without_calls.yml",
+			"testdata/bad/call_schedule_without_calls.yml: servers.report.call_schedule: applies to canary calls, and this server has none; add contracts: or calls:, or remove it"},
+		{"contracts_missing.yml",
+			"testdata/bad/contracts_missing.yml: servers.report.contracts: testdata/bad/absent.tools.json: cannot read it (no such file or directory); fix the path"},
+		{"destructive_optin.yml",
+			"testdata/bad/destructive_optin.yml: servers.report.allow_destructive_calls[0]: \"delete_report\" has no contract, so nothing calls it; remove it, or add a contract for it\ntestdata/bad/destructive_optin.yml: servers.report.allow_destructive_calls[1]: the contract of \"purge_cache\" does not say \"allowSideEffects\": true, which a tool that is not read-only needs as well; add it to the contract, or remove the opt-in"},
 		{"zero_timeout.yml",
 			"testdata/bad/zero_timeout.yml: servers.report.timeout: must be positive, got 0s"},
 	}
@@ -148,7 +158,7 @@ func TestLoadFull(t *testing.T) {
 		t.Errorf("Path=%s Lock=%s", cfg.Path, cfg.Lock)
 	}
 	wantDefaults := Defaults{Timeout: 10 * time.Second, Schedule: "@every 30s", Concurrency: 16,
-		StdioConcurrency: 4, Era: probe.EraAuto, MaxMessageBytes: 4 << 20}
+		StdioConcurrency: 4, Era: probe.EraAuto, MaxMessageBytes: 4 << 20, CallSchedule: "@every 10m", CallTimeout: 20 * time.Second}
 	if cfg.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v", cfg.Defaults)
 	}

@@ -8,6 +8,7 @@ package config
 import (
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/contracts"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -33,6 +34,8 @@ type Defaults struct {
 	Era              probe.Era     // default auto
 	InheritEnv       bool          // stdio servers get the whole environment; default false (the minimal one)
 	MaxMessageBytes  int64         // default 4 MiB
+	CallSchedule     string        // canary calls; default "@every 5m"
+	CallTimeout      time.Duration // per canary call, retries included; 0: the server's timeout
 }
 
 // Server is one MCP server to watch. String values may hold ${...}
@@ -60,6 +63,21 @@ type Server struct {
 	Era      probe.Era     // defaults applied
 	Forbid   []string      // tool-name glob patterns that must never appear
 
+	// Contracts are the canary calls of the server, sorted by tool: from
+	// its contracts file (ContractsFile) and its inline calls:. A tool
+	// without one is never called.
+	Contracts     []contracts.Contract
+	ContractsFile string        // the sidecar file, resolved; "" when none
+	CallSchedule  string        // defaults applied
+	CallTimeout   time.Duration // defaults applied: the server's timeout when unset
+	// AllowDestructive are the tools whose contracts may call them although
+	// they are destructive (the opt-in beside the contract's
+	// allowSideEffects).
+	AllowDestructive []string
+	// ExpectedTools are the tools an imported mcp-probe config expects:
+	// with a contracts file, each should have a contract (coverage).
+	ExpectedTools []string
+
 	// inputs resolves VS Code ${input:ID} references.
 	inputs map[string]input
 	// baseDir is where relative paths start: the directory of the file
@@ -74,4 +92,18 @@ type Server struct {
 type input struct {
 	Env  string
 	File string
+}
+
+// HasCalls reports whether the server has canary calls to make.
+func (s Server) HasCalls() bool { return len(s.Contracts) > 0 }
+
+// DestructiveAllowed reports whether the configuration opts tool in to
+// destructive canary calls.
+func (s Server) DestructiveAllowed(tool string) bool {
+	for _, t := range s.AllowDestructive {
+		if t == tool {
+			return true
+		}
+	}
+	return false
 }

@@ -120,8 +120,8 @@ type fileJSON struct {
 
 type contractJSON struct {
 	Input            json.RawMessage `json:"input"`
-	Retry            *retryJSON      `json:"retry"`
-	Expect           *expectJSON     `json:"expect"`
+	Retry            json.RawMessage `json:"retry"`
+	Expect           json.RawMessage `json:"expect"`
 	AllowSideEffects *bool           `json:"allowSideEffects"`
 }
 
@@ -147,21 +147,22 @@ type expectJSON struct {
 func ParseFile(data []byte) (File, error) {
 	var f fileJSON
 	if err := strictDecode(data, &f); err != nil {
-		return File{}, fmt.Errorf("not a contracts file (want {\"tools\": {NAME: {input, retry, expect, allowSideEffects}}}): %w", err)
+		return File{}, fmt.Errorf("not a contracts file (want {\"tools\": {NAME: {input, retry, expect, allowSideEffects}}}): %s", describe(err))
 	}
 	if f.Tools == nil {
 		return File{}, errors.New(`no "tools" object: want {"tools": {NAME: {input, retry, expect, allowSideEffects}}}`)
 	}
-	return parseTools(f.Tools)
+	return parseTools("tools", f.Tools)
 }
 
 // ParseTools reads the contracts of a "tools" object given as JSON
-// members, as inline configuration holds them.
-func ParseTools(tools map[string]json.RawMessage) (File, error) {
-	return parseTools(tools)
+// members, as inline configuration holds them; errors name each tool as
+// prefix.NAME.
+func ParseTools(prefix string, tools map[string]json.RawMessage) (File, error) {
+	return parseTools(prefix, tools)
 }
 
-func parseTools(tools map[string]json.RawMessage) (File, error) {
+func parseTools(prefix string, tools map[string]json.RawMessage) (File, error) {
 	out := File{Tools: make(map[string]Contract, len(tools))}
 	var errs []error
 	names := make([]string, 0, len(tools))
@@ -171,12 +172,12 @@ func parseTools(tools map[string]json.RawMessage) (File, error) {
 	sort.Strings(names)
 	for _, name := range names {
 		if name == "" {
-			errs = append(errs, errors.New(`tools: a contract has an empty tool name`))
+			errs = append(errs, fmt.Errorf("%s: a contract has an empty tool name", prefix))
 			continue
 		}
 		c, err := parseContract(name, tools[name])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("tools.%s: %w", name, err))
+			errs = append(errs, fmt.Errorf("%s.%s: %w", prefix, name, err))
 			continue
 		}
 		out.Tools[name] = c
@@ -187,7 +188,7 @@ func parseTools(tools map[string]json.RawMessage) (File, error) {
 func parseContract(name string, raw json.RawMessage) (Contract, error) {
 	var cj contractJSON
 	if err := strictDecode(raw, &cj); err != nil {
-		return Contract{}, fmt.Errorf("%w (known keys: input, retry, expect, allowSideEffects)", err)
+		return Contract{}, fmt.Errorf("%s (known keys: input, retry, expect, allowSideEffects)", describe(err))
 	}
 	c := Contract{Tool: name, Input: json.RawMessage("{}"), Retry: Retry{Attempts: 1}, Expect: Expect{Status: StatusPass}}
 	if !isNull(cj.Input) {
@@ -199,15 +200,23 @@ func parseContract(name string, raw json.RawMessage) (Contract, error) {
 	if cj.AllowSideEffects != nil {
 		c.AllowSideEffects = *cj.AllowSideEffects
 	}
-	if cj.Retry != nil {
-		r, err := parseRetry(*cj.Retry)
+	if !isNull(cj.Retry) {
+		var rj retryJSON
+		if err := strictDecode(cj.Retry, &rj); err != nil {
+			return c, fmt.Errorf("retry: %s (known keys: attempts, delayMs, retryOn)", describe(err))
+		}
+		r, err := parseRetry(rj)
 		if err != nil {
 			return c, fmt.Errorf("retry.%w", err)
 		}
 		c.Retry = r
 	}
-	if cj.Expect != nil {
-		e, err := parseExpect(*cj.Expect)
+	if !isNull(cj.Expect) {
+		var ej expectJSON
+		if err := strictDecode(cj.Expect, &ej); err != nil {
+			return c, fmt.Errorf("expect: %s (known keys: status, not_error_code, errorCode, requiredFields, maxRows, contains, notContains, jsonSchema)", describe(err))
+		}
+		e, err := parseExpect(ej)
 		if err != nil {
 			return c, fmt.Errorf("expect.%w", err)
 		}
@@ -353,6 +362,20 @@ func strs(raw json.RawMessage) ([]string, error) {
 		return nil, errors.New("an empty string matches every text")
 	}
 	return list, nil
+}
+
+// describe words a decoding error for people: an unknown key by name, a
+// value of the wrong type by its key.
+func describe(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: expected %s, got a JSON %s", te.Field, te.Type, te.Value)
+	}
+	msg := err.Error()
+	if field, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "unknown key " + field
+	}
+	return strings.TrimPrefix(msg, "json: ")
 }
 
 func strictDecode(data []byte, v any) error {

@@ -240,8 +240,8 @@ func TestParseMcpProbeFiles(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for src, want := range map[string]string{
-		`{"tool":{}}`: `unknown field "tool"`,
-		`{"tools":{"t":{"expect":{"stauts":"pass"}}}}`:                                    `tools.t: json: unknown field "stauts"`,
+		`{"tool":{}}`: `unknown key "tool"`,
+		`{"tools":{"t":{"expect":{"stauts":"pass"}}}}`:                                    `tools.t: expect: unknown key "stauts"`,
 		`{"tools":{"t":{"expect":{"status":"ok"}}}}`:                                      `tools.t: expect.status: want "pass"`,
 		`{"tools":{"t":{"expect":{"status":"pass","errorCode":-32602}}}}`:                 "contradicts errorCode",
 		`{"tools":{"t":{"input":[1]}}}`:                                                   "input: must be an object",
