@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -43,6 +44,11 @@ type Request struct {
 	// probes (discovery and tokens are reused); nil gives each probe a new
 	// client.
 	OAuth *oauth.Cache
+	// Calls makes the server's contracted canary calls after tools/list,
+	// in the same session; the deadline grows by each contract's call
+	// timeout. Retries honours the contracts' retry policies.
+	Calls   bool
+	Retries bool
 }
 
 // Observation is one server probed once.
@@ -63,8 +69,14 @@ type Observation struct {
 	// scrubbed: such a name must not be locked, since the lock is
 	// committed (the name the server sent is the secret's echo).
 	SecretNames []string
-	// Timeout is the probe's deadline.
+	// Timeout is the probe's deadline (with its calls, when it made them).
 	Timeout time.Duration
+	// Calls are the outcomes of the server's contracts, one per contract
+	// in the order of their tools, scrubbed like Result; nil when the
+	// probe made no calls (Request.Calls unset, or the server has none).
+	// A probe that failed before listing gives each the reason
+	// probe_failed.
+	Calls []contracts.Outcome
 }
 
 // Probe probes s once: it builds the target now, waits for a slot in pool,
@@ -72,7 +84,8 @@ type Observation struct {
 // always returns a Result; ctx ending while it waits or probes makes it a
 // canceled one.
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
-	obs := Observation{Timeout: Timeout(s, req.Timeout)}
+	calls := req.Calls && s.HasCalls()
+	obs := Observation{Timeout: callTimeout(s, Timeout(s, req.Timeout), calls)}
 	lookup := req.Lookup
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
@@ -87,6 +100,9 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		done := onStart(req)
 		obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
 		done()
+		if calls {
+			obs.Calls = notCalled(s, obs.Result)
+		}
 		return obs
 	}
 	client, err := authorize(s, &target, lookup, req.OAuth)
@@ -94,6 +110,9 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		done := onStart(req)
 		obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
 		done()
+		if calls {
+			obs.Calls = notCalled(s, obs.Result)
+		}
 		return obs
 	}
 	if target.Era == "" || target.Era == probe.EraAuto {
@@ -103,19 +122,28 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	release, err := pool.Acquire(ctx, target.Command != "")
 	if err != nil {
 		obs.Result = failed(s, probe.ReasonCanceled, "canceled before the probe started", time.Now())
+		if calls {
+			obs.Calls = notCalled(s, obs.Result)
+		}
 		return obs
 	}
 	done := onStart(req)
+	opts := req.Options
+	var outcomes []contracts.Outcome
+	if calls {
+		opts.AfterList = callHook(s, req.Retries, &outcomes)
+	}
 	pctx, cancel := context.WithTimeout(ctx, obs.Timeout)
 	defer cancel()
-	said := probe.Run(pctx, target, req.Options)
+	said := probe.Run(pctx, target, opts)
 	said.Credentials = credentialStatus(target, client)
 	// The tokens an OAuth client obtained during the probe are secrets too.
 	scrubbed := target
 	if client != nil {
 		scrubbed = WithSecrets(target, client.Secrets())
 	}
-	res := newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed).result(said)
+	scrub := newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed)
+	res := scrub.result(said)
 	if res.OK {
 		obs.Tools = make([]lockstore.Observed, len(res.Tools))
 		for i, t := range res.Tools {
@@ -133,6 +161,12 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	done()
 	release()
 	obs.Result = res
+	if calls {
+		if !said.OK || outcomes == nil {
+			outcomes = notCalled(s, said)
+		}
+		obs.Calls = scrub.outcomes(outcomes)
+	}
 	return obs
 }
 

@@ -233,6 +233,18 @@ func DefaultTools() []Tool {
 	}
 }
 
+// EchoTool is a read-only tool that answers "Echo: " and its message
+// argument, as server-everything's echo does: a call whose response
+// repeats its input.
+func EchoTool() Tool {
+	return Tool{
+		Name:        "echo",
+		Description: "Echo back the message",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}, "required": []any{"message"}},
+		Annotations: ReadOnly(),
+	}
+}
+
 // Validate reports a behavior or era this package does not know.
 func (c Config) Validate() error {
 	if c.Behavior != "" && !slices.Contains(Behaviors(), c.Behavior) {

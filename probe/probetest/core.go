@@ -366,6 +366,9 @@ func toolOutput(name string, args map[string]any) (text string, isError bool) {
 		return fmt.Sprintf("Daily sales report for %s: 42 orders, 1234.50 EUR", truncate(date, 20)), false
 	case "list_report_dates":
 		return "2026-08-01\n2026-08-02\n2026-08-03", false
+	case "echo":
+		msg, _ := args["message"].(string)
+		return "Echo: " + msg, false
 	default:
 		return "ok: " + name, false
 	}
