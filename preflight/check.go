@@ -47,6 +47,7 @@ func Check(ctx context.Context, in Input, opts Options) *Report {
 		}
 	}
 
+	opts.calls = true
 	for _, obs := range Observe(ctx, servers, opts) {
 		entry, locked := in.Lock.Entry(obs.Server.Name)
 		r.Servers = append(r.Servers, judge(obs, entry, locked, opts.Strict))
@@ -84,6 +85,12 @@ func Check(ctx context.Context, in Input, opts Options) *Report {
 		if s.Probe != nil && s.Probe.OK {
 			r.Totals.ToolsVerified += len(s.Diff.Expected) - len(s.Diff.Missing)
 			r.Totals.ToolsSeen += len(s.Probe.Tools)
+		}
+		for _, c := range s.Calls {
+			r.Totals.Calls++
+			if !c.Passed {
+				r.Totals.CallsFailed++
+			}
 		}
 	}
 	r.Duration = Millis(time.Since(started))

@@ -86,6 +86,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, "| <code>%s</code> | %s %s | %d of %d | %s | %s |\n", cell(s.Name), mark, s.Verdict,
 			len(s.Diff.Expected)-len(s.Diff.Missing)-unverified(s), len(s.Diff.Expected), took, strings.Join(findings, "<br>"))
 	}
+	writeCallTable(b, r)
 	for _, s := range r.Servers {
 		for _, p := range s.Failures() {
 			if len(p.Details) == 0 {
@@ -97,6 +98,27 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCallTable is one row per contract: what was called and what came
+// back.
+func writeCallTable(b *strings.Builder, r *Report) {
+	if r.Totals.Calls == 0 {
+		return
+	}
+	b.WriteString("\n#### Tool calls\n\n| Server | Tool | Result | Attempts | Time | What came back |\n|---|---|---|---|---|---|\n")
+	for _, s := range r.Servers {
+		for _, c := range s.Calls {
+			result, back := "✅ pass", ""
+			if !c.Passed {
+				result, back = "❌ "+c.Reason, c.Message
+			} else if n := len(c.Attempts); n > 0 {
+				back = c.Attempts[n-1].Response
+			}
+			fmt.Fprintf(b, "| <code>%s</code> | <code>%s</code> | %s | %d | %s | %s |\n", cell(s.Name), cell(c.Tool), cell(result),
+				len(c.Attempts), formatMillis(callDuration(c)), cell(back))
+		}
+	}
 }
 
 // unverified counts the locked tools a failed probe could not see (they

@@ -36,6 +36,7 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerRe
 			}
 			sr.add(p)
 		}
+		sr.Calls = calls(obs)
 		return sr.settle()
 	}
 
@@ -44,10 +45,21 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerRe
 	for _, f := range verdict.Judge(res, d, strict) {
 		sr.add(describe(f, s, res, d))
 	}
+	for _, f := range verdict.JudgeCalls(obs.Calls, uncovered(s, entry, locked), strict) {
+		sr.add(describeCall(f, s, obs.Calls))
+	}
+	sr.Calls = calls(obs)
 	for _, w := range res.Warnings {
 		sr.add(Problem{Kind: KindWarning, Message: w})
 	}
 	return sr.settle()
+}
+
+func calls(obs Observation) []CallReport {
+	if obs.Calls == nil {
+		return nil
+	}
+	return callReports(obs.Calls)
 }
 
 // describe words one finding of a probe that succeeded.

@@ -106,6 +106,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		}
 		c.SystemOut = strings.Join(notes, "\n")
 		suite.Cases = append(suite.Cases, c)
+		suite.Cases = append(suite.Cases, callCases(s)...)
 	}
 	for _, name := range r.Skipped {
 		suite.Cases = append(suite.Cases, junitCase{Name: name, Classname: junitClassname, Time: "0",
@@ -131,6 +132,28 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	_, err = w.Write(append(out, '\n'))
 	return err
+}
+
+// callCases are one testcase per contract: "SERVER call TOOL".
+func callCases(s ServerReport) []junitCase {
+	var out []junitCase
+	for _, c := range s.Calls {
+		jc := junitCase{Name: s.Name + " call " + c.Tool, Classname: junitClassname + ".calls", Time: seconds(callDuration(c))}
+		var lines []string
+		for i, a := range c.Attempts {
+			lines = append(lines, fmt.Sprintf("attempt %d: %s", i+1, a.Response))
+			for _, as := range a.Assertions {
+				lines = append(lines, fmt.Sprintf("  %s %s %s", as.Outcome, as.Name, as.Detail))
+			}
+		}
+		if !c.Passed {
+			jc.Failure = &junitFailure{Message: c.Message, Type: c.Reason, Text: strings.Join(lines, "\n")}
+		} else {
+			jc.SystemOut = strings.Join(lines, "\n")
+		}
+		out = append(out, jc)
+	}
+	return out
 }
 
 // seconds is a JUnit time attribute: seconds with millisecond precision.

@@ -31,6 +31,9 @@ type Options struct {
 	// Eras, when set, gives each probe its era hint (the era the server
 	// answered in last time) and learns the era each probe found.
 	Eras EraMemory
+	// calls makes each server's contracted canary calls, with their
+	// retry policies (check does; lock never calls a tool).
+	calls bool
 }
 
 // EraMemory remembers servers' eras between runs (see package eracache).
@@ -66,7 +69,8 @@ func Observe(ctx context.Context, servers []config.Server, opts Options) []Obser
 	pool := runner.NewPool(all, stdio)
 	// Fingerprinted within each probe's deadline: a hostile schema cannot
 	// make the comparison that follows outlast it.
-	req := runner.Request{Timeout: opts.Timeout, Options: opts.Probe, Lookup: opts.Lookup, Fingerprint: true}
+	req := runner.Request{Timeout: opts.Timeout, Options: opts.Probe, Lookup: opts.Lookup, Fingerprint: true,
+		Calls: opts.calls, Retries: opts.calls}
 
 	out := make([]Observation, len(servers))
 	var wg sync.WaitGroup

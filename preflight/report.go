@@ -29,6 +29,9 @@ const (
 	KindDuplicate          = verdict.KindDuplicate
 	KindExtra              = verdict.KindExtra
 	KindUnlocked           = verdict.KindUnlocked
+	KindCallFailed         = verdict.KindCallFailed
+	KindCallRetried        = verdict.KindCallRetried
+	KindCallCoverage       = verdict.KindCallCoverage
 	KindWarning            = verdict.KindWarning
 )
 
@@ -63,6 +66,8 @@ type Totals struct {
 	ToolsLocked   int `json:"tools_locked"`
 	ToolsVerified int `json:"tools_verified"` // locked tools seen on servers that answered
 	ToolsSeen     int `json:"tools_seen"`
+	Calls         int `json:"calls"`        // contracts run
+	CallsFailed   int `json:"calls_failed"` // of which failed
 }
 
 // ServerReport is one server's part of a run.
@@ -80,6 +85,9 @@ type ServerReport struct {
 	// for a server that is only in the lock.
 	Probe *probe.Result  `json:"probe,omitempty"`
 	Diff  lockstore.Diff `json:"lock_diff"`
+	// Calls are the server's contracts as check ran them, in the order
+	// of their tools; absent when it has none.
+	Calls []CallReport `json:"calls,omitempty"`
 }
 
 // Problem is one finding on one server.

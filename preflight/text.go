@@ -66,12 +66,16 @@ func Summary(r *Report) string {
 		strict = ", strict"
 	}
 	t := r.Totals
-	if r.OK {
-		return fmt.Sprintf("MCP preflight OK in %s (%s verified across %s%s)",
-			took, count(t.ToolsVerified, "tool", "tools"), count(t.Servers, "server", "servers"), strict)
+	calls := ""
+	if t.Calls > 0 {
+		calls = fmt.Sprintf("; %d of %s passed", t.Calls-t.CallsFailed, count(t.Calls, "call", "calls"))
 	}
-	return fmt.Sprintf("MCP preflight FAILED in %s (%d of %s failed; %d of %s verified%s)",
-		took, t.Failed, count(t.Servers, "server", "servers"), t.ToolsVerified, count(t.ToolsLocked, "locked tool", "locked tools"), strict)
+	if r.OK {
+		return fmt.Sprintf("MCP preflight OK in %s (%s verified across %s%s%s)",
+			took, count(t.ToolsVerified, "tool", "tools"), count(t.Servers, "server", "servers"), calls, strict)
+	}
+	return fmt.Sprintf("MCP preflight FAILED in %s (%d of %s failed; %d of %s verified%s%s)",
+		took, t.Failed, count(t.Servers, "server", "servers"), t.ToolsVerified, count(t.ToolsLocked, "locked tool", "locked tools"), calls, strict)
 }
 
 // formatMillis writes a duration in whole milliseconds, as the Python preflight does

@@ -11,6 +11,7 @@ package verdict
 import (
 	"slices"
 
+	"github.com/mcpwatch/mcpwatch/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -20,11 +21,12 @@ import (
 type State string
 
 const (
-	StatePending   State = "pending"   // not probed yet
-	StateOK        State = "ok"        // probed, every locked tool present, nothing forbidden
-	StateMissing   State = "missing"   // probed, some locked tools missing
-	StateForbidden State = "forbidden" // probed, a tool matching a forbid pattern present
-	StateFailed    State = "failed"    // the probe itself failed: see the reason
+	StatePending    State = "pending"     // not probed yet
+	StateOK         State = "ok"          // probed, every locked tool present, nothing forbidden
+	StateMissing    State = "missing"     // probed, some locked tools missing
+	StateForbidden  State = "forbidden"   // probed, a tool matching a forbid pattern present
+	StateFailed     State = "failed"      // the probe itself failed: see the reason
+	StateCallFailed State = "call_failed" // listed as locked, but a canary call broke its contract
 )
 
 // Kind is one thing found wrong, or worth a look, on one server.
@@ -37,11 +39,14 @@ const (
 	KindProbeFailed        Kind = "probe_failed"        // the server could not be probed
 	KindForbidden          Kind = "forbidden"           // a tool matching a forbid pattern is offered
 	KindMissing            Kind = "missing"             // a locked tool is not offered
+	KindCallFailed         Kind = "call_failed"         // a canary call broke its contract, or could not be made
 	KindSchemaChanged      Kind = "schema_changed"      // a locked input-schema fingerprint differs (fails when strict)
 	KindDescriptionChanged Kind = "description_changed" // a locked description hash differs (fails when strict)
 	KindDuplicate          Kind = "duplicate"           // a tool name is listed more than once: only the first is compared (fails when strict)
 	KindExtra              Kind = "extra"               // an offered tool is not locked (fails when strict)
 	KindUnlocked           Kind = "unlocked"            // the server has no lock entry (fails when strict)
+	KindCallRetried        Kind = "call_retried"        // a contract passed only after a retry (fails when strict)
+	KindCallCoverage       Kind = "call_coverage"       // an expected tool has no contract in the contracts file (fails when strict)
 	KindWarning            Kind = "warning"             // the probe succeeded with a remark; never fails
 )
 
@@ -51,8 +56,9 @@ const KindOK Kind = "ok"
 // Severity orders the kinds, most severe first: a server's verdict is its
 // most severe failing finding.
 var Severity = []Kind{
-	KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing,
-	KindSchemaChanged, KindDescriptionChanged, KindDuplicate, KindExtra, KindUnlocked, KindWarning,
+	KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing, KindCallFailed,
+	KindSchemaChanged, KindDescriptionChanged, KindDuplicate, KindExtra, KindUnlocked, KindCallRetried,
+	KindCallCoverage, KindWarning,
 }
 
 // Finding is one kind of thing found on one server, with the tools it is
@@ -118,14 +124,47 @@ func Worst(findings []Finding) (Kind, bool) {
 	return worst, failed
 }
 
+// JudgeCalls lists the findings of a server's canary calls: each failed
+// contract fails (a call that broke its contract, a contract for a tool
+// not listed, one mcpwatch refused to call); one that passed only after a
+// retry, and an expected tool without a contract (uncovered), are reported,
+// and fail only when strict. A failed probe's calls were never made: the
+// probe's own finding says why, so they add none.
+func JudgeCalls(outcomes []contracts.Outcome, uncovered []string, strict bool) []Finding {
+	var out []Finding
+	for _, o := range outcomes {
+		switch {
+		case o.Reason == contracts.ReasonProbeFailed:
+		case !o.Passed:
+			out = append(out, Finding{Kind: KindCallFailed, Fails: true, Tools: []string{o.Tool}})
+		case o.Retried():
+			out = append(out, Finding{Kind: KindCallRetried, Fails: strict, Tools: []string{o.Tool}})
+		}
+	}
+	if len(uncovered) > 0 {
+		out = append(out, Finding{Kind: KindCallCoverage, Fails: strict, Tools: uncovered})
+	}
+	return out
+}
+
 // StateOf is the daemon's one-word verdict on a probe and its diff: the
 // findings of Judge (not strict) reduced to a State. A nil result is
 // pending.
 func StateOf(res *probe.Result, diff lockstore.Diff) State {
+	return StateWithCalls(res, diff, nil)
+}
+
+// StateWithCalls is StateOf with the latest canary calls judged too
+// (JudgeCalls, not strict).
+func StateWithCalls(res *probe.Result, diff lockstore.Diff, calls []contracts.Outcome) State {
 	if res == nil {
 		return StatePending
 	}
-	kind, _ := Worst(Judge(res, diff, false))
+	findings := Judge(res, diff, false)
+	if res.OK {
+		findings = append(findings, JudgeCalls(calls, nil, false)...)
+	}
+	kind, _ := Worst(findings)
 	return stateOfKind(kind)
 }
 
@@ -137,6 +176,8 @@ func stateOfKind(k Kind) State {
 		return StateForbidden
 	case KindMissing:
 		return StateMissing
+	case KindCallFailed:
+		return StateCallFailed
 	}
 	return StateOK
 }

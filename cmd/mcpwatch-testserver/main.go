@@ -55,6 +55,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.PIDFile, "pid-file", "", "unresponsive: where the grandchild writes its pid")
 	fs.StringVar(&cfg.ServerName, "name", "probetest", "the serverInfo name")
 	fs.BoolVar(&cfg.SSEResponses, "sse-responses", false, "HTTP: answer POSTs with text/event-stream instead of JSON")
+	var extraTools stringList
+	fs.Var(&extraTools, "tool", "also list this tool, as NAME or NAME:HINT where HINT is read-only, destructive, write (not read-only, destructiveHint false) or none (no annotations); repeatable")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
@@ -72,6 +74,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Behavior, cfg.Era = probetest.Behavior(*behavior), probetest.Era(*era)
+	if len(extraTools) > 0 {
+		cfg.Tools = probetest.DefaultTools()
+		for _, spec := range extraTools {
+			t, err := toolSpec(spec)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpwatch-testserver: --tool %s\n", err)
+				return 2
+			}
+			cfg.Tools = append(cfg.Tools, t)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "mcpwatch-testserver: %v\n", err)
 		return 2
@@ -96,6 +109,40 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// toolSpec reads NAME[:HINT] into a tool that answers "ok: NAME" (echo
+// answers its message).
+func toolSpec(spec string) (probetest.Tool, error) {
+	name, hint, _ := strings.Cut(spec, ":")
+	if name == "echo" {
+		t := probetest.EchoTool()
+		if hint != "" && hint != "read-only" {
+			return t, fmt.Errorf("%q: echo is read-only", spec)
+		}
+		return t, nil
+	}
+	t := probetest.Tool{Name: name, Description: "Test tool " + name, InputSchema: map[string]any{"type": "object"}}
+	switch hint {
+	case "", "read-only":
+		t.Annotations = probetest.ReadOnly()
+	case "destructive":
+		t.Annotations = map[string]any{"readOnlyHint": false, "destructiveHint": true}
+	case "write":
+		t.Annotations = map[string]any{"readOnlyHint": false, "destructiveHint": false}
+	case "none":
+	default:
+		return t, fmt.Errorf("%q: unknown hint %q (want read-only, destructive, write or none)", spec, hint)
+	}
+	if name == "" {
+		return t, fmt.Errorf("%q: no tool name", spec)
+	}
+	return t, nil
 }
 
 func behaviorList() string {

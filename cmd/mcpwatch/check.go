@@ -30,6 +30,16 @@ forbid pattern, and a locked server the configuration no longer defines.
 An extra tool passes and is reported. --strict also fails extra tools,
 changed schema or description fingerprints, and servers not in the lock.
 
+A server with contracts (contracts: or calls: in mcpwatch.yml, an
+mcp-probe toolsFile) has each contracted tool called once the tools are
+listed, in the same session, with its retry policy: a call that breaks
+its contract fails, naming the tool, the assertion and what came back.
+Only tools annotated readOnlyHint: true are called unless the contract
+allows side effects, and a destructive one needs allow_destructive_calls.
+With --strict (or --fail-on-warn, as mcp-probe names it) a contract that
+needed a retry fails too, and so does an expected tool without a contract
+in the server's contracts file.
+
 With no --config.file it reads ./mcpwatch.yml if there is one, else
 ./.mcp.json (or $MCP_CONFIG) with the lock ./mcp-tools.lock.json (or
 $MCP_TOOL_LOCK) and the timeout $MCP_PROBE_TIMEOUT_S: the files and
@@ -54,14 +64,15 @@ defaults.stdio_concurrency (mcpwatch.yml); the servers of a client config
 are all started at once, as the client starts them.
 
 Formats: text (for people); json (the full report); junit (JUnit XML, one
-testcase per server); github (text and ::error annotations on stdout, and
+testcase per server and one per contract); github (text and ::error annotations on stdout, and
 a Markdown summary appended to $GITHUB_STEP_SUMMARY or written to
 --output). --output names the file the format goes to; with json and
 junit the text goes to stdout besides. --receipt writes a JSON record of everything observed (handshake,
 versions, tools and schemas, timings, verdicts), with no secret in it.
 
 Exit codes: 0 every locked tool is present; 78 a locked tool is missing, a
-server could not be probed, a forbidden tool is offered, the lock is
+server could not be probed, a forbidden tool is offered, a contract
+failed, the lock is
 missing or unreadable, or the configuration is unusable; 1 an output file
 could not be written; 2 usage error; 130 interrupted.
 
@@ -88,7 +99,8 @@ func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
 	addPreflightFlags(fs, &f.preflightFlags)
 	addOutputFlags(fs, &f.out, "write the report (github: the Markdown summary) to this `file` instead of stdout", "text", "json", "junit", "github")
 	fs.StringVar(&f.receipt, "receipt", "", "write a redacted JSON receipt of everything observed to this `file`")
-	fs.BoolVar(&f.strict, "strict", false, "also fail on extra tools, changed fingerprints and servers not in the lock")
+	fs.BoolVar(&f.strict, "strict", false, "also fail on extra tools, changed fingerprints, servers not in the lock, retried calls and tools without a contract")
+	fs.BoolVar(&f.strict, "fail-on-warn", false, "the same as --strict (mcp-probe's name for it)")
 	addEraFlags(fs, &f.eras)
 	return fs
 }

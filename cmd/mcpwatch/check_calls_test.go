@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// callsDir is a directory with an mcpwatch.yml watching the test server
+// (over stdio, with args), its lock, and the contracts given inline.
+func callsDir(t *testing.T, args []string, calls string) string {
+	t.Helper()
+	dir := t.TempDir()
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = `"` + a + `"`
+	}
+	yml := "servers:\n  report:\n    command: " + testserverBin(t) + "\n    args: [" + strings.Join(quoted, ", ") + "]\n" +
+		"    env: {REPORT_API_TOKEN: \"${REPORT_API_TOKEN}\"}\n" + calls
+	if err := os.WriteFile(filepath.Join(dir, "mcpwatch.yml"), []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), []byte(seedLockText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const twoContracts = `    calls:
+      fetch_daily_report:
+        input: {date: "2026-08-01"}
+        expect: {status: pass, not_error_code: [401, 403], contains: orders}
+      list_report_dates:
+        expect: {contains: "2026-08-01"}
+`
+
+// A server that lists both tools and fails every call fails the
+// preflight, naming the tool, the assertion and what came back; the same
+// contracts against a healthy server pass.
+func TestCheckCalls(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REPORT_API_TOKEN": "calls-secret-token-1"}
+	cases := []struct {
+		behavior string
+		code     int
+		lines    []string
+	}{
+		{"healthy", exitOK, []string{"MCP preflight OK in ", "(2 tools verified across 1 server; 2 of 2 calls passed)"}},
+		{"call-is-error", exitConfig, []string{"MCP preflight FAILED in ", "0 of 2 calls passed",
+			"  - report: call fetch_daily_report failed (is_error): status: expected success, got isError: upstream API error: 401 Unauthorized (the token was revoked)",
+			"  - report: call list_report_dates failed (is_error): status: expected success"}},
+		{"call-rpc-error", exitConfig, []string{"  - report: call fetch_daily_report failed (rpc_error): status: expected success, got JSON-RPC error -32603: upstream API error"}},
+		{"call-error-text", exitConfig, []string{`  - report: call fetch_daily_report failed (error_text): status: expected success, got a result that reports an error: {"error":"fetch failed"}`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.behavior, func(t *testing.T) {
+			t.Parallel()
+			dir := callsDir(t, []string{"--behavior", tc.behavior}, twoContracts)
+			r := runBin(t, dir, env, "check", "--receipt", "receipt.json", "--format", "junit", "--output", "report.xml")
+			if r.code != tc.code {
+				t.Fatalf("want exit %d, got %s", tc.code, r)
+			}
+			assertContains(t, "stdout", r.stdout, tc.lines...)
+
+			// The receipt records every call: input, attempts, assertions.
+			var receipt struct {
+				Servers []struct {
+					Calls []struct {
+						Tool     string          `json:"tool"`
+						Input    json.RawMessage `json:"input"`
+						Passed   bool            `json:"passed"`
+						Attempts []struct {
+							Assertions []struct{ Name, Outcome string } `json:"assertions"`
+						} `json:"attempts"`
+					} `json:"calls"`
+				} `json:"servers"`
+			}
+			if err := json.Unmarshal(readFile(t, filepath.Join(dir, "receipt.json")), &receipt); err != nil {
+				t.Fatal(err)
+			}
+			calls := receipt.Servers[0].Calls
+			var input bytes.Buffer
+			_ = json.Compact(&input, calls[0].Input)
+			if len(calls) != 2 || calls[0].Tool != "fetch_daily_report" || input.String() != `{"date":"2026-08-01"}` ||
+				len(calls[0].Attempts) != 1 || len(calls[0].Attempts[0].Assertions) != 3 || calls[0].Passed != (tc.code == exitOK) {
+				t.Errorf("receipt calls: %+v", calls)
+			}
+			// JUnit: the server's testcase and one per contract.
+			var suites struct {
+				Suites []struct {
+					Cases []struct {
+						Name    string    `xml:"name,attr"`
+						Failure *struct{} `xml:"failure"`
+					} `xml:"testcase"`
+				} `xml:"testsuite"`
+			}
+			if err := xml.Unmarshal(readFile(t, filepath.Join(dir, "report.xml")), &suites); err != nil {
+				t.Fatal(err)
+			}
+			cs := suites.Suites[0].Cases
+			if len(cs) != 3 || cs[1].Name != "report call fetch_daily_report" || (cs[1].Failure != nil) != (tc.code != exitOK) {
+				t.Errorf("junit cases: %+v", cs)
+			}
+			for _, out := range []string{r.stdout, r.stderr, string(readFile(t, filepath.Join(dir, "receipt.json")))} {
+				if strings.Contains(out, env["REPORT_API_TOKEN"]) {
+					t.Error("the token is in the output")
+				}
+			}
+		})
+	}
+}
+
+// A destructive tool is never called without the opt-in; a contract for a
+// tool the server does not list fails; --fail-on-warn fails an uncovered
+// locked tool.
+func TestCheckCallsRefused(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REPORT_API_TOKEN": "t"}
+	dir := callsDir(t, []string{"--tool", "delete_report:destructive", "--tool", "no_hints:none"}, `    calls:
+      delete_report: {allowSideEffects: true, expect: {status: fail}}
+      no_hints: {}
+      gone_tool: {}
+`)
+	r := runBin(t, dir, env, "check")
+	if r.code != exitConfig {
+		t.Fatalf("want exit 78, got %s", r)
+	}
+	assertContains(t, "stdout", r.stdout,
+		"  - report: call delete_report failed (refused): not called: tool delete_report is annotated destructiveHint: true; to call it on a schedule anyway, list it under allow_destructive_calls of its server in mcpwatch.yml",
+		"  - report: call gone_tool failed (not_listed): tool gone_tool is not listed by the server",
+		"  - report: call no_hints failed (refused): not called: tool no_hints sends no annotations, so nothing says it only reads; mcpwatch calls only read-only tools: set \"allowSideEffects\": true in its contract if calling it is harmless, or remove the contract")
+}
+
+// An mcp-probe config and its toolsFile, as mcp-probe's users have them:
+// read unchanged; with --fail-on-warn an expected tool without a contract
+// fails (mcp-probe's coverage rule).
+func TestCheckMcpProbeConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeJSON(t, dir, "mcp-probe.config.json", map[string]any{"servers": []any{map[string]any{
+		"name": "report", "target": testserverBin(t), "transport": "stdio",
+		"expectedTools": []string{"fetch_daily_report", "list_report_dates"}, "toolsFile": "./report.tools.json",
+	}}})
+	writeJSON(t, dir, "report.tools.json", map[string]any{"tools": map[string]any{
+		"list_report_dates": map[string]any{"input": map[string]any{}, "retry": map[string]any{"attempts": 2, "delayMs": 10, "retryOn": []any{503, "timeout"}},
+			"expect": map[string]any{"status": "pass", "not_error_code": []int{401, 403}, "contains": "2026-08-01", "notContains": []string{"Traceback"}}},
+	}})
+	if err := os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), []byte(seedLockText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, dir, map[string]string{"REPORT_API_TOKEN": "t"}, "check", "--config.file", "mcp-probe.config.json")
+	if r.code != exitOK {
+		t.Fatalf("want exit 0, got %s", r)
+	}
+	assertContains(t, "stdout", r.stdout, "1 of 1 call passed", "info: report: 1 tool expected but without a contract in ", "report.tools.json -> fetch_daily_report")
+	r = runBin(t, dir, map[string]string{"REPORT_API_TOKEN": "t"}, "check", "--config.file", "mcp-probe.config.json", "--fail-on-warn")
+	if r.code != exitConfig {
+		t.Fatalf("--fail-on-warn: want exit 78, got %s", r)
+	}
+	assertContains(t, "stdout", r.stdout, "  - report: 1 tool expected but without a contract in ")
+}
