@@ -153,7 +153,7 @@ func TestRetry(t *testing.T) {
 
 	slept = nil
 	o, f := runWith(Options{Retries: true}, policy, http503, timeout, text("ok"))
-	if !o.Passed || len(f.calls) != 3 || !o.Retried() || len(slept) != 2 || slept[0] != time.Second {
+	if !o.Passed || len(f.calls) != 3 || !o.Retried() || len(slept) != 2 || slept[0] != time.Second || o.Duration <= 0 {
 		t.Fatalf("retried to success: passed %v, calls %d, slept %v", o.Passed, len(f.calls), slept)
 	}
 	o, f = runWith(Options{Retries: true}, policy, isError("Rate limit exceeded"), isError("Rate limit exceeded"), isError("Rate limit exceeded"), text("never"))

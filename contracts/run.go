@@ -159,8 +159,8 @@ func Run(ctx context.Context, c probe.Caller, tools []probe.Tool, contracts []Co
 	return out
 }
 
-func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract, opts Options) Outcome {
-	o := Outcome{Tool: ct.Tool, Input: ct.Input, Started: opts.Now(), Attempts: []Attempt{}}
+func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract, opts Options) (o Outcome) {
+	o = Outcome{Tool: ct.Tool, Input: ct.Input, Started: opts.Now(), Attempts: []Attempt{}}
 	defer func() { o.Duration = opts.Now().Sub(o.Started) }()
 	i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == ct.Tool })
 	if i < 0 {

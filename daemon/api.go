@@ -55,6 +55,7 @@ type apiServer struct {
 	Failures        map[probe.Reason]uint64 `json:"failures,omitempty"`
 	Skipped         uint64                  `json:"skipped"`
 	History         []Record                `json:"history,omitempty"`
+	Calls           []apiCall               `json:"calls,omitempty"`
 }
 
 type apiTimings struct {
@@ -68,7 +69,8 @@ func newAPIServer(dt details) apiServer {
 	st := dt.Status
 	a := apiServer{
 		Name:            st.Name,
-		State:           stateOf(st.Last, st.Diff),
+		State:           stateOfStatus(st),
+		Calls:           newAPICalls(st),
 		Transport:       st.Transport,
 		Schedule:        st.Schedule,
 		IntervalSeconds: st.Interval.Seconds(),

@@ -227,6 +227,9 @@ func (d *Daemon) Start() {
 			d.firstPending[name] = true
 			longest = max(longest, runner.Timeout(s.cfg, 0))
 			d.table.add(slot{due: firstDue(s.sched, now, d.opts.FirstRoundSpread), name: name, gen: s.gen})
+			if s.callSched != nil {
+				d.table.add(slot{due: firstDue(s.callSched, now, d.opts.FirstRoundSpread), name: name, gen: s.callGen, calls: true})
+			}
 		}
 		// Ready at the latest when the last first probe, started at the end
 		// of the spread and then waiting its turn, would have timed out.

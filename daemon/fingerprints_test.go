@@ -21,7 +21,7 @@ func TestNoFingerprintsForANamesOnlyLock(t *testing.T) {
 	plain := lockstore.New()
 	plain.Set("s", lockstore.NewEntry(obs, false))
 	s := newServer(t.Context(), config.Server{Name: "s", URL: "http://127.0.0.1:1/mcp"}, every(time.Minute), time.Minute, 20)
-	s.recordResult(triggerSchedule, res, fingerprinted(obs, plain, "s"), plain, nil)
+	s.recordResult(triggerSchedule, res, fingerprinted(obs, plain, "s"), plain, nil, nil)
 	if slices.ContainsFunc(s.observed, func(o lockstore.Observed) bool { return o.Fingerprint != "" }) {
 		t.Errorf("fingerprints computed for a names-only lock")
 	}
@@ -70,6 +70,6 @@ func BenchmarkRecordFingerprinted(b *testing.B) {
 		if err := s.fingerprints.Fill(b.Context(), o); err != nil {
 			b.Fatal(err)
 		}
-		s.recordResult(triggerSchedule, r.res, o, lock, nil)
+		s.recordResult(triggerSchedule, r.res, o, lock, nil, nil)
 	}
 }

@@ -169,7 +169,7 @@ func (d *Daemon) joinOrStart(s *server) (*flight, error) {
 	go func() {
 		defer d.wg.Done()
 		defer d.onDemand.Add(-1)
-		res, recorded := d.probe(ctx, s, time.Time{}, triggerRequest, true)
+		res, recorded := d.probe(ctx, s, time.Time{}, triggerRequest, true, false)
 		cancel()
 		s.endFlight(f, res, recorded)
 	}()
@@ -183,4 +183,28 @@ func (d *Daemon) retryAfter(s *server) string {
 	timeout := runner.Timeout(s.cfg, 0)
 	d.mu.RUnlock()
 	return fmt.Sprint(max(1, int(timeout.Round(time.Second)/time.Second)))
+}
+
+// awaitFlight waits for the probe of s in flight, if any, to end, and
+// registers the next one; nil when ctx ended first.
+func (s *server) awaitFlight(ctx context.Context, trigger string) *flight {
+	for {
+		if f := s.beginFlight(trigger); f != nil {
+			return f
+		}
+		s.mu.Lock()
+		var done chan struct{}
+		if s.flight != nil {
+			done = s.flight.done
+		}
+		s.mu.Unlock()
+		if done == nil {
+			continue
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }

@@ -84,7 +84,7 @@ func retainedPerServer(t *testing.T, lock *lockstore.Lock, lastFails bool) (perS
 		s := newServer(t.Context(), config.Server{Name: name, URL: "http://127.0.0.1:1/mcp"}, every(time.Minute), time.Minute, 20)
 		for p := range probes {
 			res, obs := probed(t, page, !(lastFails && p == probes-1), at.Add(time.Duration(p)*time.Minute))
-			s.recordResult(triggerSchedule, res, obs, lock, nil)
+			s.recordResult(triggerSchedule, res, obs, lock, nil, nil)
 		}
 		servers[i] = s
 	}

@@ -32,7 +32,7 @@ type pages struct {
 func parsePages() (*pages, error) {
 	funcs := template.FuncMap{"upper": strings.ToUpper, "severity": severityOf}
 	parse := func(name string) (*template.Template, error) {
-		return template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name)
+		return template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/calls.html", "templates/"+name)
 	}
 	index, err := parse("index.html")
 	if err != nil {
@@ -88,6 +88,8 @@ type row struct {
 	// Credential is the credential that expires first; nil when none has
 	// a known expiry.
 	Credential *credentialCell
+	// Calls are the server's canary calls.
+	Calls callsView
 }
 
 type reasonCount struct {
@@ -102,7 +104,8 @@ func newRow(dt details, now time.Time) row {
 		Href:      "server/" + url.PathEscape(st.Name),
 		APIHref:   "api/v1/servers/" + url.PathEscape(st.Name),
 		ProbeHref: "probe?" + url.Values{"server": {st.Name}, "debug": {"true"}}.Encode(),
-		State:     stateOf(st.Last, st.Diff),
+		State:     stateOfStatus(st),
+		Calls:     newCallsView(st, dt.CallSchedule),
 		Transport: st.Transport,
 		Schedule:  st.Schedule,
 		Expected:  len(st.Diff.Expected),
@@ -234,8 +237,10 @@ var stateOrder = map[State]int{
 	StateFailed:    0,
 	StateForbidden: 1,
 	StateMissing:   2,
-	StatePending:   8,
-	StateOK:        9,
+	// A listed tool whose canary calls fail pages too (McpToolCallFailing).
+	StateCallFailed: 3,
+	StatePending:    8,
+	StateOK:         9,
 }
 
 func stateRank(st State) int {
@@ -247,10 +252,11 @@ func stateRank(st State) int {
 
 // severityOf is the colour a state is shown in, the severity of the alert
 // it raises: the states McpProbeFailing, McpToolsMissing and
-// McpForbiddenToolPresent page for are critical (red).
+// McpForbiddenToolPresent and McpToolCallFailing page for are critical
+// (red).
 func severityOf(st State) string {
 	switch st {
-	case StateFailed, StateMissing, StateForbidden:
+	case StateFailed, StateMissing, StateForbidden, StateCallFailed:
 		return "critical"
 	case StateOK:
 		return "ok"
@@ -369,7 +375,7 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	lowerQ := strings.ToLower(q.q)
 	entries := make([]entry, 0, len(statuses))
 	for i := range statuses {
-		e := entry{status: statuses[i], state: stateOf(statuses[i].Last, statuses[i].Diff)}
+		e := entry{status: statuses[i], state: stateOfStatus(statuses[i])}
 		if isProblem(e.state) {
 			view.Problems++ // of the whole fleet, whatever the filters
 		}

@@ -19,6 +19,9 @@ type serverPlan struct {
 	cfg      config.Server
 	sched    schedule
 	interval time.Duration
+	// The call schedule of a server with contracts; nil without.
+	callSched    schedule
+	callInterval time.Duration
 }
 
 // placement is where this daemon sits among its replicas: its name (which
@@ -59,7 +62,25 @@ func plan(cfg *config.Config, pl placement) ([]serverPlan, error) {
 			// configuration built in code may leave that to here.
 			srv.Timeout = cfg.Defaults.Timeout
 		}
-		plans = append(plans, serverPlan{cfg: srv, sched: sched, interval: interval})
+		p := serverPlan{cfg: srv, sched: sched, interval: interval}
+		if srv.HasCalls() {
+			spec := srv.CallSchedule
+			if spec == "" {
+				spec = config.DefaultCallSchedule
+			}
+			cs, civ, err := parseSchedule(spec)
+			if err != nil {
+				return nil, fmt.Errorf("%s: server %q: call_schedule: %w", configName(cfg), srv.Name, err)
+			}
+			if iv, ok := cs.(every); ok {
+				cs = newPhased(srv.Name+" calls", time.Duration(iv), pl.replica)
+			}
+			if srv.CallTimeout <= 0 {
+				srv.CallTimeout = srv.Timeout
+			}
+			p.cfg, p.callSched, p.callInterval = srv, cs, civ
+		}
+		plans = append(plans, p)
 	}
 	return plans, nil
 }
@@ -165,20 +186,31 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 		case !ok:
 			s = newServer(d.ctx, p.cfg, p.sched, p.interval, d.opts.History)
 			s.gen = d.nextGen()
+			s.setCalls(p, d.nextGen())
 			s.relock(lock, p.cfg.Forbid) // the expected tools, known before the first probe
 			d.servers[name] = s
 			added = append(added, name)
 			if running {
 				d.table.add(slot{due: firstDue(p.sched, now, d.opts.AddedSpread), name: name, gen: s.gen})
+				if s.callSched != nil {
+					d.table.add(slot{due: firstDue(s.callSched, now, d.opts.AddedSpread), name: name, gen: s.callGen, calls: true})
+				}
 			}
 		case !reflect.DeepEqual(s.cfg, p.cfg):
 			changed = append(changed, name)
 			rescheduled := s.cfg.Schedule != p.cfg.Schedule
+			callsRescheduled := s.cfg.CallSchedule != p.cfg.CallSchedule || s.cfg.HasCalls() != p.cfg.HasCalls()
 			s.setConfig(p.cfg, p.interval, reachChanged(s.cfg, p.cfg))
 			s.cfg, s.sched, s.interval = p.cfg, p.sched, p.interval
 			if rescheduled && running {
 				s.gen = d.nextGen()
 				d.table.add(slot{due: p.sched.Next(now), name: name, gen: s.gen})
+			}
+			if callsRescheduled {
+				s.setCalls(p, d.nextGen()) // slots of the old call schedule are dropped
+				if running && s.callSched != nil {
+					d.table.add(slot{due: firstDue(s.callSched, now, d.opts.AddedSpread), name: name, gen: s.callGen, calls: true})
+				}
 			}
 		}
 	}

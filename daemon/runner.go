@@ -14,6 +14,7 @@ import (
 const (
 	triggerSchedule = "schedule"
 	triggerRequest  = "request"
+	triggerCalls    = "calls" // a scheduled probe that made the canary calls
 )
 
 // fire starts the probe of a due slot, unless the server left the
@@ -21,6 +22,9 @@ const (
 // probe still runs (skipped: the next firing will try again). It returns
 // the server's next slot.
 func (d *Daemon) fire(sl slot) (slot, bool) {
+	if sl.calls {
+		return d.fireCalls(sl)
+	}
 	d.mu.RLock()
 	s, ok := d.servers[sl.name]
 	if !ok || s.gen != sl.gen {
@@ -48,7 +52,51 @@ func (d *Daemon) fire(sl slot) (slot, bool) {
 	}
 	go func() {
 		defer d.wg.Done()
-		res, recorded := d.probe(s.ctx, s, sl.due, triggerSchedule, false)
+		res, recorded := d.probe(s.ctx, s, sl.due, triggerSchedule, false, false)
+		s.endFlight(f, res, recorded)
+	}()
+	return next, hasNext
+}
+
+// fireCalls starts the canary calls of a due call slot: a probe that lists
+// the tools and calls the contracted ones in the same session, in the pool
+// like any probe. Unlike a scheduled probe it waits for a probe of the
+// same server that is still in flight (never two at once), since a skipped
+// call would leave the tool unchecked for a whole call interval; a firing
+// that finds the previous one still waiting is skipped, so each tool is
+// called at most once per interval.
+func (d *Daemon) fireCalls(sl slot) (slot, bool) {
+	d.mu.RLock()
+	s, ok := d.servers[sl.name]
+	if !ok || s.callGen != sl.gen || s.callSched == nil {
+		d.mu.RUnlock()
+		return slot{}, false
+	}
+	sched := s.callSched
+	d.mu.RUnlock()
+
+	next := slot{due: nextAfter(sched, sl.due, time.Now()), name: sl.name, gen: sl.gen, calls: true}
+	hasNext := !next.due.IsZero()
+	if !s.callWaiting.CompareAndSwap(false, true) {
+		s.mu.Lock()
+		s.callsSkipped++
+		s.mu.Unlock()
+		d.log.Debug("calls skipped: the previous calls of this server still wait for its probe to end",
+			zap.String("server", s.name), zap.Time("scheduled", sl.due))
+		return next, hasNext
+	}
+	if !d.enter() {
+		s.callWaiting.Store(false)
+		return slot{}, false
+	}
+	go func() {
+		defer d.wg.Done()
+		f := s.awaitFlight(s.ctx, triggerCalls)
+		s.callWaiting.Store(false)
+		if f == nil {
+			return // the server or the daemon is going
+		}
+		res, recorded := d.probe(s.ctx, s, sl.due, triggerCalls, false, true)
 		s.endFlight(f, res, recorded)
 	}()
 	return next, hasNext
@@ -66,9 +114,10 @@ func (d *Daemon) enter() bool {
 	return true
 }
 
-// probe runs one probe of s and records it. scheduled is when it was due
-// (zero for an on-demand probe). The caller holds s's flight.
-func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trigger string, transcript bool) (*probe.Result, bool) {
+// probe runs one probe of s and records it, with the server's canary calls
+// when calls. scheduled is when it was due (zero for an on-demand probe).
+// The caller holds s's flight.
+func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trigger string, transcript, calls bool) (*probe.Result, bool) {
 	d.mu.RLock()
 	cfg := s.cfg
 	defaults := d.cfg.Defaults
@@ -110,6 +159,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 			return func() { done(); slot() }
 		},
 		OAuth: &d.oauth,
+		Calls: calls,
 	})
 	res := obs.Result
 	if ctx.Err() != nil {
@@ -118,7 +168,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 		return res, false
 	}
 	lock := d.lock.get(lockPath)
-	t := s.recordResult(trigger, res, fingerprinted(obs.Tools, lock, s.name), lock, cfg.Forbid)
+	t := s.recordResult(trigger, res, fingerprinted(obs.Tools, lock, s.name), lock, cfg.Forbid, obs.Calls)
 	d.firstDone(s.name)
 
 	// Checked first: at a fleet's probe rate, building fields that the

@@ -5,9 +5,11 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -27,6 +29,15 @@ type server struct {
 	sched    schedule
 	interval time.Duration
 	gen      uint64 // schedule generation, unique in the daemon; see slot
+	// The call schedule, for a server with contracts (callSched nil
+	// otherwise); callGen is the generation of its slots.
+	callSched    schedule
+	callInterval time.Duration
+	callGen      uint64
+	// callWaiting is set while a scheduled call waits for the server's
+	// probe to end: a call firing that finds it set is skipped, so a tool
+	// is called at most once per call interval.
+	callWaiting atomic.Bool
 
 	mu sync.Mutex // guards what follows
 	// flight is the probe of this server running now, nil when none: never
@@ -49,6 +60,9 @@ type server struct {
 	// fingerprints are reused from probe to probe; only the probe in
 	// flight uses them.
 	fingerprints runner.FingerprintCache
+	// callsSkipped are call firings skipped because the one before still
+	// waited for the server's probe to end.
+	callsSkipped uint64
 }
 
 func newServer(parent context.Context, cfg config.Server, sched schedule, interval time.Duration, historyLimit int) *server {
@@ -65,6 +79,7 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 			Transport: runner.Transport(cfg),
 			Schedule:  cfg.Schedule,
 			Interval:  interval,
+			Calls:     keepCalls(nil, cfg.Contracts),
 		},
 		history: newHistory(historyLimit),
 	}
@@ -89,6 +104,59 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 	s.status.Transport = runner.Transport(cfg)
 	s.status.Schedule = cfg.Schedule
 	s.status.Interval = interval
+	s.status.Calls = keepCalls(s.status.Calls, cfg.Contracts)
+}
+
+// setCalls takes the call schedule of a plan, with a new generation.
+// Called with Daemon.mu held.
+func (s *server) setCalls(p serverPlan, gen uint64) {
+	s.callSched, s.callInterval, s.callGen = p.callSched, p.callInterval, gen
+	s.mu.Lock()
+	s.status.CallInterval = p.callInterval
+	s.mu.Unlock()
+}
+
+// keepCalls is the call status of the contracts cs: what calls has of a
+// tool still contracted, a fresh one for a new contract, nothing of a tool
+// whose contract is gone (its series vanish).
+func keepCalls(calls []metrics.CallStatus, cs []contracts.Contract) []metrics.CallStatus {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]metrics.CallStatus, len(cs))
+	for i, c := range cs {
+		out[i] = metrics.CallStatus{Tool: c.Tool}
+		for _, old := range calls {
+			if old.Tool == c.Tool {
+				out[i] = old
+			}
+		}
+	}
+	return out
+}
+
+// recordCalls stores the outcomes of a probe's calls. Called with s.mu
+// held. Calls is replaced, never written, once published.
+func (s *server) recordCalls(outcomes []contracts.Outcome) {
+	calls := slices.Clone(s.status.Calls)
+	for _, o := range outcomes {
+		i := slices.IndexFunc(calls, func(c metrics.CallStatus) bool { return c.Tool == o.Tool })
+		if i < 0 {
+			continue // its contract left while it ran
+		}
+		c := calls[i]
+		last := o
+		c.Last, c.Calls = &last, c.Calls+1
+		if !o.Passed {
+			c.LastFailure = &last
+			failures := make(map[contracts.Reason]uint64, len(c.Failures)+1)
+			maps.Copy(failures, c.Failures)
+			failures[o.Reason]++
+			c.Failures = failures
+		}
+		calls[i] = c
+	}
+	s.status.Calls = calls
 }
 
 // diff compares the last probe with lock. A server not probed yet, or whose
@@ -162,7 +230,7 @@ func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, ju
 	if s.judgement == nil {
 		return transition{}, false
 	}
-	t = transition{was: s.judgement, now: verdictOf(s.status.Last, s.status.Diff), res: s.status.Last, diff: s.status.Diff}
+	t = transition{was: s.judgement, now: verdictOf(s.status.Last, s.status.Diff, s.status.Calls), res: s.status.Last, diff: s.status.Diff, calls: s.status.Calls}
 	s.judgement = keepVerdict(t.now)
 	return t, true
 }
@@ -195,7 +263,9 @@ var eraChangeReasons = map[probe.Reason]bool{
 // (fingerprinted as lock needs: see fingerprinted) compared with lock, and
 // returns the change of judgement for
 // the state-change log.
-func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string) transition {
+// calls are the outcomes of the calls the probe made, nil when it made
+// none.
+func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string, calls []contracts.Outcome) transition {
 	// The transcript of a debug probe goes to its requester, not into the
 	// state every scrape reads.
 	if res.Transcript != nil {
@@ -231,10 +301,14 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 		}
 	}
 
+	if calls != nil {
+		s.recordCalls(calls)
+	}
+
 	s.seq++
 	s.history.add(newRecord(s.seq, trigger, res, st.Diff))
 
-	t := transition{was: s.judgement, now: verdictOf(res, st.Diff), res: res, diff: st.Diff}
+	t := transition{was: s.judgement, now: verdictOf(res, st.Diff, st.Calls), res: res, diff: st.Diff, calls: st.Calls}
 	s.judgement = keepVerdict(t.now)
 	return t
 }
@@ -270,14 +344,19 @@ func keepVerdict(v judgement) *judgement {
 
 // details is what the server page and the JSON API show of one server.
 type details struct {
-	Status  metrics.ServerStatus
-	History []Record
-	Skipped uint64
-	Era     probe.Era // remembered for the next probe
+	Status       metrics.ServerStatus
+	History      []Record
+	Skipped      uint64
+	Era          probe.Era // remembered for the next probe
+	CallSchedule string    // "" for a server without contracts
 }
 
 func (s *server) details() details {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return details{Status: s.status, History: s.history.records(), Skipped: s.skipped, Era: s.era}
+	dt := details{Status: s.status, History: s.history.records(), Skipped: s.skipped, Era: s.era}
+	if len(s.status.Calls) > 0 {
+		dt.CallSchedule = s.cfg.CallSchedule
+	}
+	return dt
 }

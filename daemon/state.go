@@ -7,7 +7,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/mcpwatch/mcpwatch/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/sanitize"
 	"github.com/mcpwatch/mcpwatch/verdict"
@@ -23,11 +25,30 @@ const (
 	StateMissing   = verdict.StateMissing
 	StateForbidden = verdict.StateForbidden
 	StateFailed    = verdict.StateFailed
+	// StateCallFailed: listed as locked, but a canary call broke its
+	// contract.
+	StateCallFailed = verdict.StateCallFailed
 )
 
 // stateOf judges one probe against its diff. A nil result is pending.
 func stateOf(res *probe.Result, diff lockstore.Diff) State {
 	return verdict.StateOf(res, diff)
+}
+
+// stateOfStatus judges a server's last probe and its last canary calls.
+func stateOfStatus(st metrics.ServerStatus) State {
+	return verdict.StateWithCalls(st.Last, st.Diff, st.LatestCalls())
+}
+
+// failingCalls are the tools whose last call failed, in tool order.
+func failingCalls(calls []metrics.CallStatus) []string {
+	var out []string
+	for _, c := range calls {
+		if c.Last != nil && !c.Last.Passed && c.Last.Reason != contracts.ReasonProbeFailed {
+			out = append(out, c.Tool)
+		}
+	}
+	return out
 }
 
 // judgement is what a state-change log line is about. Two probes with the
@@ -38,22 +59,36 @@ type judgement struct {
 	reason    probe.Reason
 	missing   []string
 	forbidden []string
+	calls     []string // tools whose last call failed
 }
 
-func verdictOf(res *probe.Result, diff lockstore.Diff) judgement {
-	v := judgement{state: stateOf(res, diff)}
+func verdictOf(res *probe.Result, diff lockstore.Diff, calls []metrics.CallStatus) judgement {
+	var latest []contracts.Outcome
+	for _, c := range calls {
+		if c.Last != nil {
+			latest = append(latest, *c.Last)
+		}
+	}
+	v := judgement{state: StatePending}
+	if res != nil {
+		v.state = verdict.StateWithCalls(res, diff, latest)
+	}
 	switch v.state {
 	case StateFailed:
 		v.reason = res.Reason
 	case StateMissing, StateForbidden:
 		v.missing, v.forbidden = diff.Missing, diff.Forbidden
 	}
+	if v.state != StateFailed {
+		v.calls = failingCalls(calls)
+	}
 	return v
 }
 
 func (v judgement) equal(o judgement) bool {
 	return v.state == o.state && v.reason == o.reason &&
-		slices.Equal(v.missing, o.missing) && slices.Equal(v.forbidden, o.forbidden)
+		slices.Equal(v.missing, o.missing) && slices.Equal(v.forbidden, o.forbidden) &&
+		slices.Equal(v.calls, o.calls)
 }
 
 // fields are the "was" of a transition, in the shape of the fields of the
@@ -70,6 +105,8 @@ func (v judgement) fields() []zap.Field {
 		if len(v.forbidden) > 0 {
 			f = append(f, names("was_forbidden", v.forbidden))
 		}
+	case StateCallFailed:
+		f = append(f, names("was_calls", v.calls))
 	}
 	return f
 }
@@ -84,10 +121,11 @@ func names(key string, list []string) zap.Field {
 // transition is a server's judgement before and after a probe, or a change
 // of the lock, with what the line about it names.
 type transition struct {
-	was  *judgement // nil for the server's first probe
-	now  judgement
-	res  *probe.Result
-	diff lockstore.Diff
+	was   *judgement // nil for the server's first probe
+	now   judgement
+	res   *probe.Result
+	diff  lockstore.Diff
+	calls []metrics.CallStatus
 }
 
 func (t transition) changed() bool { return t.was == nil || !t.was.equal(t.now) }
@@ -120,6 +158,15 @@ func logTransition(log *zap.Logger, server string, t transition) {
 	case StateForbidden:
 		msg = "forbidden tools present"
 		fields = append(fields, names("forbidden", diff.Forbidden), zap.Int("tools", len(res.Tools)))
+	case StateCallFailed:
+		msg = "tool calls failing"
+		fields = append(fields, names("calls", now.calls))
+		for _, c := range t.calls {
+			if c.Last != nil && !c.Last.Passed {
+				fields = append(fields, zap.String("tool", sanitize.Text(c.Tool)), zap.String("reason", string(c.Last.Reason)), zap.String("error", c.Last.Message))
+				break
+			}
+		}
 	case StateFailed:
 		msg = "probe failed"
 		fields = append(fields, zap.String("reason", string(res.Reason)), zap.String("error", sanitize.Text(res.Error)))

@@ -14,6 +14,9 @@ type slot struct {
 	due  time.Time
 	name string
 	gen  uint64
+	// calls marks a slot of the server's call schedule, whose generation
+	// is the server's callGen.
+	calls bool
 }
 
 type slotHeap []slot

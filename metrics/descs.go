@@ -9,6 +9,9 @@ import (
 // reader of /metrics does not expect a scrape to probe anything.
 const scheduleNote = " Probes run on mcpwatch's schedule, not on scrape."
 
+// callNote ends the HELP text of the canary-call metrics.
+const callNote = " Calls run on the server's call_schedule, not on scrape."
+
 // Phase label values of mcpwatch_probe_phase_duration_seconds.
 const (
 	phaseConnect   = "connect"
@@ -116,6 +119,21 @@ func newDescs() *descs {
 		"reason")
 	d.add("mcpwatch_credential_last_refresh_success_timestamp_seconds", typeGauge, renderLastRefresh,
 		"Unix time the server's OAuth client last got an access token. Absent until one succeeds, and for servers without auth: oauth.")
+
+	d.add("mcpwatch_call_success", typeGauge, renderCallSuccess,
+		"1 if the last canary call of the tool passed its contract, 0 if it failed (see mcpwatch_call_failures_total for why). One series per contracted tool; absent until its first call ends."+callNote,
+		"tool")
+	d.add("mcpwatch_call_duration_seconds", typeGauge, renderCallDuration,
+		"Duration of the last canary call of the tool, its retries included. Absent until its first call ends."+callNote,
+		"tool")
+	d.add("mcpwatch_call_failures_total", typeCounter, renderCallFailures,
+		"Failed canary calls of the tool by reason since its contract was added. Every known reason is exported from 0."+callNote,
+		"tool", "reason")
+	d.add("mcpwatch_last_call_timestamp_seconds", typeGauge, renderLastCall,
+		"Unix time the last canary call of the tool ended. Absent until its first call ends."+callNote,
+		"tool")
+	d.add("mcpwatch_call_interval_seconds", typeGauge, renderCallInterval,
+		"Interval between scheduled canary calls of the server (call_schedule). Absent for a server without contracts, or a cron call_schedule."+callNote)
 
 	byName := func(a, b *family) int { return strings.Compare(a.name, b.name) }
 	slices.SortFunc(d.perServer, byName)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -109,6 +110,10 @@ func fixtureStatuses() []metrics.ServerStatus {
 				Extra: []string{"get_me"}, SchemaChanged: []string{"search_code"},
 			},
 			Probes: 120, Failures: map[probe.Reason]uint64{probe.ReasonTimeout: 2},
+			Calls: []metrics.CallStatus{
+				{Tool: "get_me", Calls: 2, Last: &contracts.Outcome{Tool: "get_me", Passed: true, Started: base, Duration: ms(25)}},
+				{Tool: "list_issues"}, // contracted, not called yet
+			},
 		},
 		{
 			Name: "newcomer", Transport: probe.TransportStdio, Schedule: "@every 1m", Interval: time.Minute,
@@ -122,6 +127,14 @@ func fixtureStatuses() []metrics.ServerStatus {
 				Missing: []string{"fetch_daily_report", "send_report"},
 			},
 			Probes: 50,
+			// Its credential expired: the canary call fails too.
+			Calls: []metrics.CallStatus{{
+				Tool: "list_reports", Calls: 4,
+				Last: &contracts.Outcome{Tool: "list_reports", Reason: contracts.ReasonIsError,
+					Message: "status: expected success, got isError: 401", Started: base.Add(2 * time.Second), Duration: ms(40)},
+				Failures: map[contracts.Reason]uint64{contracts.ReasonIsError: 3},
+			}},
+			CallInterval: 5 * time.Minute,
 		},
 		{
 			// A cron schedule has no fixed interval: no interval series.

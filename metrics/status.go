@@ -3,6 +3,7 @@ package metrics
 import (
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -35,6 +36,40 @@ type ServerStatus struct {
 	Failures map[probe.Reason]uint64
 	// Probes counts every finished probe since the server was added.
 	Probes uint64
+	// Calls are the server's contracted canary calls, one per contract
+	// sorted by tool; empty for a server without contracts. A tool leaves
+	// with its contract.
+	Calls []CallStatus
+	// CallInterval is the time between scheduled calls; zero for a cron
+	// call_schedule.
+	CallInterval time.Duration
+}
+
+// CallStatus is what the daemon knows of one contracted tool's calls.
+type CallStatus struct {
+	Tool string
+	// Last is the outcome of the latest call; nil until one ends.
+	Last *contracts.Outcome
+	// LastFailure is the latest failed outcome (Last itself when that
+	// failed); nil if none has failed. The server page shows what came
+	// back.
+	LastFailure *contracts.Outcome
+	// Calls counts finished calls, Failures failed ones by reason, since
+	// the contract was added.
+	Calls    uint64
+	Failures map[contracts.Reason]uint64
+}
+
+// LatestCalls are the last outcomes of the calls made so far, in the order
+// of their tools.
+func (st *ServerStatus) LatestCalls() []contracts.Outcome {
+	var out []contracts.Outcome
+	for _, c := range st.Calls {
+		if c.Last != nil {
+			out = append(out, *c.Last)
+		}
+	}
+	return out
 }
 
 // Source gives the collector the current statuses, sorted by name. It is

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"errors"
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"os"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpwatch/mcpwatch/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -23,10 +25,36 @@ func TestWriteTextMatchesGolden(t *testing.T) {
 	got := scrapeStatuses(t, fixtureStatuses()...)
 	// The golden file leaves out the failure counters: TestFailuresByReason
 	// checks them.
-	if err := compareFamilies(got, parseText(t, string(golden)), "mcpwatch_probe_failures_total"); err != nil {
+	if err := compareFamilies(got, parseText(t, string(golden)), "mcpwatch_probe_failures_total", "mcpwatch_call_failures_total"); err != nil {
 		t.Error(err)
 	}
 	lint(t, got)
+}
+
+// Every contracted tool has a series per reason from 0, called yet or not.
+func TestCallFailuresByReason(t *testing.T) {
+	mfs := scrapeStatuses(t, fixtureStatuses()...)
+	got := map[string]float64{}
+	n := 0
+	var fam *dto.MetricFamily
+	for _, mf := range mfs {
+		if mf.GetName() == "mcpwatch_call_failures_total" {
+			fam = mf
+		}
+	}
+	for _, m := range fam.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		n++
+		if v := m.GetCounter().GetValue(); v != 0 {
+			got[labels["server"]+"/"+labels["tool"]+"/"+labels["reason"]] = v
+		}
+	}
+	if n != 3*len(contracts.Reasons) || len(got) != 1 || got["reports/list_reports/is_error"] != 3 {
+		t.Errorf("%d series, nonzero %v", n, got)
+	}
 }
 
 func TestFailuresByReason(t *testing.T) {

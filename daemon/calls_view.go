@@ -1,0 +1,102 @@
+package daemon
+
+import (
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/contracts"
+	"github.com/mcpwatch/mcpwatch/metrics"
+)
+
+// callsView is a server's canary calls as the pages show them: "calls 3/3
+// OK", or which tool failed and why; the server page adds each tool's last
+// failing response. Every string in it came from a server or a contract:
+// the templates escape it.
+type callsView struct {
+	Total, OK int
+	Schedule  string
+	Failing   []callLine // tools whose last call failed
+	Tools     []callTool
+}
+
+type callLine struct {
+	Tool    string
+	Reason  contracts.Reason
+	Message string
+}
+
+type callTool struct {
+	Tool        string
+	Called      bool
+	Passed      bool
+	Reason      contracts.Reason
+	Message     string
+	At          string
+	Latency     string
+	Calls       uint64
+	Failures    uint64
+	LastFailure *callFailure
+}
+
+type callFailure struct {
+	At       string
+	Reason   contracts.Reason
+	Message  string
+	Response string // what came back, as each attempt's one line
+}
+
+func newCallsView(st metrics.ServerStatus, schedule string) callsView {
+	v := callsView{Total: len(st.Calls), Schedule: schedule}
+	for _, c := range st.Calls {
+		t := callTool{Tool: c.Tool, Calls: c.Calls}
+		for _, n := range c.Failures {
+			t.Failures += n
+		}
+		if last := c.Last; last != nil {
+			t.Called, t.Passed, t.Reason, t.Message = true, last.Passed, last.Reason, last.Message
+			t.At = last.Started.Add(last.Duration).UTC().Format(time.RFC3339)
+			t.Latency = last.Duration.Round(time.Millisecond).String()
+			if last.Passed {
+				v.OK++
+			} else {
+				v.Failing = append(v.Failing, callLine{Tool: c.Tool, Reason: last.Reason, Message: last.Message})
+			}
+		}
+		if f := c.LastFailure; f != nil {
+			lf := &callFailure{At: f.Started.Add(f.Duration).UTC().Format(time.RFC3339), Reason: f.Reason, Message: f.Message}
+			for _, a := range f.Attempts {
+				if lf.Response != "" {
+					lf.Response += "\n"
+				}
+				lf.Response += a.Response
+			}
+			t.LastFailure = lf
+		}
+		v.Tools = append(v.Tools, t)
+	}
+	return v
+}
+
+// apiCall is one contracted tool in the JSON API.
+type apiCall struct {
+	Tool            string                      `json:"tool"`
+	Passed          *bool                       `json:"passed,omitempty"` // absent until the first call
+	Reason          contracts.Reason            `json:"reason,omitempty"`
+	Message         string                      `json:"message,omitempty"`
+	LastCall        *time.Time                  `json:"last_call,omitempty"`
+	DurationSeconds float64                     `json:"duration_seconds,omitempty"`
+	Calls           uint64                      `json:"calls"`
+	Failures        map[contracts.Reason]uint64 `json:"failures,omitempty"`
+}
+
+func newAPICalls(st metrics.ServerStatus) []apiCall {
+	var out []apiCall
+	for _, c := range st.Calls {
+		a := apiCall{Tool: c.Tool, Calls: c.Calls, Failures: c.Failures}
+		if last := c.Last; last != nil {
+			passed, end := last.Passed, last.Started.Add(last.Duration)
+			a.Passed, a.Reason, a.Message, a.LastCall, a.DurationSeconds = &passed, last.Reason, last.Message, &end, last.Duration.Seconds()
+		}
+		out = append(out, a)
+	}
+	return out
+}
