@@ -33,6 +33,7 @@ var wantAlerts = map[string]string{
 	"McpToolsChanged":            "warning",
 	"McpProbeFailing":            "critical",
 	"McpProbeStale":              "warning",
+	"McpToolCallFailing":         "critical",
 	"McpwatchDown":               "warning",
 	"McpwatchShardDown":          "critical",
 	"McpwatchAbsent":             "critical",
