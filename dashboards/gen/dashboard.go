@@ -54,6 +54,10 @@ func build() (dashboard.Dashboard, error) {
 	for _, p := range serverDetail() {
 		b = b.WithPanel(p)
 	}
+	b = b.WithRow(dashboard.NewRowBuilder("Tool calls"))
+	for _, p := range calls() {
+		b = b.WithPanel(p)
+	}
 	b = b.WithRow(dashboard.NewRowBuilder("mcpwatch"))
 	for _, p := range daemon() {
 		b = b.WithPanel(p)
