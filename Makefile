@@ -24,7 +24,7 @@ build:
 RUN_LISTEN ?= 127.0.0.1:9713
 RUN_REPORT ?= 127.0.0.1:8931
 run: build
-	@REPORT_API_TOKEN="$$(cat examples/secrets/report-token)" $(BIN)/reportserver --http $(RUN_REPORT) & rs=$$!; \
+	@REPORT_API_TOKEN="$$(cat examples/secrets/report-token)" $(BIN)/reportserver --http $(RUN_REPORT) --api-key-file examples/secrets/report-api-key & rs=$$!; \
 	trap 'kill $$rs 2>/dev/null; wait $$rs 2>/dev/null' EXIT; trap 'exit 0' INT TERM; \
 	i=0; until $(BIN)/mcpwatch probe --timeout 1s --url http://$(RUN_REPORT)/mcp >/dev/null 2>&1; do \
 	  i=$$((i+1)); if [ $$i -ge 50 ]; then echo "make run: the report server did not start on $(RUN_REPORT)" >&2; exit 1; fi; sleep 0.1; \

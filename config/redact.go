@@ -49,6 +49,13 @@ type RedactedServer struct {
 	Era        probe.Era         `json:"era"`
 	Forbid     []string          `json:"forbid,omitempty"`
 	Auth       *RedactedAuth     `json:"auth,omitempty"`
+	// Calls are the tools the server's contracts call (their inputs are in
+	// the check report, redacted), with the call settings.
+	Calls            []string      `json:"calls,omitempty"`
+	ContractsFile    string        `json:"contracts_file,omitempty"`
+	CallSchedule     string        `json:"call_schedule,omitempty"`
+	CallTimeout      time.Duration `json:"call_timeout,omitempty"`
+	AllowDestructive []string      `json:"allow_destructive_calls,omitempty"`
 }
 
 // Redacted returns the server with its secrets replaced (rules above).
@@ -62,6 +69,13 @@ func (s Server) Redacted() RedactedServer {
 		Args:   RedactArgs(s.Args),
 		URL:    RedactURL(s.URL),
 		Auth:   s.Auth.redacted(),
+	}
+	if s.HasCalls() {
+		for _, c := range s.Contracts {
+			r.Calls = append(r.Calls, c.Tool)
+		}
+		r.ContractsFile, r.CallSchedule, r.CallTimeout = s.ContractsFile, s.CallSchedule, s.CallTimeout
+		r.AllowDestructive = append([]string(nil), s.AllowDestructive...)
 	}
 	if len(s.Env) > 0 {
 		r.Env = make(map[string]string, len(s.Env))

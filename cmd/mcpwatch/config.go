@@ -230,6 +230,9 @@ func writeConfigText(w io.Writer, cfg *config.Config, source string) {
 			}
 		}
 		field("probe", fmt.Sprintf("timeout %s, schedule %q, era %s", r.Timeout, r.Schedule, r.Era))
+		if len(r.Calls) > 0 {
+			field("calls", fmt.Sprintf("%s, call_schedule %q, call_timeout %s", strings.Join(r.Calls, ", "), r.CallSchedule, r.CallTimeout))
+		}
 		if len(r.Forbid) > 0 {
 			field("forbid", strings.Join(r.Forbid, ", "))
 		}

@@ -36,10 +36,10 @@ func (a httpAuth) access(r *http.Request) (_ access, ok bool) {
 
 // newHTTPHandler serves streamable HTTP. The mcp.Server is built per
 // request (per session in the legacy era), from that request's token.
-func newHTTPHandler(e era, auth httpAuth) http.Handler {
+func newHTTPHandler(e era, auth httpAuth, up upstream) http.Handler {
 	getServer := func(r *http.Request) *mcp.Server {
 		a, _ := auth.access(r)
-		return newReportServer(e, a)
+		return newReportServer(e, a, up)
 	}
 	var h http.Handler
 	switch e {

@@ -7,7 +7,9 @@
 // mcpwatch exists to catch; REPORT_SCOPE=read leaves list_report_dates only.
 // With --http it serves streamable HTTP at /mcp and checks the bearer token
 // against REPORT_API_TOKEN (see httpAuth). --era picks the protocol
-// generations served.
+// generations served. --api-key-file is the server's own key for the API
+// behind it, read at every call: revoked (the file emptied), both tools are
+// still listed and every call fails.
 package main
 
 import (
@@ -50,6 +52,10 @@ Environment:
                     (no header: zero tools; a wrong token: 401)
   REPORT_SCOPE      "read" leaves list_report_dates only
 
+--api-key-file is the credential on the server's side: empty it and the
+server still lists both tools, but every call fails (isError), the way
+real servers behind an expired API key degrade.
+
 Flags:
 `
 
@@ -58,6 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, std std
 	fs.SetOutput(stderr)
 	eraFlag := fs.String("era", string(eraDual), "protocol era: modern (2026-07-28, stateless), legacy (initialize) or dual")
 	addr := fs.String("http", "", "serve streamable HTTP at /mcp on this address (e.g. 127.0.0.1:8931) instead of stdio")
+	keyPath := fs.String("api-key-file", "", "the server's own key for the report API behind it, read at every tool call: when the file is empty or gone (the key revoked), both tools are still listed and every call fails with isError")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
@@ -77,20 +84,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, std std
 		return 2
 	}
 	token, scope := getenv("REPORT_API_TOKEN"), getenv("REPORT_SCOPE")
+	var up upstream
+	if *keyPath != "" {
+		up = keyFile(*keyPath)
+	}
 
 	if *addr == "" {
 		a := accessNone
 		if token != "" {
 			a = scopeAccess(scope)
 		}
-		err := newReportServer(e, a).Run(ctx, &mcp.IOTransport{Reader: std.in, Writer: std.out})
+		err := newReportServer(e, a, up).Run(ctx, &mcp.IOTransport{Reader: std.in, Writer: std.out})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			fmt.Fprintf(stderr, "reportserver: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	if err := serveHTTP(ctx, *addr, newHTTPHandler(e, httpAuth{token: token, scope: scope}), stderr); err != nil {
+	if err := serveHTTP(ctx, *addr, newHTTPHandler(e, httpAuth{token: token, scope: scope}, up), stderr); err != nil {
 		fmt.Fprintf(stderr, "reportserver: %v\n", err)
 		return 1
 	}

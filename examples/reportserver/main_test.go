@@ -186,7 +186,12 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func startHTTP(t *testing.T, e era, auth httpAuth) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(newHTTPHandler(e, auth))
+	return startHTTPWith(t, e, auth, nil)
+}
+
+func startHTTPWith(t *testing.T, e era, auth httpAuth, up upstream) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(newHTTPHandler(e, auth, up))
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -285,5 +290,61 @@ func TestFlags(t *testing.T) {
 		if got := run(context.Background(), tt.args, func(string) string { return "" }, stdio{}, &stderr); got != tt.want {
 			t.Errorf("run %v = %d, want %d (%s)", tt.args, got, tt.want, stderr.String())
 		}
+	}
+}
+
+// With its API key revoked (the file emptied), the server still lists
+// both tools, annotated read-only, and every call fails with isError; the
+// key written back, calls work again, without a restart.
+func TestRevokedAPIKey(t *testing.T) {
+	key := t.TempDir() + "/api-key"
+	if err := os.WriteFile(key, []byte("example-api-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []era{eraModern, eraLegacy} {
+		t.Run(string(e), func(t *testing.T) {
+			ts := startHTTPWith(t, e, httpAuth{token: "t0ken"}, keyFile(key))
+			cs, _, err := connect(t, httpTransport(ts, "t0ken"))
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			call := func() *mcp.CallToolResult {
+				t.Helper()
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fetch_daily_report", Arguments: map[string]any{"date": "2026-08-01"}})
+				if err != nil {
+					t.Fatalf("call: %v", err)
+				}
+				return res
+			}
+			if res := call(); res.IsError {
+				t.Fatalf("with the key: isError %v", res.Content)
+			}
+			if err := os.WriteFile(key, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			defer os.WriteFile(key, []byte("example-api-key\n"), 0o600)
+			if got := toolNames(t, cs); !slices.Equal(got, allTools) {
+				t.Errorf("revoked: tools %v, want both still listed", got)
+			}
+			res := call()
+			text := ""
+			if len(res.Content) > 0 {
+				if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+					text = tc.Text
+				}
+			}
+			if !res.IsError || !strings.Contains(text, "401 Unauthorized") {
+				t.Errorf("revoked: isError %v, text %q", res.IsError, text)
+			}
+			tools, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range tools.Tools {
+				if tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
+					t.Errorf("%s is not annotated read-only", tool.Name)
+				}
+			}
+		})
 	}
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,10 +59,34 @@ func scopeAccess(scope string) access {
 	return accessFull
 }
 
+// upstream is the server's own credential for the report API behind it:
+// check returns an error when the API would refuse it (the key revoked).
+// A nil upstream has no key to lose.
+type upstream interface {
+	check() error
+}
+
+// keyFile is an API key read from a file at every tool call, so emptying
+// the file revokes it while the server runs.
+type keyFile string
+
+func (f keyFile) check() error {
+	b, err := os.ReadFile(string(f))
+	if err != nil || strings.TrimSpace(string(b)) == "" {
+		return errors.New("upstream API error: 401 Unauthorized: the report API rejected the server's key (revoked or missing)")
+	}
+	return nil
+}
+
+// readOnly annotates a tool that only reads, so a monitor may call it.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
+
 // newReportServer builds the server one client sees. Like the Python
 // report server, it always advertises tools, and a client without the
-// credential gets an empty list rather than an error.
-func newReportServer(e era, a access) *mcp.Server {
+// credential gets an empty list rather than an error. With an upstream
+// whose key is revoked it still lists both tools, and every call fails
+// (isError), as real servers behind an expired API key do.
+func newReportServer(e era, a access, up upstream) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "report-server", Version: "1.0.0"}, &mcp.ServerOptions{
 		SupportedProtocolVersions: e.versions(),
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -73,15 +100,31 @@ func newReportServer(e era, a access) *mcp.Server {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        "fetch_daily_report",
 			Description: "Fetch the daily sales report",
-		}, fetchDailyReport)
+			Annotations: readOnly,
+		}, guarded(up, fetchDailyReport))
 	}
 	if a >= accessRead {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        "list_report_dates",
 			Description: "List available report dates",
-		}, listReportDates)
+			Annotations: readOnly,
+		}, guarded(up, listReportDates))
 	}
 	return s
+}
+
+// guarded checks the upstream key before a tool runs; go-sdk turns the
+// error into a result with isError: true.
+func guarded[In, Out any](up upstream, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if up != nil {
+			if err := up.check(); err != nil {
+				var zero Out
+				return nil, zero, err
+			}
+		}
+		return h(ctx, req, in)
+	}
 }
 
 type fetchInput struct {
