@@ -16,6 +16,8 @@ import (
 const (
 	// probeInterval is the report server's schedule in the test config.
 	probeInterval = 2 * time.Second
+	// callInterval is its call_schedule: the canary calls of both tools.
+	callInterval = 2 * time.Second
 	// latencyBound is the most a page or its resolution may take after the
 	// credential changes: one probe interval, plus 15 s for the scrape, the
 	// rule evaluation, Alertmanager and a busy machine.
@@ -48,11 +50,13 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 		promAddr     = freeAddr(t)
 		amAddr       = freeAddr(t)
 		tokenFile    = filepath.Join(h.dir, "secrets", "report-token")
+		apiKeyFile   = filepath.Join(h.dir, "secrets", "report-api-key")
 		prom         = promAPI{base: "http://" + promAddr}
 	)
 	writeFile(t, tokenFile, token+"\n")
+	writeFile(t, apiKeyFile, "e2e-api-key\n")
 	writeFile(t, filepath.Join(h.dir, "mcp-tools.lock.json"), lockJSON(watchedServer, lockedTools))
-	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token"))
+	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token", apiKeyFile))
 	writeFile(t, filepath.Join(h.dir, "prometheus.yml"), prometheusConfig(mcpwatchAddr, amAddr))
 	writeFile(t, filepath.Join(h.dir, "alertmanager.yml"), alertmanagerConfig(rx.url()))
 	if err := os.MkdirAll(filepath.Join(h.dir, "rules"), 0o755); err != nil {
@@ -93,6 +97,7 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 			"mcpwatch_tools_expected" + sel:         2,
 			"mcpwatch_tools_missing" + sel:          0,
 			"sum(mcpwatch_tool_missing" + sel + ")": 0,
+			"sum(mcpwatch_call_success" + sel + ")": 2,
 		} {
 			if err := prom.queryEquals(q, want); err != nil {
 				return err
@@ -175,10 +180,14 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 		return nil
 	})
 
+	callDetection, callResolution := revokeAPIKey(t, h, rx, prom, apiKeyFile)
+
 	got, _ := rx.notifications()
 	for _, n := range got {
 		t.Logf("notification: %s", n)
 	}
+	t.Logf("LATENCY call failure (server's API key revoked -> firing McpToolCallFailing received): %s", callDetection.Round(time.Millisecond))
+	t.Logf("LATENCY call recovery (API key written back -> resolved McpToolCallFailing received): %s", callResolution.Round(time.Millisecond))
 	t.Logf("LATENCY detection (token file emptied -> firing notification received): %s", detection.Round(time.Millisecond))
 	t.Logf("LATENCY resolution (token written back -> resolved notification received): %s", resolution.Round(time.Millisecond))
 	t.Logf("bound for each: probe interval %s + 15s = %s", probeInterval, latencyBound)
@@ -188,6 +197,9 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 	if resolution > latencyBound {
 		t.Errorf("resolution took %s, more than %s", resolution, latencyBound)
 	}
+	if callBound := callInterval + 15*time.Second; callDetection > callBound || callResolution > callBound {
+		t.Errorf("call failure paged after %s and resolved after %s, more than %s", callDetection, callResolution, callBound)
+	}
 
 	// mcpwatch stops cleanly on SIGTERM (the harness would kill it otherwise).
 	stopStart := time.Now()
@@ -195,6 +207,62 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 		t.Errorf("mcpwatch serve on SIGTERM: %v (want exit 0 within %s); log %s", err, stopGrace, mcpwatch.logPath)
 	}
 	t.Logf("mcpwatch stopped in %s; test took %s", time.Since(stopStart).Round(time.Millisecond), time.Since(testStart).Round(time.Millisecond))
+}
+
+// revokeAPIKey revokes the report server's own API key (its file emptied):
+// the server still lists both tools, so nothing about the surface pages,
+// but its canary calls fail and McpToolCallFailing pages, naming the tool
+// and the reason; the key written back resolves it. It returns how long
+// each took.
+func revokeAPIKey(t *testing.T, h *harness, rx *receiver, prom promAPI, apiKeyFile string) (detection, resolution time.Duration) {
+	t.Helper()
+	revoked := time.Now()
+	writeFile(t, apiKeyFile, "")
+	var page notification
+	h.waitFor("the page for the failing calls", callInterval+45*time.Second, func() error {
+		n, ok, err := rx.firstSince(revoked, func(n notification) bool {
+			return n.Status == "firing" && len(n.alertsNamed("McpToolCallFailing", watchedServer)) > 0
+		})
+		if err == nil && !ok {
+			err = fmt.Errorf("no firing McpToolCallFailing for %s yet", watchedServer)
+		}
+		page = n
+		return err
+	})
+	detection = page.Received.Sub(revoked)
+	t.Logf("call page: %s", page)
+	for _, a := range page.alertsNamed("McpToolCallFailing", watchedServer) {
+		if a.Labels["severity"] != "critical" || !slices.Contains(lockedTools, a.Labels["tool"]) ||
+			!strings.Contains(a.Annotations["summary"], "fail: is_error") || a.Labels["instance"] != "" {
+			t.Errorf("McpToolCallFailing: labels %v, summary %q (want critical, a locked tool, reason is_error, no instance)", a.Labels, a.Annotations["summary"])
+		}
+	}
+	// The surface is intact: the tools are listed, nothing is missing.
+	if err := prom.queryEquals(fmt.Sprintf(`mcpwatch_tools_missing{job="mcpwatch",server=%q}`, watchedServer), 0); err != nil {
+		t.Errorf("with the API key revoked: %v", err)
+	}
+	if n, ok, _ := rx.firstSince(revoked, func(n notification) bool {
+		return n.Status == "firing" && len(n.alertsNamed("McpToolsMissing", watchedServer)) > 0
+	}); ok {
+		t.Errorf("a revoked API key paged McpToolsMissing, but the tools are listed: %s", n)
+	}
+
+	restored := time.Now()
+	writeFile(t, apiKeyFile, "e2e-api-key\n")
+	var resolved notification
+	h.waitFor("the resolved call page", callInterval+45*time.Second, func() error {
+		n, ok, err := rx.firstSince(restored, func(n notification) bool {
+			return n.Status == "resolved" && len(n.alertsNamed("McpToolCallFailing", watchedServer)) > 0
+		})
+		if err == nil && !ok {
+			err = fmt.Errorf("no resolved McpToolCallFailing for %s yet", watchedServer)
+		}
+		resolved = n
+		return err
+	})
+	resolution = resolved.Received.Sub(restored)
+	t.Logf("call page resolved: %s", resolved)
+	return detection, resolution
 }
 
 // checkPage checks that a page names the server and the missing tool where
