@@ -238,13 +238,13 @@ type daemonSettings struct {
 // fingerprints the lock holds each tool's schema fingerprint and
 // description hash (mcpwatch lock --fingerprints), which every probe then
 // computes and compares.
-func writeHTTPConfig(dir string, fs *fleetServer, servers []simServer, ds daemonSettings, fingerprints bool) (string, error) {
+func writeHTTPConfig(dir string, fs *fleetServer, servers []simServer, ds daemonSettings, fingerprints bool, calls callSpec) (string, error) {
 	var b strings.Builder
 	writeDefaults(&b, ds)
 	b.WriteString("servers:\n")
 	lock := lockstore.New()
 	for _, s := range servers {
-		fmt.Fprintf(&b, "  %s: {url: %q, transport: http}\n", s.name, fs.url(s))
+		fmt.Fprintf(&b, "  %s: {url: %q, transport: http%s}\n", s.name, fs.url(s), calls.configFor(toolNames(toolSet(s.toolSet))))
 		observed, err := observedTools(toolSet(s.toolSet))
 		if err != nil {
 			return "", err

@@ -72,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.pprofDir, "pprof", "", "run mcpwatch with --web.enable-pprof and save a CPU profile of the window and a heap profile here")
 	fs.StringVar(&o.goMemLimit, "gomemlimit", "", "GOMEMLIMIT in mcpwatch's environment (e.g. 400MiB), as a deployment may set it")
 	fs.BoolVar(&o.fingerprints, "fingerprints", false, "http mode: write the lock with schema fingerprints and description hashes (mcpwatch lock --fingerprints)")
+	fs.IntVar(&o.calls.contracts, "contracts", 0, "http mode: contracts per server, for its first tools, called on a call_schedule of -call-interval")
+	fs.DurationVar(&o.calls.interval, "call-interval", 5*time.Minute, "with -contracts: the call_schedule (@every)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configuration, lock, mcpwatch's log)")
 	fs.StringVar(&jsonOut, "json", "", "append the result as one JSON line to this file")
 	fs.StringVar(&summary, "summary", "", "judge the performance targets from this -json file, print them and exit")
@@ -172,6 +174,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func (o scaleOptions) validate() error {
+	if err := o.calls.validate(o.mode); err != nil {
+		return err
+	}
 	switch {
 	case o.mode != "http" && o.mode != "stdio" && o.mode != "check" && o.mode != "preflight":
 		return fmt.Errorf("-mode %q: want http, stdio, check or preflight", o.mode)

@@ -66,6 +66,13 @@ type result struct {
 	SystemProcsBefore int `json:"system_procs_before"`
 	SystemProcsAfter  int `json:"system_procs_after"`
 
+	// Canary calls (-contracts).
+	Contracts         int     `json:"contracts,omitempty"`
+	CallIntervalS     float64 `json:"call_interval_s,omitempty"`
+	CallsMade         uint64  `json:"calls_made,omitempty"`
+	CallsScheduled    float64 `json:"calls_scheduled,omitempty"`
+	CallsFailingShare float64 `json:"calls_failing_share,omitempty"`
+
 	StopS       float64  `json:"stop_s"`
 	LogWarnings int      `json:"log_warnings"`
 	HarnessCPUS float64  `json:"harness_cpu_s"`
@@ -118,6 +125,9 @@ func (r *result) print(w io.Writer) {
 	if r.GoMemLimit != "" {
 		extra += ", GOMEMLIMIT=" + r.GoMemLimit
 	}
+	if r.Contracts > 0 {
+		extra += fmt.Sprintf(", %d contracts each every %gs", r.Contracts, r.CallIntervalS)
+	}
 	p("== %s: %d %s servers every %gs, concurrency %d (stdio %s), %d cores%s", r.Label, r.N, r.Mode, r.IntervalS, r.Concurrency, orDefault(r.StdioConcurrency), r.Cores, extra)
 	p("  probes:      %.0f in %.1fs (%d rounds): %.1f/s achieved, %.1f/s scheduled (%.1f%%); %.1f%% failed (by design)",
 		r.Probes, r.WindowS, r.Rounds, r.AchievedPerS, r.ScheduledPerS, 100*r.AchievedPerS/r.ScheduledPerS, 100*r.FailedShare)
@@ -132,6 +142,7 @@ func (r *result) print(w io.Writer) {
 	p("  memory:      peak RSS %.1f MB, at end %.1f MB; %.0f goroutines", r.RSSPeakMB, r.RSSEndMB, r.Goroutines)
 	p("  /metrics:    %d scrapes at 1/s: p50 %.1f ms, p99 %.1f ms, %s, %.1f ms CPU each; %d during the window, slowest %.1f ms",
 		r.Scrapes, r.ScrapeP50MS, r.ScrapeP99MS, fmtBytes(r.ScrapeBytes), r.ScrapeCPUMS, r.PromScrapes, r.PromScrapeMaxMS)
+	r.printCalls(p)
 	if r.Mode == "stdio" {
 		p("  processes:   at most %d below mcpwatch (%d zombies), %d marked; after stop %d marked; system %d before, %d after",
 			r.MaxChildren, r.MaxZombies, r.MaxMarked, r.MarkedAfterStop, r.SystemProcsBefore, r.SystemProcsAfter)

@@ -34,6 +34,7 @@ type scaleOptions struct {
 	pprofDir         string
 	goMemLimit       string // GOMEMLIMIT for mcpwatch, "" for none
 	fingerprints     bool   // lock schema fingerprints and description hashes
+	calls            callSpec
 	keep             bool
 	out              io.Writer // progress lines
 }
@@ -63,7 +64,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 			return nil, err
 		}
 		defer fleet.close()
-		if configPath, err = writeHTTPConfig(dir, fleet, servers, ds, o.fingerprints); err != nil {
+		if configPath, err = writeHTTPConfig(dir, fleet, servers, ds, o.fingerprints, o.calls); err != nil {
 			return nil, err
 		}
 	case "stdio":
@@ -239,6 +240,7 @@ func measureProbeWindow(ctx context.Context, o scaleOptions, d *daemonProc, mark
 		res.PromScrapeMaxMS = 1000 * percentile(seconds(prom), 100)
 	}
 	res.perServer(api0, api1, o.interval)
+	res.callFigures(o, api0, api1)
 	res.MaxChildren, res.MaxZombies, res.MaxMarked = watch.result()
 	return nil
 }

@@ -24,6 +24,7 @@ type apiServer struct {
 	Probes    uint64     `json:"probes"`
 	Skipped   uint64     `json:"skipped"`
 	LastProbe *time.Time `json:"last_probe"`
+	Calls     []apiCall  `json:"calls"`
 }
 
 // snapshot reads mcpwatch's CPU and memory, then scrapes /metrics. The
