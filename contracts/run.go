@@ -184,7 +184,8 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 		r := c.Call(cctx, ct.Tool, ct.Input)
 		a := newAnswer(r)
 		at := Attempt{Call: r, Response: oneLine(a.describe()), Assertions: evaluate(ct.Expect, a), Passed: true}
-		for _, as := range at.Assertions {
+		for i, as := range at.Assertions {
+			at.Assertions[i].Detail = oneLine(as.Detail) // it quotes what the server sent
 			if as.Outcome == Fail {
 				at.Passed = false
 			}
