@@ -20,10 +20,21 @@ func lockJSON(server string, tools []string) string {
 }
 
 // mcpwatchConfig watches the report server over stdio, its token read from
-// tokenFile (relative to the config) at every probe, and calls both its
-// tools on a call schedule as fast as the probes; the server reads its own
-// API key from apiKeyFile at every call.
+// tokenFile (relative to the config) at every probe. With an apiKeyFile it
+// also calls both tools on a call schedule as fast as the probes; the
+// server reads its own API key from that file at every call.
 func mcpwatchConfig(reportserver, tokenFile, apiKeyFile string) string {
+	calls := ""
+	if apiKeyFile != "" {
+		calls = fmt.Sprintf(`    args: [--api-key-file, %q]
+    calls:
+      fetch_daily_report:
+        input: {date: "2026-08-01"}
+        expect: {status: pass, not_error_code: [401, 403], requiredFields: [orders]}
+      list_report_dates:
+        expect: {contains: "2026-08-01"}
+`, apiKeyFile)
+	}
 	return fmt.Sprintf(`defaults:
   schedule: %q
   call_schedule: %q
@@ -32,16 +43,9 @@ lock: mcp-tools.lock.json
 servers:
   %s:
     command: %q
-    args: [--api-key-file, %q]
     env:
       REPORT_API_TOKEN: %q
-    calls:
-      fetch_daily_report:
-        input: {date: "2026-08-01"}
-        expect: {status: pass, not_error_code: [401, 403], requiredFields: [orders]}
-      list_report_dates:
-        expect: {contains: "2026-08-01"}
-`, fmt.Sprintf("@every %s", probeInterval), fmt.Sprintf("@every %s", callInterval), watchedServer, reportserver, apiKeyFile, "${file:"+tokenFile+"}")
+%s`, fmt.Sprintf("@every %s", probeInterval), fmt.Sprintf("@every %s", callInterval), watchedServer, reportserver, "${file:"+tokenFile+"}", calls)
 }
 
 // prometheusConfig scrapes mcpwatch and evaluates every second, and sends

@@ -38,7 +38,7 @@ func TestHAPairOnePage(t *testing.T) {
 	)
 	writeFile(t, tokenFile, token+"\n")
 	writeFile(t, filepath.Join(h.dir, "mcp-tools.lock.json"), lockJSON(watchedServer, locked))
-	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token"))
+	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token", ""))
 	writeFile(t, filepath.Join(h.dir, "prometheus.yml"), prometheusConfigTargets(amAddr, addrs...))
 	writeFile(t, filepath.Join(h.dir, "alertmanager.yml"), alertmanagerConfig(rx.url()))
 	if err := os.MkdirAll(filepath.Join(h.dir, "rules"), 0o755); err != nil {
