@@ -84,7 +84,10 @@ func TestDaemonCalls(t *testing.T) {
 	}
 
 	// Stopped, every call the servers received was recorded, once per tool
-	// per firing: no retries in the daemon, and the kit counts each call.
+	// per firing: no retries in the daemon (the failing server's contract
+	// asks for 3 attempts), and the kit counts each call. A firing that Close
+	// cut short is not recorded: up to one call per tool more reached the
+	// server.
 	if err := h.d.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func TestDaemonCalls(t *testing.T) {
 		for _, c := range s.snapshot().Calls {
 			recorded += c.Calls
 		}
-		if got := uint64(kit.Received("tools/call")); got != recorded || recorded < 2 {
+		if got := uint64(kit.Received("tools/call")); got < recorded || got > recorded+2 || recorded < 2 {
 			t.Errorf("%s: the server received %d calls, the daemon recorded %d", name, got, recorded)
 		}
 	}
