@@ -106,15 +106,4 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 	return p
 }
 
-// callSummary is "2/3 OK" for the report's table.
-func callSummary(calls []CallReport) string {
-	ok := 0
-	for _, c := range calls {
-		if c.Passed {
-			ok++
-		}
-	}
-	return fmt.Sprintf("%d/%d OK", ok, len(calls))
-}
-
 func callDuration(c CallReport) time.Duration { return time.Duration(c.Duration) }
