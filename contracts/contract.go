@@ -310,11 +310,11 @@ func parseExpect(ej expectJSON) (Expect, error) {
 	if !isNull(ej.JSONSchema) {
 		var s jsonschema.Schema
 		if err := json.Unmarshal(ej.JSONSchema, &s); err != nil {
-			return e, fmt.Errorf("jsonSchema: not a JSON Schema: %v", err)
+			return e, fmt.Errorf("jsonSchema: not a JSON Schema: %w", err)
 		}
 		rs, err := s.Resolve(nil) // no loader: a remote $ref is an error, never fetched
 		if err != nil {
-			return e, fmt.Errorf("jsonSchema: %v", err)
+			return e, fmt.Errorf("jsonSchema: %w", err)
 		}
 		e.JSONSchema, e.schema = compact(ej.JSONSchema), rs
 	}

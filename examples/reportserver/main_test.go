@@ -322,7 +322,7 @@ func TestRevokedAPIKey(t *testing.T) {
 			if err := os.WriteFile(key, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			defer os.WriteFile(key, []byte("example-api-key\n"), 0o600)
+			defer func() { _ = os.WriteFile(key, []byte("example-api-key\n"), 0o600) }()
 			if got := toolNames(t, cs); !slices.Equal(got, allTools) {
 				t.Errorf("revoked: tools %v, want both still listed", got)
 			}
