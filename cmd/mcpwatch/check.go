@@ -88,10 +88,8 @@ Examples:
 
 type checkFlags struct {
 	preflightFlags
-	out     outputFlags
 	receipt string
 	strict  bool
-	eras    eraFlags
 }
 
 func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
@@ -108,15 +106,7 @@ func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
 func cmdCheck(ctx context.Context, c *cli, args []string) int {
 	var f checkFlags
 	fs := newCheckFlagSet(&f)
-	if code, ok := parseArgs(c, fs, checkHelp, args, func() error {
-		if err := f.preflightFlags.check(fs); err != nil {
-			return err
-		}
-		if err := f.eras.check(fs); err != nil {
-			return err
-		}
-		return f.out.check()
-	}); !ok {
+	if code, ok := parseArgs(c, fs, checkHelp, args, func() error { return f.preflightFlags.check(fs) }); !ok {
 		return code
 	}
 

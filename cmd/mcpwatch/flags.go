@@ -117,13 +117,17 @@ func orList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
-// preflightFlags are the flags check and lock share.
+// preflightFlags are the flags check and lock share. addPreflightFlags adds
+// the first five; each command adds out (its own formats) and eras itself,
+// and check validates them all.
 type preflightFlags struct {
 	configFile string
 	lockFile   string
 	timeout    time.Duration
 	servers    []string
 	skip       []string
+	out        outputFlags
+	eras       eraFlags
 }
 
 func addPreflightFlags(fs *pflag.FlagSet, f *preflightFlags) {
@@ -146,5 +150,8 @@ func (f *preflightFlags) check(fs *pflag.FlagSet) error {
 			return usagef("--server %s and --skip %s contradict each other; keep one", name, name)
 		}
 	}
-	return nil
+	if err := f.eras.check(fs); err != nil {
+		return err
+	}
+	return f.out.check()
 }

@@ -55,10 +55,8 @@ Flags:
 
 type lockFlags struct {
 	preflightFlags
-	out          outputFlags
 	allowEmpty   bool
 	fingerprints bool
-	eras         eraFlags
 }
 
 func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
@@ -98,15 +96,7 @@ type lockChange struct {
 func cmdLock(ctx context.Context, c *cli, args []string) int {
 	var f lockFlags
 	fs := newLockFlagSet(&f)
-	if code, ok := parseArgs(c, fs, lockHelp, args, func() error {
-		if err := f.preflightFlags.check(fs); err != nil {
-			return err
-		}
-		if err := f.eras.check(fs); err != nil {
-			return err
-		}
-		return f.out.check()
-	}); !ok {
+	if code, ok := parseArgs(c, fs, lockHelp, args, func() error { return f.preflightFlags.check(fs) }); !ok {
 		return code
 	}
 
