@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -31,8 +30,7 @@ type checkResult struct {
 }
 
 // runCheckTiming times `mcpwatch check` of one stdio server and of many,
-// runs times each, alternating so a change in the machine's load hits both
-// alike, and compares the medians. kind is "mcp.json" (a Claude Code
+// runs times each (timeInTurn), and compares the medians. kind is "mcp.json" (a Claude Code
 // client config: every server started at once, as the client does) or
 // "mcpwatch.yml" (its defaults: at most 4 stdio processes at once).
 func runCheckTiming(ctx context.Context, mcpwatch, testserver, kind, era string, delay time.Duration, many, runs int) (*checkResult, error) {
@@ -61,24 +59,15 @@ func runCheckTiming(ctx context.Context, mcpwatch, testserver, kind, era string,
 		label += "-delay" + delay.String()
 	}
 	r := &checkResult{Label: label, Mode: "check", Config: kind, Era: era, DelayS: delay.Seconds(), Many: many, Runs: runs, Load: loadAverage()}
-	// One untimed run of each fills the page cache.
-	for _, cfg := range []string{one, all} {
-		if _, err := timeCheck(ctx, mcpwatch, cfg); err != nil {
-			return nil, err
-		}
+	bin, err := filepath.Abs(mcpwatch)
+	if err != nil {
+		return nil, err
 	}
-	for range runs {
-		t1, err := timeCheck(ctx, mcpwatch, one)
-		if err != nil {
-			return nil, err
-		}
-		tn, err := timeCheck(ctx, mcpwatch, all)
-		if err != nil {
-			return nil, err
-		}
-		r.OneS = append(r.OneS, t1.Seconds())
-		r.ManyS = append(r.ManyS, tn.Seconds())
+	t1, tn, err := timeInTurn(ctx, checkCommand(bin, one), checkCommand(bin, all), runs)
+	if err != nil {
+		return nil, err
 	}
+	r.OneS, r.ManyS = t1.wall, tn.wall
 	r.OneMed, r.ManyMd = median(r.OneS), median(r.ManyS)
 	r.Ratio = r.ManyMd / r.OneMed
 	return r, nil
@@ -152,24 +141,12 @@ func writeCheckConfig(dir, testserver, kind, era string, delay time.Duration, n 
 	return path, os.WriteFile(filepath.Join(dir, "mcp-tools.lock.json"), raw, 0o600)
 }
 
-// timeCheck runs `mcpwatch check` in the configuration's directory and
-// returns its wall time. Anything but exit 0 is an error: a failing check
-// measures the wrong thing.
-func timeCheck(ctx context.Context, mcpwatch, config string) (time.Duration, error) {
-	bin, err := filepath.Abs(mcpwatch)
-	if err != nil {
-		return 0, err
-	}
-	cmd := exec.CommandContext(ctx, bin, "check", "--config.file", config, "--lock.file", filepath.Join(filepath.Dir(config), "mcp-tools.lock.json")) //nolint:gosec // G204: the mcpwatch binary the harness measures (-mcpwatch)
-	cmd.Dir = filepath.Dir(config)
-	cmd.Env = minimalEnv()
-	start := time.Now()
-	outb, err := cmd.CombinedOutput()
-	took := time.Since(start)
-	if err != nil {
-		return took, fmt.Errorf("mcpwatch check --config.file %s: %w\n%s", config, err, outb)
-	}
-	return took, nil
+// checkCommand is `mcpwatch check` of the configuration, run in its
+// directory.
+func checkCommand(bin, config string) command {
+	dir := filepath.Dir(config)
+	return command{name: "mcpwatch check --config.file " + config, dir: dir, env: minimalEnv(),
+		argv: []string{bin, "check", "--config.file", config, "--lock.file", filepath.Join(dir, "mcp-tools.lock.json")}}
 }
 
 func (r *checkResult) print(w io.Writer) {

@@ -54,6 +54,7 @@ type preflightOptions struct {
 // command is one timed program run in dir.
 type command struct {
 	name string
+	dir  string
 	argv []string
 	env  []string
 }
@@ -86,9 +87,9 @@ func runPreflightComparisons(ctx context.Context, o preflightOptions, counts []i
 		if err := writePythonServers(sub, o.python, o.server, n); err != nil {
 			return nil, err
 		}
-		a := command{name: "mcpwatch check", argv: []string{o.mcpwatch, "check"}, env: env}
-		b := command{name: "reference Python preflight", argv: []string{o.python, o.reference}, env: env}
-		r, err := compare(ctx, sub, a, b, o.runs)
+		a := command{name: "mcpwatch check", dir: sub, argv: []string{o.mcpwatch, "check"}, env: env}
+		b := command{name: "reference Python preflight", dir: sub, argv: []string{o.python, o.reference}, env: env}
+		r, err := compare(ctx, a, b, o.runs)
 		if err != nil {
 			return nil, err
 		}
@@ -97,9 +98,9 @@ func runPreflightComparisons(ctx context.Context, o preflightOptions, counts []i
 	}
 
 	server := []string{"--", o.python, o.server}
-	a := command{name: "mcpwatch probe --era auto", argv: append([]string{o.mcpwatch, "probe", "--era", "auto"}, server...), env: env}
-	b := command{name: "mcpwatch probe --era legacy", argv: append([]string{o.mcpwatch, "probe", "--era", "legacy"}, server...), env: env}
-	r, err := compare(ctx, dir, a, b, o.runs)
+	a := command{name: "mcpwatch probe --era auto", dir: dir, argv: append([]string{o.mcpwatch, "probe", "--era", "auto"}, server...), env: env}
+	b := command{name: "mcpwatch probe --era legacy", dir: dir, argv: append([]string{o.mcpwatch, "probe", "--era", "legacy"}, server...), env: env}
+	r, err := compare(ctx, a, b, o.runs)
 	if err != nil {
 		return nil, err
 	}
@@ -138,45 +139,59 @@ func writePythonServers(dir, python, server string, n int) error {
 	return nil
 }
 
-// compare runs a and b in dir, in turn, runs times each after one untimed
-// run of each (which also leaves mcpwatch's era cache as every later run of
-// a CI job finds it).
-func compare(ctx context.Context, dir string, a, b command, runs int) (*preflightResult, error) {
+// compare times a against b (timeInTurn) and compares the medians.
+func compare(ctx context.Context, a, b command, runs int) (*preflightResult, error) {
 	r := &preflightResult{Mode: "preflight", Runs: runs, A: a.name, B: b.name, Load: loadAverage(),
 		ServerNote: "testdata/python/stdio_server.py (legacy, -32602 before initialize)"}
-	for _, c := range []command{a, b} {
-		if _, _, err := timeCommand(ctx, dir, c); err != nil {
-			return nil, err
-		}
+	ta, tb, err := timeInTurn(ctx, a, b, runs)
+	if err != nil {
+		return nil, err
 	}
-	for range runs {
-		wa, ca, err := timeCommand(ctx, dir, a)
-		if err != nil {
-			return nil, err
-		}
-		wb, cb, err := timeCommand(ctx, dir, b)
-		if err != nil {
-			return nil, err
-		}
-		r.AWallS, r.ACPUS = append(r.AWallS, wa), append(r.ACPUS, ca)
-		r.BWallS, r.BCPUS = append(r.BWallS, wb), append(r.BCPUS, cb)
-	}
+	r.AWallS, r.ACPUS, r.BWallS, r.BCPUS = ta.wall, ta.cpu, tb.wall, tb.cpu
 	r.AWallMed, r.BWallMed = median(r.AWallS), median(r.BWallS)
 	r.ACPUMed, r.BCPUMed = median(r.ACPUS), median(r.BCPUS)
 	r.WallRatio, r.CPURatio = r.AWallMed/r.BWallMed, r.ACPUMed/r.BCPUMed
 	return r, nil
 }
 
-// timeCommand runs c in dir and returns its wall time and CPU in seconds.
+// timings are the wall times and CPU, in seconds, of a command's runs.
+type timings struct{ wall, cpu []float64 }
+
+// timeInTurn runs a and b in turn, runs times each, after one untimed run
+// of each (which fills the page cache and leaves mcpwatch's era cache as
+// every later run of a CI job finds it). Alternating, a change in the
+// machine's load hits both alike.
+func timeInTurn(ctx context.Context, a, b command, runs int) (ta, tb timings, err error) {
+	for _, c := range []command{a, b} {
+		if _, _, err := timeCommand(ctx, c); err != nil {
+			return ta, tb, err
+		}
+	}
+	for range runs {
+		for _, x := range []struct {
+			c command
+			t *timings
+		}{{a, &ta}, {b, &tb}} {
+			wall, cpu, err := timeCommand(ctx, x.c)
+			if err != nil {
+				return ta, tb, err
+			}
+			x.t.wall, x.t.cpu = append(x.t.wall, wall), append(x.t.cpu, cpu)
+		}
+	}
+	return ta, tb, nil
+}
+
+// timeCommand runs c in c.dir and returns its wall time and CPU in seconds.
 // Anything but exit 0 is an error: a failing run measures the wrong thing.
-func timeCommand(ctx context.Context, dir string, c command) (wall, cpu float64, err error) {
-	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...) //nolint:gosec // G204: the two preflights the harness compares, built from its own flags
-	cmd.Dir, cmd.Env = dir, c.env
+func timeCommand(ctx context.Context, c command) (wall, cpu float64, err error) {
+	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...) //nolint:gosec // G204: the programs the harness compares, built from its own flags
+	cmd.Dir, cmd.Env = c.dir, c.env
 	start := time.Now()
 	outb, err := cmd.CombinedOutput()
 	wall = time.Since(start).Seconds()
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s in %s: %w\n%s", c.name, dir, err, outb)
+		return 0, 0, fmt.Errorf("%s in %s: %w\n%s", c.name, c.dir, err, outb)
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		cpu = tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
