@@ -15,12 +15,7 @@ import (
 // statQuery returns the one query of the stat panel titled title.
 func statQuery(t *testing.T, title string) string {
 	t.Helper()
-	d, err := decodeStrict([]byte(readDashboard(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c checked
-	for _, q := range checkPanels(d, &c) {
+	for _, q := range dashboardQueries(t) {
 		if strings.HasPrefix(q.where, "panel \""+title+"\"") {
 			return q.expr
 		}

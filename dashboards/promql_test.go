@@ -12,18 +12,24 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
+// dashboardQueries returns the queries of every panel of mcpwatch.json.
+func dashboardQueries(t *testing.T) []query {
+	t.Helper()
+	d, err := decodeStrict([]byte(readDashboard(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c checked
+	return checkPanels(d, &c)
+}
+
 // TestQueriesParse has promtool parse every panel query, with Grafana's
 // interval variables replaced by durations, by checking them as recording
 // rules. Skipped, saying so, without promtool (Debian package prometheus);
 // it fails there under CI, which installs it.
 func TestQueriesParse(t *testing.T) {
 	promtool := testtool.Need(t, "promtool", "prometheus")
-	d, err := decodeStrict([]byte(readDashboard(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c checked
-	qs := checkPanels(d, &c)
+	qs := dashboardQueries(t)
 	if len(qs) == 0 {
 		t.Fatal("no panel queries found")
 	}
