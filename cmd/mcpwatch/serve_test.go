@@ -88,6 +88,32 @@ func (l *logLines) read(r io.Reader) {
 	}
 }
 
+// readLogs returns the log lines written to w, read as they come (for a
+// child's stderr not StderrPipe: Wait closes that before the last lines are
+// read, while Wait returns once every byte is copied into w). done closes
+// w and waits for the last line; it runs at the latest in the test's
+// cleanup, which then prints the log of a failed test.
+func readLogs(t *testing.T) (logs *logLines, w io.WriteCloser, done func()) {
+	r, pw := io.Pipe()
+	logs = &logLines{}
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		logs.read(r)
+	}()
+	done = sync.OnceFunc(func() {
+		_ = pw.Close()
+		<-readDone
+	})
+	t.Cleanup(func() {
+		done()
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs)
+		}
+	})
+	return logs, pw, done
+}
+
 // find returns the first line with that message.
 func (l *logLines) find(msg string) (map[string]any, bool) {
 	l.mu.Lock()
@@ -199,29 +225,16 @@ func TestServeBinary(t *testing.T) {
 
 	cmd := exec.Command(mcpwatchBin, "serve", "-c", filepath.Join(dir, "mcpwatch.yml"),
 		"--web.listen-address", "127.0.0.1:0", "--log.format", "json")
-	// Not StderrPipe: Wait closes that before the last lines are read. Wait
-	// returns once every byte is copied into logW.
-	logR, logW := io.Pipe()
+	logs, logW, logDone := readLogs(t)
 	cmd.Stderr = logW
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &logLines{}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		logs.read(logR)
-	}()
 	exited := false
 	defer func() {
 		if !exited {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-		}
-		logW.Close()
-		<-readDone
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs)
 		}
 	}()
 
@@ -263,7 +276,6 @@ func TestServeBinary(t *testing.T) {
 	err := cmd.Wait()
 	exited = true
 	took := time.Since(began)
-	logW.Close()
 	if err != nil {
 		t.Errorf("exit after SIGTERM: %v, want status 0", err)
 	}
@@ -272,7 +284,7 @@ func TestServeBinary(t *testing.T) {
 	if took > 20*time.Second {
 		t.Errorf("exit took %s after SIGTERM", took)
 	}
-	<-readDone
+	logDone()
 	if n := logs.count("mcpwatch stopped"); n != 1 {
 		t.Errorf("%d 'mcpwatch stopped' lines", n)
 	}
@@ -319,13 +331,7 @@ func serveInProcess(t *testing.T, env map[string]string, args ...string) string 
 // serveLogged is serveInProcess that also hands back the daemon's log.
 func serveLogged(t *testing.T, env map[string]string, args ...string) (string, *logLines) {
 	t.Helper()
-	logR, logW := io.Pipe()
-	logs := &logLines{}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		logs.read(logR)
-	}()
+	logs, logW, _ := readLogs(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
 	go func() {
@@ -340,10 +346,6 @@ func serveLogged(t *testing.T, env map[string]string, args ...string) (string, *
 			if code := <-exit; code != exitOK {
 				t.Errorf("serve exited %d after its context ended, want 0", code)
 			}
-		}
-		<-readDone
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs)
 		}
 	})
 	var url string

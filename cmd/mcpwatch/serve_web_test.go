@@ -87,25 +87,14 @@ func TestServeSystemdSocket(t *testing.T) {
 	cmd := exec.Command("/bin/sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@"`,
 		mcpwatchBin, "serve", "-c", config, "--web.systemd-socket", "--log.format", "json")
 	cmd.ExtraFiles = []*os.File{f}
-	logR, logW := io.Pipe()
+	logs, logW, _ := readLogs(t)
 	cmd.Stderr = logW
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &logLines{}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		logs.read(logR)
-	}()
 	defer func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
-		_ = logW.Close()
-		<-readDone
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs)
-		}
 	}()
 	if got := logs.metricsURL(t); got != "http://"+addr+"/metrics" {
 		t.Errorf("serving at %s, want the passed socket %s", got, addr)
