@@ -79,16 +79,7 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 
 	// All healthy, and the numbers flowing: mcpwatch has probed, Prometheus
 	// scrapes it and knows the Alertmanager.
-	h.waitFor("mcpwatch ready", 30*time.Second, func() error { return httpOK("http://" + mcpwatchAddr + "/-/ready") })
-	h.waitFor("alertmanager ready", 30*time.Second, func() error { return httpOK("http://" + amAddr + "/-/ready") })
-	h.waitFor("prometheus ready", 60*time.Second, func() error { return httpOK(prom.base + "/-/ready") })
-	h.waitFor("prometheus to find the alertmanager", 30*time.Second, func() error {
-		urls, err := prom.activeAlertmanagers()
-		if err == nil && len(urls) == 0 {
-			err = fmt.Errorf("no active alertmanager")
-		}
-		return err
-	})
+	waitStackReady(h, prom, amAddr, mcpwatchAddr)
 	sel := fmt.Sprintf(`{job="mcpwatch",server=%q}`, watchedServer)
 	h.waitFor("prometheus to scrape mcpwatch and see both locked tools", 30*time.Second, func() error {
 		for q, want := range map[string]float64{
@@ -330,6 +321,28 @@ func allResolved(rx *receiver, since time.Time) error {
 		}
 	}
 	return nil
+}
+
+// waitStackReady waits for every mcpwatch, the Alertmanager and Prometheus
+// to be ready, and for Prometheus to have found the Alertmanager.
+func waitStackReady(h *harness, prom promAPI, amAddr string, mcpwatchAddrs ...string) {
+	for _, addr := range mcpwatchAddrs {
+		h.waitFor("mcpwatch "+addr+" ready", 30*time.Second, func() error { return httpOK("http://" + addr + "/-/ready") })
+	}
+	h.waitFor("alertmanager ready", 30*time.Second, func() error { return httpOK("http://" + amAddr + "/-/ready") })
+	h.waitFor("prometheus ready", 60*time.Second, func() error { return httpOK(prom.base + "/-/ready") })
+	waitAlertmanagerFound(h, prom, "prometheus to find the alertmanager")
+}
+
+// waitAlertmanagerFound waits for Prometheus to have an active Alertmanager.
+func waitAlertmanagerFound(h *harness, prom promAPI, what string) {
+	h.waitFor(what, 30*time.Second, func() error {
+		urls, err := prom.activeAlertmanagers()
+		if err == nil && len(urls) == 0 {
+			err = fmt.Errorf("no active alertmanager")
+		}
+		return err
+	})
 }
 
 // loadRules puts the rules file where Prometheus's rule_files glob finds it,

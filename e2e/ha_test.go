@@ -63,18 +63,7 @@ func TestHAPairOnePage(t *testing.T) {
 		"--storage.tsdb.path="+filepath.Join(h.dir, "prometheus-data"),
 		"--web.listen-address="+promAddr, "--web.enable-lifecycle")
 
-	for _, addr := range addrs {
-		h.waitFor("mcpwatch "+addr+" ready", 30*time.Second, func() error { return httpOK("http://" + addr + "/-/ready") })
-	}
-	h.waitFor("alertmanager ready", 30*time.Second, func() error { return httpOK("http://" + amAddr + "/-/ready") })
-	h.waitFor("prometheus ready", 60*time.Second, func() error { return httpOK(prom.base + "/-/ready") })
-	h.waitFor("prometheus to find the alertmanager", 30*time.Second, func() error {
-		urls, err := prom.activeAlertmanagers()
-		if err == nil && len(urls) == 0 {
-			err = fmt.Errorf("no active alertmanager")
-		}
-		return err
-	})
+	waitStackReady(h, prom, amAddr, addrs...)
 	sel := fmt.Sprintf(`{job="mcpwatch",server=%q}`, watchedServer)
 	h.waitFor("prometheus to scrape both replicas, each seeing the locked tool", 30*time.Second, func() error {
 		for q, want := range map[string]float64{
@@ -94,13 +83,7 @@ func TestHAPairOnePage(t *testing.T) {
 	// Prometheus 2.42 forgets the Alertmanagers it discovered when it
 	// reloads, until discovery runs again (about 5 s); an alert that fires
 	// meanwhile is sent only at the next resend, a minute later.
-	h.waitFor("prometheus to find the alertmanager again after the reload", 30*time.Second, func() error {
-		urls, err := prom.activeAlertmanagers()
-		if err == nil && len(urls) == 0 {
-			err = fmt.Errorf("no active alertmanager")
-		}
-		return err
-	})
+	waitAlertmanagerFound(h, prom, "prometheus to find the alertmanager again after the reload")
 	healthy := time.Now()
 	h.waitFor("two evaluations of a healthy pair", 30*time.Second, func() error {
 		checkQuiet(t, prom, rx)
