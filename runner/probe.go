@@ -92,21 +92,15 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	}
 	started := time.Now()
 	target, err := s.Target(lookup)
-	if err != nil {
-		// An unset variable or a secret file that cannot be read is a wiring
-		// fault, reported apart from an empty credential (which probes, and
-		// shows as missing tools). The error names the server, the file or
-		// the variable, never a value.
-		done := onStart(req)
-		obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
-		done()
-		if calls {
-			obs.Calls = notCalled(s, obs.Result)
-		}
-		return obs
+	var client *oauth.Client
+	if err == nil {
+		client, err = authorize(s, &target, lookup, req.OAuth)
 	}
-	client, err := authorize(s, &target, lookup, req.OAuth)
 	if err != nil {
+		// An unset variable, a secret file that cannot be read or an
+		// unusable auth: block is a wiring fault, reported apart from an
+		// empty credential (which probes, and shows as missing tools). The
+		// error names the server, the file or the variable, never a value.
 		done := onStart(req)
 		obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
 		done()
