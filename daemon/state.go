@@ -163,7 +163,7 @@ func logTransition(log *zap.Logger, server string, t transition) {
 		fields = append(fields, names("calls", now.calls))
 		for _, c := range t.calls {
 			if c.Last != nil && !c.Last.Passed {
-				fields = append(fields, zap.String("tool", sanitize.Text(c.Tool)), zap.String("reason", string(c.Last.Reason)), zap.String("error", c.Last.Message))
+				fields = append(fields, zap.String("tool", sanitize.Text(c.Tool)), zap.String("reason", string(c.Last.Reason)), zap.String("error", sanitize.Text(c.Last.Message)))
 				break
 			}
 		}
