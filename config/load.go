@@ -6,7 +6,7 @@ package config
 //	  timeout: 10s               # one deadline per probe (Go duration, > 0)
 //	  schedule: "@every 30s"     # cron expression (5 fields) or descriptor (@every 1m, @hourly)
 //	  concurrency: 16            # probes at once (>= 1)
-//	  stdio_concurrency: 4       # stdio processes at once (>= 1)
+//	  stdio_concurrency: 8       # stdio processes at once (>= 1)
 //	  era: auto                  # auto | modern | legacy
 //	  inherit_env: false         # true: stdio servers get mcpwatch's whole environment
 //	  max_message_bytes: 4MiB    # integer bytes, or with a unit: B KB KiB MB MiB GB GiB

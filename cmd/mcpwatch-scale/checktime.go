@@ -32,7 +32,7 @@ type checkResult struct {
 // runCheckTiming times `mcpwatch check` of one stdio server and of many,
 // runs times each (timeInTurn), and compares the medians. kind is "mcp.json" (a Claude Code
 // client config: every server started at once, as the client does) or
-// "mcpwatch.yml" (its defaults: at most 4 stdio processes at once).
+// "mcpwatch.yml" (its defaults: at most 8 stdio processes at once).
 func runCheckTiming(ctx context.Context, mcpwatch, testserver, kind, era string, delay time.Duration, many, runs int) (*checkResult, error) {
 	dir, err := os.MkdirTemp("", "mcpwatch-check-")
 	if err != nil {

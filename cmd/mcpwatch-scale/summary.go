@@ -122,7 +122,7 @@ func judge(rs *results) []verdict {
 		absent("check of 5 stdio servers <= 1.5x of 1", labelCheckJSON)
 	}
 	if c := rs.check[labelCheckYML]; c != nil {
-		add("  the same from mcpwatch.yml defaults", c.Ratio <= 1.5, "%.2fx (median %.0f ms vs %.0f ms; stdio_concurrency 4 by default)", c.Ratio, 1000*c.ManyMd, 1000*c.OneMed)
+		add("  the same from mcpwatch.yml defaults", c.Ratio <= 1.5, "%.2fx (median %.0f ms vs %.0f ms; stdio_concurrency 8 by default)", c.Ratio, 1000*c.ManyMd, 1000*c.OneMed)
 	}
 	if c := rs.check[labelCheckDelay]; c != nil {
 		add("  servers that wait 100 ms at start", c.Ratio <= 1.5, "%.2fx (median %.0f ms vs %.0f ms)", c.Ratio, 1000*c.ManyMd, 1000*c.OneMed)
