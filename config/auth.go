@@ -95,20 +95,11 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 	case a.RefreshToken != "":
 		d.errorf(at("refresh_token"), "applies to grant refresh_token only; remove it or set grant: refresh_token")
 	}
-	checkRef := func(key, value string) {
-		if _, err := parseTemplate(value); err != nil {
-			if e := (*ExpandError)(nil); errors.As(err, &e) {
-				d.errorf(key, "%s", e.msg)
-			} else {
-				d.errorf(key, "%v", err)
-			}
-		}
-	}
-	checkRef(at("client_id"), a.ClientID)
-	checkRef(at("client_secret"), a.ClientSecret)
-	checkRef(at("private_key_file"), a.PrivateKeyFile)
-	checkRef(at("refresh_token"), a.RefreshToken)
-	checkRef(at("token_url"), a.TokenURL)
+	d.checkRef(at("client_id"), a.ClientID)
+	d.checkRef(at("client_secret"), a.ClientSecret)
+	d.checkRef(at("private_key_file"), a.PrivateKeyFile)
+	d.checkRef(at("refresh_token"), a.RefreshToken)
+	d.checkRef(at("token_url"), a.TokenURL)
 	if a.TokenURL != "" && !strings.Contains(a.TokenURL, "${") {
 		if problem := checkURL(a.TokenURL); problem != "" {
 			d.errorf(at("token_url"), "%s", problem)

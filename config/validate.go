@@ -22,6 +22,17 @@ type serverKeys struct {
 	caFile    string
 }
 
+// checkRef reports a malformed ${...} reference in the value at key.
+func (d *decoder) checkRef(key, value string) {
+	if _, err := parseTemplate(value); err != nil {
+		if e := (*ExpandError)(nil); errors.As(err, &e) {
+			d.errorf(key, "%s", e.msg)
+		} else {
+			d.errorf(key, "%v", err)
+		}
+	}
+}
+
 // checkServer reports what no single key can show on its own: a server that
 // is both or neither a process and a URL, malformed ${...} references,
 // URLs, variable and header names, forbid patterns.
@@ -34,35 +45,26 @@ func checkServer(d *decoder, s *Server, keys serverKeys) {
 		d.errorf(keys.prefix, "neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server)")
 	}
 
-	checkRef := func(key, value string) {
-		if _, err := parseTemplate(value); err != nil {
-			if e := (*ExpandError)(nil); errors.As(err, &e) {
-				d.errorf(key, "%s", e.msg)
-			} else {
-				d.errorf(key, "%v", err)
-			}
-		}
-	}
-	checkRef(at("command"), s.Command)
+	d.checkRef(at("command"), s.Command)
 	for i, a := range s.Args {
-		checkRef(fmt.Sprintf("%s[%d]", at("args"), i), a)
+		d.checkRef(fmt.Sprintf("%s[%d]", at("args"), i), a)
 	}
 	for _, k := range sortedKeys(s.Env) {
 		if !validEnvName(k) {
 			d.errorf(joinKey(at("env"), k), "is not a usable variable name: it must be non-empty and hold no '=' or NUL")
 		}
-		checkRef(joinKey(at("env"), k), s.Env[k])
+		d.checkRef(joinKey(at("env"), k), s.Env[k])
 	}
-	checkRef(at("envFile"), s.EnvFile)
-	checkRef(at("cwd"), s.Dir)
-	checkRef(at("url"), s.URL)
+	d.checkRef(at("envFile"), s.EnvFile)
+	d.checkRef(at("cwd"), s.Dir)
+	d.checkRef(at("url"), s.URL)
 	for _, k := range sortedKeys(s.Headers) {
 		if !validHeaderName(k) {
 			d.errorf(joinKey(at("headers"), k), "is not a valid HTTP header name (letters, digits and !#$%%&'*+-.^_`|~ only)")
 		}
-		checkRef(joinKey(at("headers"), k), s.Headers[k])
+		d.checkRef(joinKey(at("headers"), k), s.Headers[k])
 	}
-	checkRef(keys.caFile, s.CAFile)
+	d.checkRef(keys.caFile, s.CAFile)
 
 	if s.URL != "" && !strings.Contains(s.URL, "${") {
 		if problem := checkURL(s.URL); problem != "" {
