@@ -41,20 +41,10 @@ func TestSkipABrokenServer(t *testing.T) {
 	assertContains(t, "check --skip", r.stdout, "MCP preflight OK in ", "(2 tools verified across 1 server)\n",
 		"  skipped (not probed, --skip or ignore:): ghost, stalled\n")
 
-	usage := []struct {
-		args []string
-		msg  string
-	}{
+	assertUsageErrors(t, dir, env, []usageCase{
 		{[]string{"check", "--skip", "nope"}, `--skip: unknown server "nope"; the configuration (.mcp.json) defines: ghost, report, stalled`},
 		{[]string{"lock", "--server", "report", "--skip", "report"}, "--server report and --skip report contradict each other"},
-	}
-	for _, u := range usage {
-		r := runBin(t, dir, env, u.args...)
-		if r.code != exitUsage {
-			t.Errorf("%v: want exit 2, got %s", u.args, r)
-		}
-		assertContains(t, strings.Join(u.args, " "), r.stderr, u.msg)
-	}
+	})
 }
 
 // ignore: in mcpwatch.yml does what --skip does, for every run; --server

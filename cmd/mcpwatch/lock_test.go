@@ -119,20 +119,10 @@ func TestLockSelectedServers(t *testing.T) {
 		t.Errorf("lock:\n%s\nwant:\n%s", got, want)
 	}
 
-	usage := []struct {
-		args []string
-		msg  string
-	}{
+	assertUsageErrors(t, dir, env, []usageCase{
 		{[]string{"lock", "--server", "nope"}, `unknown server "nope"; the configuration (.mcp.json) defines: ghost, report, stalled`},
 		{[]string{"lock", "--allow-empty=maybe"}, "invalid argument"},
-	}
-	for _, u := range usage {
-		r := runBin(t, dir, env, u.args...)
-		if r.code != exitUsage {
-			t.Errorf("%v: want exit 2, got %s", u.args, r)
-		}
-		assertContains(t, strings.Join(u.args, " "), r.stderr, u.msg)
-	}
+	})
 }
 
 func TestLockAllowEmptyAndFingerprints(t *testing.T) {

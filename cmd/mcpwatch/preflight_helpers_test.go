@@ -166,6 +166,25 @@ func readFile(t *testing.T, path string) []byte {
 }
 
 // assertContains checks that text holds every part, in order.
+// usageCase is a command line that is a usage error, and what its error
+// says.
+type usageCase struct {
+	args []string
+	msg  string
+}
+
+// assertUsageErrors runs each case in dir: exit 2, its message on stderr.
+func assertUsageErrors(t *testing.T, dir string, env map[string]string, cases []usageCase) {
+	t.Helper()
+	for _, u := range cases {
+		r := runBin(t, dir, env, u.args...)
+		if r.code != exitUsage {
+			t.Errorf("%v: want exit 2, got %s", u.args, r)
+		}
+		assertContains(t, strings.Join(u.args, " "), r.stderr, u.msg)
+	}
+}
+
 func assertContains(t *testing.T, what, text string, parts ...string) {
 	t.Helper()
 	rest := text
