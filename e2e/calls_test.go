@@ -21,9 +21,7 @@ import (
 // the server, the tool, the assertion and what came back. The input
 // carries the server's secret, which echo repeats: no output shows it.
 func TestServerEverythingContracts(t *testing.T) {
-	need(t, "node")
-	node, _ := exec.LookPath("node")
-	requireFile(t, suite.everythingBin, "the pinned MCP servers are not installed; run scripts/e2e-deps.sh")
+	node := needEverything(t)
 	dir := t.TempDir()
 	const secret = "e2e-echoed-secret-4f1c"
 	server := func(contract string) string {

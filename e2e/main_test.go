@@ -121,6 +121,16 @@ func need(t *testing.T, programs ...string) {
 	}
 }
 
+// needEverything fails the test unless node and the pinned
+// server-everything are installed, and returns node's path.
+func needEverything(t *testing.T) string {
+	t.Helper()
+	need(t, "node")
+	node, _ := exec.LookPath("node")
+	requireFile(t, suite.everythingBin, "the pinned MCP servers are not installed; run scripts/e2e-deps.sh")
+	return node
+}
+
 // requireFile fails the test with hint when path does not exist.
 func requireFile(t *testing.T, path, hint string) {
 	t.Helper()

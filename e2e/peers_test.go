@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -17,9 +16,7 @@ import (
 // answers 2025-11-25 and lists 13 tools to a client that declares no
 // capabilities.
 func TestServerEverything(t *testing.T) {
-	need(t, "node")
-	node, _ := exec.LookPath("node")
-	requireFile(t, suite.everythingBin, "the pinned MCP servers are not installed; run scripts/e2e-deps.sh")
+	node := needEverything(t)
 
 	const (
 		wantTools    = 13
