@@ -25,7 +25,13 @@ func (f *eraFlags) check(fs *pflag.FlagSet) error {
 	if !fs.Changed("era") {
 		return nil
 	}
-	return oneOf("era", f.era, "auto", "modern", "legacy")
+	return checkEra(f.era)
+}
+
+// checkEra is the one check of an --era value, in every command that has
+// the flag.
+func checkEra(era string) error {
+	return oneOf("era", era, string(probe.EraAuto), string(probe.EraModern), string(probe.EraLegacy))
 }
 
 // apply puts the flags into the servers and opts, and returns what saves

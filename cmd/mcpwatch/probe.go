@@ -193,7 +193,7 @@ func (f *probeFlags) check(fs *pflag.FlagSet) error {
 			return usagef("--%s does not apply to %s", name, where)
 		}
 	}
-	if err := oneOf("era", f.era, "auto", "modern", "legacy"); err != nil {
+	if err := checkEra(f.era); err != nil {
 		return err
 	}
 	if err := f.out.check(); err != nil {

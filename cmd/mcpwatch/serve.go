@@ -153,7 +153,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		case f.history < 1:
 			return usagef("--probe.history must be at least 1, got %d", f.history)
 		case fs.Changed("era"):
-			if err := oneOf("era", f.era, "auto", "modern", "legacy"); err != nil {
+			if err := checkEra(f.era); err != nil {
 				return err
 			}
 		}
