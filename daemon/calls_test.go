@@ -62,10 +62,14 @@ func TestDaemonCalls(t *testing.T) {
 		`mcpwatch_last_call_timestamp_seconds{server="report",tool="fetch_daily_report"} `,
 		`mcpwatch_call_duration_seconds{server="healthy",tool="fetch_daily_report"} `,
 		`mcpwatch_probe_success{server="report"} 1`,
+		`mcpwatch_call_last_failure_info{reason="is_error",server="report",tool="fetch_daily_report"} 1`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	if strings.Contains(m, `mcpwatch_call_last_failure_info{reason="is_error",server="healthy"`) {
+		t.Errorf("/metrics names a failure reason for a server whose calls pass")
 	}
 	_, page := h.get("/")
 	for _, want := range []string{"CALL_FAILED", "calls 0/2 OK", "calls 2/2 OK", "<code>fetch_daily_report</code> <strong>is_error</strong>"} {

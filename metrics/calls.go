@@ -30,6 +30,17 @@ func renderLastCall(t *TextWriter, st *ServerStatus) {
 	}
 }
 
+// renderCallLastFailure names why the last call failed, in a series of
+// value 1 present only while it fails: an alert can say why a tool fails
+// now, where the counters only say which reason was most frequent.
+func renderCallLastFailure(t *TextWriter, st *ServerStatus) {
+	for i := range st.Calls {
+		if c := &st.Calls[i]; c.Last != nil && !c.Last.Passed && c.Last.Reason != "" {
+			t.sample(1, labelValue(c.Tool, maxToolLabelBytes), string(c.Last.Reason))
+		}
+	}
+}
+
 // renderCallFailures writes every reason from 0, for every contracted tool
 // (called yet or not), so increase() counts a first failure.
 func renderCallFailures(t *TextWriter, st *ServerStatus) {

@@ -129,6 +129,9 @@ func newDescs() *descs {
 	d.add("mcpwatch_call_failures_total", typeCounter, renderCallFailures,
 		"Failed canary calls of the tool by reason since its contract was added. Every known reason is exported from 0."+callNote,
 		"tool", "reason")
+	d.add("mcpwatch_call_last_failure_info", typeGauge, renderCallLastFailure,
+		"1, with the reason, while the last canary call of the tool failed; absent while it passes."+callNote,
+		"tool", "reason")
 	d.add("mcpwatch_last_call_timestamp_seconds", typeGauge, renderLastCall,
 		"Unix time the last canary call of the tool ended. Absent until its first call ends."+callNote,
 		"tool")
