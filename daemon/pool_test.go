@@ -102,16 +102,14 @@ func TestReloadReschedules(t *testing.T) {
 	if err := h.d.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	live := map[string]int{}
-	h.d.mu.RLock()
-	h.d.table.mu.Lock()
-	for _, sl := range h.d.table.slots {
-		if s, ok := h.d.servers[sl.name]; ok && s.gen == sl.gen {
-			live[sl.name]++
-		}
-	}
-	h.d.table.mu.Unlock()
-	h.d.mu.RUnlock()
+	// b's first slot comes due within AddedSpread, and a fired slot is out
+	// of the timetable until its next one is in: count between firings.
+	var live map[string]int
+	waitFor(t, "the timetable between two firings", func() bool {
+		var settled bool
+		live, settled = h.d.liveSlots()
+		return settled
+	})
 	if live["a"] != 1 || live["b"] != 1 {
 		t.Errorf("live slots per server = %v, want exactly one each", live)
 	}
@@ -133,4 +131,21 @@ func TestPprofOnlyWhenEnabled(t *testing.T) {
 			t.Errorf("pprof enabled=%t: GET /debug/pprof/ = %d, want %d", enabled, code, want)
 		}
 	}
+}
+
+// liveSlots counts the slots in the timetable of each server's current
+// schedule, and reports whether no slot was being fired: only then is a
+// schedule's next slot sure to be in.
+func (d *Daemon) liveSlots() (map[string]int, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	d.table.mu.Lock()
+	defer d.table.mu.Unlock()
+	live := map[string]int{}
+	for _, sl := range d.table.slots {
+		if s, ok := d.servers[sl.name]; ok && s.gen == sl.gen && !sl.calls {
+			live[sl.name]++
+		}
+	}
+	return live, d.table.firing == 0
 }

@@ -39,7 +39,11 @@ func (h *slotHeap) Pop() any {
 type timetable struct {
 	mu    sync.Mutex
 	slots slotHeap
-	wake  chan struct{} // a slot earlier than the one slept on was added
+	// firing counts the slots due has handed out and fired has not yet
+	// taken back: while it is zero, every live schedule has its slot in
+	// slots.
+	firing int
+	wake   chan struct{} // a slot earlier than the one slept on was added
 }
 
 func newTimetable() *timetable {
@@ -47,9 +51,20 @@ func newTimetable() *timetable {
 }
 
 func (t *timetable) add(s slot) {
+	t.fired(s, true, 0)
+}
+
+// fired ends the firing of n slots handed out by due and adds s, if ok:
+// in one step, so that no one sees the timetable without the next slot of
+// a schedule that was just fired.
+func (t *timetable) fired(s slot, ok bool, n int) {
 	t.mu.Lock()
-	heap.Push(&t.slots, s)
-	first := t.slots[0] == s
+	t.firing -= n
+	first := false
+	if ok {
+		heap.Push(&t.slots, s)
+		first = t.slots[0] == s
+	}
 	t.mu.Unlock()
 	if first {
 		select {
@@ -59,7 +74,8 @@ func (t *timetable) add(s slot) {
 	}
 }
 
-// due pops every slot due at now.
+// due pops every slot due at now; each is firing until fired is called
+// for it.
 func (t *timetable) due(now time.Time) []slot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -67,6 +83,7 @@ func (t *timetable) due(now time.Time) []slot {
 	for len(t.slots) > 0 && !t.slots[0].due.After(now) {
 		out = append(out, heap.Pop(&t.slots).(slot))
 	}
+	t.firing += len(out)
 	return out
 }
 
@@ -88,9 +105,8 @@ func (t *timetable) run(ctx context.Context, fire func(slot) (slot, bool)) {
 	for {
 		now := time.Now()
 		for _, s := range t.due(now) {
-			if next, ok := fire(s); ok {
-				t.add(next)
-			}
+			next, ok := fire(s)
+			t.fired(next, ok, 1)
 		}
 		wait := time.Hour
 		if at, ok := t.earliest(); ok {
