@@ -108,7 +108,9 @@ func TestNoOverlappingProbesOfOneServer(t *testing.T) {
 }
 
 // The era found by a probe is remembered, so later probes skip detection;
-// a failure that suggests the server changed forgets it.
+// a failure that suggests the server changed forgets it. The probes after
+// the first are asked for one at a time, so the server fails or heals only
+// between two probes, never in the middle of one.
 func TestEraIsRememberedAndForgotten(t *testing.T) {
 	ts := probetest.NewServer(probetest.Config{Era: probetest.EraLegacy})
 	defer ts.Close()
@@ -117,26 +119,43 @@ func TestEraIsRememberedAndForgotten(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	path := writeConfig(t, dir, map[string]any{
-		"defaults": map[string]any{"schedule": "@every 50ms"},
+		// February 30th never comes: the first round's probe is the only
+		// scheduled one.
+		"defaults": map[string]any{"schedule": "0 0 30 2 *"},
 		"servers":  map[string]any{"legacy": map[string]any{"url": srv.URL, "transport": "http"}},
 	})
 	h := start(t, path, Options{})
+	probeOnce := func() apiServer {
+		t.Helper()
+		if code, body := h.get("/probe?server=legacy"); code != http.StatusOK {
+			t.Fatalf("GET /probe: %d %s", code, body)
+		}
+		return h.status("legacy")
+	}
 
-	waitFor(t, "five probes", func() bool { return h.status("legacy").Probes >= 5 })
+	waitFor(t, "the first probe", func() bool { return h.status("legacy").Probes >= 1 })
+	for range 4 {
+		probeOnce()
+	}
+	st := h.status("legacy")
+	if st.Probes != 5 {
+		t.Fatalf("%d probes, want 5", st.Probes)
+	}
 	if n := ts.Received("server/discover"); n != 1 {
 		t.Errorf("server/discover sent %d times in five probes, want once (the era is remembered)", n)
 	}
-	if era := h.status("legacy").Era; era != probe.EraLegacy {
-		t.Errorf("era = %q, want legacy", era)
+	if st.Era != probe.EraLegacy {
+		t.Errorf("era = %q, want legacy", st.Era)
 	}
 
 	lister.failWith500.Store(true)
-	st := h.waitState("legacy", StateFailed)
-	if st.Reason != probe.ReasonHTTPStatus {
-		t.Fatalf("reason = %q, want http_status", st.Reason)
+	if st := probeOnce(); st.State != StateFailed || st.Reason != probe.ReasonHTTPStatus {
+		t.Fatalf("state %q reason %q, want failed with http_status", st.State, st.Reason)
 	}
 	lister.failWith500.Store(false)
-	h.waitState("legacy", StateOK)
+	if st := probeOnce(); st.State != StateOK {
+		t.Fatalf("state %q (reason %q) once the server is back, want ok", st.State, st.Reason)
+	}
 	if n := ts.Received("server/discover"); n != 2 {
 		t.Errorf("server/discover sent %d times, want 2: the era is detected again after an http_status failure", n)
 	}
