@@ -68,14 +68,8 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 	mcpwatch := h.start("mcpwatch", nil, suite.mcpwatch, "serve",
 		"--config.file", filepath.Join(h.dir, "mcpwatch.yml"),
 		"--web.listen-address", mcpwatchAddr, "--log.level", "debug")
-	h.start("alertmanager", nil, "prometheus-alertmanager",
-		"--config.file="+filepath.Join(h.dir, "alertmanager.yml"),
-		"--storage.path="+filepath.Join(h.dir, "alertmanager-data"),
-		"--web.listen-address="+amAddr, "--cluster.listen-address=")
-	h.start("prometheus", nil, "prometheus",
-		"--config.file="+filepath.Join(h.dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(h.dir, "prometheus-data"),
-		"--web.listen-address="+promAddr, "--web.enable-lifecycle")
+	h.startAlertmanager(amAddr)
+	h.startPrometheus(promAddr)
 
 	// All healthy, and the numbers flowing: mcpwatch has probed, Prometheus
 	// scrapes it and knows the Alertmanager.

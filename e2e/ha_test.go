@@ -54,14 +54,8 @@ func TestHAPairOnePage(t *testing.T) {
 			"--replica", fmt.Sprintf("mcpwatch-%d", i), "--log.level", "debug",
 			"--web.peer-urls", "http://"+addrs[0]+"/,http://"+addrs[1]+"/"))
 	}
-	h.start("alertmanager", nil, "prometheus-alertmanager",
-		"--config.file="+filepath.Join(h.dir, "alertmanager.yml"),
-		"--storage.path="+filepath.Join(h.dir, "alertmanager-data"),
-		"--web.listen-address="+amAddr, "--cluster.listen-address=")
-	h.start("prometheus", nil, "prometheus",
-		"--config.file="+filepath.Join(h.dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(h.dir, "prometheus-data"),
-		"--web.listen-address="+promAddr, "--web.enable-lifecycle")
+	h.startAlertmanager(amAddr)
+	h.startPrometheus(promAddr)
 
 	waitStackReady(h, prom, amAddr, addrs...)
 	sel := fmt.Sprintf(`{job="mcpwatch",server=%q}`, watchedServer)

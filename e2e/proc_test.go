@@ -52,6 +52,26 @@ type proc struct {
 
 // start runs argv with env added to this process's environment, in the
 // harness directory, in a new process group.
+// startPrometheus starts Prometheus on addr with the prometheus.yml of the
+// harness's directory, its lifecycle API on (the tests reload rules).
+func (h *harness) startPrometheus(addr string) *proc {
+	h.t.Helper()
+	return h.start("prometheus", nil, "prometheus",
+		"--config.file="+filepath.Join(h.dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(h.dir, "prometheus-data"),
+		"--web.listen-address="+addr, "--web.enable-lifecycle")
+}
+
+// startAlertmanager starts one Alertmanager on addr with the
+// alertmanager.yml of the harness's directory, clustering off.
+func (h *harness) startAlertmanager(addr string) *proc {
+	h.t.Helper()
+	return h.start("alertmanager", nil, "prometheus-alertmanager",
+		"--config.file="+filepath.Join(h.dir, "alertmanager.yml"),
+		"--storage.path="+filepath.Join(h.dir, "alertmanager-data"),
+		"--web.listen-address="+addr, "--cluster.listen-address=")
+}
+
 func (h *harness) start(name string, env []string, argv ...string) *proc {
 	h.t.Helper()
 	logPath := filepath.Join(h.dir, name+".log")

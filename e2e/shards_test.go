@@ -80,10 +80,7 @@ func TestShardsSplitTheFleet(t *testing.T) {
 			"--shard.total", fmt.Sprint(shardTotal), "--shard.index", fmt.Sprint(i),
 			"--replica", fmt.Sprintf("mcpwatch-%d", i), "--web.peer-urls", strings.Join(peers, ","))
 	}
-	h.start("prometheus", nil, "prometheus",
-		"--config.file="+filepath.Join(h.dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(h.dir, "prometheus-data"),
-		"--web.listen-address="+promAddr, "--web.enable-lifecycle")
+	h.startPrometheus(promAddr)
 
 	// Every server in exactly one shard, the one its name hashes to, probed
 	// there and OK.
