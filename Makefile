@@ -10,6 +10,10 @@ export CGO_ENABLED ?= 1
 # golangci-lint as scripts/lint-deps.sh installs it (the version is pinned there).
 GOLANGCI_LINT ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/golangci-lint
 
+# The dashboard generator and the Kubernetes manifests' tests are modules of their own, so the
+# Grafana SDK and the Kubernetes API stay out of the product's module graph.
+SUBMODULES := dashboards deploy/kubernetes
+
 .PHONY: all build run test lint e2e bench build-bench bench-scale clean
 
 all: build
@@ -39,6 +43,8 @@ test:
 	  echo "make test: $$t is not installed: its tests are skipped here (they fail when CI is set); scripts/e2e-deps.sh installs it" >&2; done
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	@set -e; for m in $(SUBMODULES); do echo "cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./..."; \
+	  (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...); done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -46,6 +52,8 @@ lint:
 	$(GO) mod tidy -diff
 	@test -x $(GOLANGCI_LINT) || { echo "make lint: no $(GOLANGCI_LINT); run scripts/lint-deps.sh"; exit 1; }
 	$(GOLANGCI_LINT) run ./...
+	@set -e; for m in $(SUBMODULES); do echo "cd $$m && lint"; \
+	  (cd $$m && $(GO) vet ./... && $(GO) mod tidy -diff && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...); done
 
 # End to end, with real programs: the built mcpwatch against @modelcontextprotocol/server-everything
 # (pinned in testdata/peers) over stdio, streamable HTTP and SSE, and the page path: mcpwatch serve ->
@@ -64,10 +72,10 @@ bench:
 
 # The binaries the scale harness runs: mcpwatch itself, the stdio test server, and the harness.
 build-bench: build
-	$(GO) build -o $(BIN)/mcpwatch-testserver ./cmd/mcpwatch-testserver
-	$(GO) build -o $(BIN)/mcpwatch-scale ./cmd/mcpwatch-scale
+	$(GO) build -o $(BIN)/mcpwatch-testserver ./internal/tools/mcpwatch-testserver
+	$(GO) build -o $(BIN)/mcpwatch-scale ./internal/tools/mcpwatch-scale
 
-# The built `mcpwatch serve` over simulated fleets on loopback (cmd/mcpwatch-scale): 100, 1,000 and
+# The built `mcpwatch serve` over simulated fleets on loopback (internal/tools/mcpwatch-scale): 100, 1,000 and
 # 10,000 streamable HTTP servers (5% failing, 5% slow; 10,000 every 60 s and every 15 s), a
 # throughput run, 100 stdio servers for 120 rounds (an hour at 30 s, run at 1 s), `mcpwatch check`
 # of 5 stdio servers against 1, and `mcpwatch check` against the reference Python preflight
