@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
-	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 // apiServer is one server in /api/v1/servers. It carries what a probe

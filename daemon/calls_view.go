@@ -3,7 +3,7 @@ package daemon
 import (
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/metrics"
 )
 

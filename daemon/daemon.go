@@ -14,12 +14,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/internal/runner"
+	"github.com/mcpwatch/mcpwatch/internal/shard"
 	"github.com/mcpwatch/mcpwatch/metrics"
-	"github.com/mcpwatch/mcpwatch/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
-	"github.com/mcpwatch/mcpwatch/runner"
-	"github.com/mcpwatch/mcpwatch/shard"
 )
 
 // Options are a Daemon's process-level settings: what a reload of the

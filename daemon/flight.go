@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
-	"github.com/mcpwatch/mcpwatch/runner"
 )
 
 // /probe is reachable by anyone who can reach the port, so it must not

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -123,7 +123,7 @@ func TestManyStdioProbesLeakNothing(t *testing.T) {
 	t.Logf("%d probes; goroutines %d -> %d; open files %d -> %d while probing, %d closed", total(), goroutines, goroutinesAfter, files, filesAfter, filesClosed)
 }
 
-// buildTestServer builds cmd/mcpwatch-testserver into dir.
+// buildTestServer builds internal/tools/mcpwatch-testserver into dir.
 func buildTestServer(t *testing.T, dir string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
@@ -131,7 +131,7 @@ func buildTestServer(t *testing.T, dir string) string {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go") //nolint:staticcheck // SA1019: only when go is not on PATH; a test binary runs where it was built
 	}
 	out := filepath.Join(dir, "mcpwatch-testserver")
-	cmd := exec.Command(goTool, "build", "-o", out, "github.com/mcpwatch/mcpwatch/cmd/mcpwatch-testserver")
+	cmd := exec.Command(goTool, "build", "-o", out, "github.com/mcpwatch/mcpwatch/internal/tools/mcpwatch-testserver")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the test server: %v\n%s", err, msg)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/internal/config"
 )
 
 // fleetPlans plans n servers on one @every schedule.

@@ -9,9 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpwatch/mcpwatch/config"
-	"github.com/mcpwatch/mcpwatch/runner"
-	"github.com/mcpwatch/mcpwatch/shard"
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/runner"
+	"github.com/mcpwatch/mcpwatch/internal/shard"
 )
 
 // serverPlan is a configured server with its schedule read.

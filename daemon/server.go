@@ -8,12 +8,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/config"
-	"github.com/mcpwatch/mcpwatch/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
-	"github.com/mcpwatch/mcpwatch/runner"
 )
 
 // server is one configured server and everything the daemon knows of it.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwatch/mcpwatch/config"
-	"github.com/mcpwatch/mcpwatch/shard"
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/shard"
 )
 
 // fleetConfig is n HTTP servers that are never probed in these tests (the

@@ -15,7 +15,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
-	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/internal/config"
 )
 
 // quietConfig is a configuration whose one server is never reached during

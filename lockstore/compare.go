@@ -2,6 +2,7 @@ package lockstore
 
 import (
 	"encoding/json"
+	"github.com/mcpwatch/mcpwatch/internal/glob"
 	"regexp"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func NewEntry(tools []Observed, fingerprints bool) Entry {
 // locked says whether the lock has an entry at all. Without one, nothing is
 // expected and every observed tool is Extra. A fingerprint or description
 // hash is checked only where the entry records one. forbid holds globs on
-// tool names (see CheckGlob: "*" matches "/" too), checked whatever the lock
+// tool names (see glob.Check: "*" matches "/" too), checked whatever the lock
 // says; a malformed pattern (which configuration loading should already have
 // rejected) matches only the name spelled exactly like it.
 func Compare(e Entry, locked bool, observed []Observed, forbid []string) Diff {
@@ -108,7 +109,7 @@ func Compare(e Entry, locked bool, observed []Observed, forbid []string) Diff {
 	return d
 }
 
-// forbidPattern is a glob (see glob.go) with the literal text it must start
+// forbidPattern is a glob (see internal/glob) with the literal text it must start
 // and end with, so that most names are rejected without running the matcher.
 type forbidPattern struct {
 	pattern, prefix, suffix string
@@ -119,7 +120,7 @@ func compileForbid(patterns []string) []forbidPattern {
 	compiled := make([]forbidPattern, len(patterns))
 	for i, p := range patterns {
 		compiled[i] = forbidPattern{pattern: p}
-		re, err := compileGlob(p)
+		re, err := glob.Compile(p)
 		if err != nil {
 			compiled[i].prefix = p // malformed: matches only the name spelled like it
 			continue

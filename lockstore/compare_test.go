@@ -2,6 +2,7 @@ package lockstore
 
 import (
 	"encoding/json"
+	"github.com/mcpwatch/mcpwatch/internal/glob"
 	"reflect"
 	"testing"
 )
@@ -142,8 +143,8 @@ func TestForbidGlob(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "bad[", "[]", `x\`, "[z-a]", "[a"} {
-		if err := CheckGlob(bad); err == nil {
-			t.Errorf("CheckGlob(%q) = nil, want an error", bad)
+		if err := glob.Check(bad); err == nil {
+			t.Errorf("glob.Check(%q) = nil, want an error", bad)
 		}
 	}
 }

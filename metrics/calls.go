@@ -1,6 +1,6 @@
 package metrics
 
-import "github.com/mcpwatch/mcpwatch/contracts"
+import "github.com/mcpwatch/mcpwatch/internal/contracts"
 
 // The canary-call families: one series per contracted tool, rendered from
 // the latest outcomes. A tool whose contract is gone is not in st.Calls,

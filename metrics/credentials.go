@@ -1,6 +1,6 @@
 package metrics
 
-import "github.com/mcpwatch/mcpwatch/oauth"
+import "github.com/mcpwatch/mcpwatch/internal/oauth"
 
 // The credential families render from the last probe's credential status:
 // a server whose credentials say nothing of their expiry has no series.

@@ -3,7 +3,7 @@ package metrics
 import (
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )

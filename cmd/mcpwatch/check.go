@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/spf13/pflag"
 
-	"github.com/mcpwatch/mcpwatch/lockstore"
-	"github.com/mcpwatch/mcpwatch/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 )
 
 const checkHelp = `Usage:
@@ -161,7 +161,7 @@ func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
 			errs = append(errs, err)
 			return
 		}
-		if err := lockstore.WriteFile(path, buf.Bytes()); err != nil {
+		if err := atomicfile.Write(path, buf.Bytes()); err != nil {
 			errs = append(errs, err) // it names the file
 		}
 	}

@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/mcpwatch/mcpwatch/config"
-	"github.com/mcpwatch/mcpwatch/eracache"
-	"github.com/mcpwatch/mcpwatch/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/eracache"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 )
 
 // Every subcommand defines its flags in one place, its newXFlagSet; the
@@ -99,7 +99,7 @@ func (o *outputFlags) write(c *cli, render map[string]func(io.Writer) error) err
 	if err := render[o.format](&buf); err != nil {
 		return err
 	}
-	if err := lockstore.WriteFile(o.output, buf.Bytes()); err != nil {
+	if err := atomicfile.Write(o.output, buf.Bytes()); err != nil {
 		return err // it names the file
 	}
 	if text := render["text"]; o.format != "text" && text != nil {

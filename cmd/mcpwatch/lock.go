@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"io"
 	"os"
 	"strings"
@@ -12,9 +13,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/lockstore"
-	"github.com/mcpwatch/mcpwatch/preflight"
-	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 const lockHelp = `Usage:
@@ -171,7 +172,7 @@ func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, se
 	o.Summary = describeLock(plan.Lock)
 	// A write killed half-way (kill -9) left a temp file; it goes now
 	// even when nothing is written.
-	lockstore.SweepTemps(setup.lockPath)
+	atomicfile.SweepTemps(setup.lockPath)
 	data := plan.Lock.Marshal()
 	old, readErr := os.ReadFile(setup.lockPath)
 	if readErr == nil && bytes.Equal(old, data) {

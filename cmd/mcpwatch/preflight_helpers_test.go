@@ -48,7 +48,7 @@ func reportserverBin(t *testing.T) string {
 }
 
 func testserverBin(t *testing.T) string {
-	return buildBin(t, "mcpwatch-testserver", "github.com/mcpwatch/mcpwatch/cmd/mcpwatch-testserver")
+	return buildBin(t, "mcpwatch-testserver", "github.com/mcpwatch/mcpwatch/internal/tools/mcpwatch-testserver")
 }
 
 // cliResult is one run of the built mcpwatch.

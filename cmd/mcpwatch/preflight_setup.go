@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/config"
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/lockstore"
-	"github.com/mcpwatch/mcpwatch/preflight"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/prometheus/common/version"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
-	"github.com/mcpwatch/mcpwatch/sanitize"
 )
 
 // printResult writes a probe result for people: the verdict first, then

@@ -20,9 +20,9 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
-	"github.com/mcpwatch/mcpwatch/config"
 	"github.com/mcpwatch/mcpwatch/daemon"
-	"github.com/mcpwatch/mcpwatch/shard"
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/shard"
 )
 
 const serveHelp = `Usage:

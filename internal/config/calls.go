@@ -1,0 +1,149 @@
+package config
+
+// Canary calls of a server (see the contracts package and docs/contracts-format.md):
+//
+//	servers:
+//	  report:
+//	    contracts: report.tools.json        # an mcp-probe sidecar file, read unchanged ...
+//	    calls:                              # ... and/or the same fields inline
+//	      list_report_dates: {expect: {contains: "2026"}}
+//	    call_schedule: "@every 5m"          # default defaults.call_schedule ("@every 5m")
+//	    call_timeout: 10s                   # all attempts of one call; default the server's timeout
+//	    allow_destructive_calls: [reset_cache]  # destructive tools a contract may call
+//
+// Everything that can be told without the server is checked at load: the
+// file and its contracts, a tool named in both places, an opt-in without a
+// contract that allows side effects. Whether a tool may be called at all
+// depends on its annotations, which only tools/list gives: that is decided
+// before each call (contracts.Permit), never by calling.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+)
+
+// DefaultCallSchedule is how often canary calls run when nothing says: a
+// call may cost money or count against a rate limit, so rarely.
+const DefaultCallSchedule = "@every 5m"
+
+// decodeCalls reads a server's call keys into s. o is the server's object.
+func decodeCalls(o *object, s *Server, def Defaults, dir string) {
+	s.CallSchedule, s.CallTimeout = def.CallSchedule, def.CallTimeout
+	byTool := map[string]contracts.Contract{}
+	if file, ok := o.string("contracts"); ok {
+		if file == "" {
+			o.d.errorf(o.key("contracts"), "is empty; name a contracts file ({\"tools\": {NAME: {input, expect}}}) or remove the key")
+		} else {
+			s.ContractsFile = resolveLoadPath(file, dir)
+			f, err := readContractsFile(s.ContractsFile)
+			for _, e := range unjoin(err) {
+				o.d.errorf(o.key("contracts"), "%s: %v", s.ContractsFile, e)
+			}
+			for name, c := range f.Tools {
+				byTool[name] = c
+			}
+		}
+	}
+	if v, ok := o.get("calls"); ok {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			o.d.errorf(o.key("calls"), "expected a mapping of tool names to contracts ({input: {...}, expect: {...}}), got %s", kindOf(v))
+		} else {
+			raw := make(map[string]json.RawMessage, len(m))
+			for name, c := range m {
+				b, err := json.Marshal(c)
+				if err != nil {
+					o.d.errorf(joinKey(o.key("calls"), name), "cannot be read as JSON: %v", err)
+					continue
+				}
+				raw[name] = b
+			}
+			f, err := contracts.ParseTools(o.key("calls"), raw)
+			if err != nil {
+				// One error per tool, each naming this file: ParseTools
+				// names the key.
+				for _, e := range unjoin(err) {
+					o.d.errs = append(o.d.errs, &FieldError{File: o.d.file, Problem: e.Error(), Err: e})
+				}
+			}
+			for _, name := range f.Names() {
+				if _, dup := byTool[name]; dup {
+					o.d.errorf(joinKey(o.key("calls"), name), "has a contract in %s too; keep one of them", s.ContractsFile)
+					continue
+				}
+				byTool[name] = f.Tools[name]
+			}
+		}
+	}
+	if v, ok := o.string("call_schedule"); ok {
+		if err := parseSchedule(v); err != nil {
+			o.d.errorf(o.key("call_schedule"), "%q is not a schedule (%v); use \"@every 5m\" or a cron expression", v, err)
+		} else {
+			s.CallSchedule = v
+		}
+	}
+	if v, ok := o.duration("call_timeout"); ok {
+		s.CallTimeout = v
+	}
+	s.AllowDestructive, _ = o.strings("allow_destructive_calls")
+
+	names := make([]string, 0, len(byTool))
+	for n := range byTool {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s.Contracts = append(s.Contracts, byTool[n])
+	}
+	for i, tool := range s.AllowDestructive {
+		key := fmt.Sprintf("%s[%d]", o.key("allow_destructive_calls"), i)
+		c, ok := byTool[tool]
+		switch {
+		case !ok:
+			o.d.errorf(key, "%q has no contract, so nothing calls it; remove it, or add a contract for it", tool)
+		case !c.AllowSideEffects:
+			o.d.errorf(key, "the contract of %q does not say \"allowSideEffects\": true, which a tool that is not read-only needs as well; add it to the contract, or remove the opt-in", tool)
+		}
+	}
+	if len(s.Contracts) == 0 {
+		for _, k := range []string{"call_schedule", "call_timeout"} {
+			if _, set := o.m[k]; set {
+				o.d.errorf(o.key(k), "applies to canary calls, and this server has none; add contracts: or calls:, or remove it")
+			}
+		}
+	}
+	if s.CallTimeout == 0 {
+		s.CallTimeout = s.Timeout
+	}
+}
+
+// readContractsFile reads a contracts file, as mcp-probe's toolsFile.
+func readContractsFile(path string) (contracts.File, error) {
+	data, err := os.ReadFile(path) //nolint:gosec // G304: the contracts file the operator named
+	if err != nil {
+		return contracts.File{}, fmt.Errorf("cannot read it (%s); fix the path", describeFileError(err))
+	}
+	return contracts.ParseFile(data)
+}
+
+// CallDeadline is the deadline of a probe that makes s's calls: the
+// probe's own, then each contract's call timeout.
+func (s Server) CallDeadline(probeTimeout time.Duration) time.Duration {
+	return probeTimeout + time.Duration(len(s.Contracts))*s.CallTimeout
+}
+
+// unjoin splits an errors.Join; nil gives none.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

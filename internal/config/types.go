@@ -1,0 +1,109 @@
+// Package config reads what mcpwatch watches: mcpwatch.yml, and the MCP
+// client config files it imports (Claude Code, Claude Desktop, VS Code,
+// Cursor). It validates everything at load, and expands ${VAR},
+// ${VAR:-default} and ${file:PATH} only when a probe target is built, so a
+// rotated secret is seen without a restart.
+package config
+
+import (
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Config is a loaded, validated configuration.
+type Config struct {
+	Path     string   // the file it was loaded from ("" when built from an import alone)
+	Defaults Defaults // defaults applied to every server that does not set its own
+	Servers  []Server // sorted by name; imported servers included
+	Lock     string   // lock file path, relative paths resolved against the config file's directory
+	// Ignore names servers that are configured but not probed for now (a
+	// broken server that must not block the others): they are left out of
+	// Servers, and their lock entries are kept as they are.
+	Ignore  []string
+	Ignored []Server // the servers Ignore left out, for a --server that names one
+}
+
+// Defaults apply to every server unless it sets its own.
+type Defaults struct {
+	Timeout          time.Duration // per probe; default 10s
+	Schedule         string        // cron expression or @every; default "@every 30s"
+	Concurrency      int           // probes at once; default 16
+	StdioConcurrency int           // stdio probes at once; default 8
+	Era              probe.Era     // default auto
+	InheritEnv       bool          // stdio servers get the whole environment; default false (the minimal one)
+	MaxMessageBytes  int64         // default 4 MiB
+	CallSchedule     string        // canary calls; default "@every 5m"
+	CallTimeout      time.Duration // per canary call, retries included; 0: the server's timeout
+}
+
+// Server is one MCP server to watch. String values may hold ${...}
+// references; they are kept unexpanded here and expanded by Target.
+type Server struct {
+	Name   string // unique key; the metrics' server label
+	Source string // file that defined it
+
+	Command    string
+	Args       []string
+	Env        map[string]string
+	EnvFile    string // a dotenv file read at every probe (VS Code envFile); Env wins over it
+	Dir        string
+	InheritEnv bool
+
+	URL       string
+	Transport probe.Transport
+	Headers   map[string]string
+	CAFile    string
+	Insecure  bool
+	Auth      *Auth // OAuth; nil for none (or a static header)
+
+	Timeout  time.Duration // defaults applied
+	Schedule string        // defaults applied
+	Era      probe.Era     // defaults applied
+	Forbid   []string      // tool-name glob patterns that must never appear
+
+	// Contracts are the canary calls of the server, sorted by tool: from
+	// its contracts file (ContractsFile) and its inline calls:. A tool
+	// without one is never called.
+	Contracts     []contracts.Contract
+	ContractsFile string        // the sidecar file, resolved; "" when none
+	CallSchedule  string        // defaults applied
+	CallTimeout   time.Duration // defaults applied: the server's timeout when unset
+	// AllowDestructive are the tools whose contracts may call them although
+	// they are destructive (the opt-in beside the contract's
+	// allowSideEffects).
+	AllowDestructive []string
+	// ExpectedTools are the tools an imported mcp-probe config expects:
+	// with a contracts file, each should have a contract (coverage).
+	ExpectedTools []string
+
+	// inputs resolves VS Code ${input:ID} references.
+	inputs map[string]input
+	// baseDir is where relative paths start: the directory of the file
+	// that defined the server (the project folder for .vscode/ and .cursor/).
+	baseDir string
+	// workspace answers ${workspaceFolder} for servers imported from VS Code.
+	workspace string
+}
+
+// input is a VS Code input: resolved from an environment variable or a file,
+// never prompted for.
+type input struct {
+	Env  string
+	File string
+}
+
+// HasCalls reports whether the server has canary calls to make.
+func (s Server) HasCalls() bool { return len(s.Contracts) > 0 }
+
+// DestructiveAllowed reports whether the configuration opts tool in to
+// destructive canary calls.
+func (s Server) DestructiveAllowed(tool string) bool {
+	for _, t := range s.AllowDestructive {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}

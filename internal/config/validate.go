@@ -1,0 +1,179 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/mcpwatch/mcpwatch/internal/glob"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// serverKeys are the names a file format gives a server's fields, so an
+// error points at the key the user wrote (transport in mcpwatch.yml, type in
+// a client config).
+type serverKeys struct {
+	prefix    string // servers.report, mcpServers.report
+	transport string
+	caFile    string
+}
+
+// checkRef reports a malformed ${...} reference in the value at key.
+func (d *decoder) checkRef(key, value string) {
+	if _, err := parseTemplate(value); err != nil {
+		if e := (*ExpandError)(nil); errors.As(err, &e) {
+			d.errorf(key, "%s", e.msg)
+		} else {
+			d.errorf(key, "%v", err)
+		}
+	}
+}
+
+// checkServer reports what no single key can show on its own: a server that
+// is both or neither a process and a URL, malformed ${...} references,
+// URLs, variable and header names, forbid patterns.
+func checkServer(d *decoder, s *Server, keys serverKeys) {
+	at := func(k string) string { return joinKey(keys.prefix, k) }
+	switch {
+	case s.Command != "" && s.URL != "":
+		d.errorf(keys.prefix, "both command and url are set; a server is either a process mcpwatch starts (command) or a remote server (url): keep one")
+	case s.Command == "" && s.URL == "":
+		d.errorf(keys.prefix, "neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server)")
+	}
+
+	d.checkRef(at("command"), s.Command)
+	for i, a := range s.Args {
+		d.checkRef(fmt.Sprintf("%s[%d]", at("args"), i), a)
+	}
+	for _, k := range sortedKeys(s.Env) {
+		if !validEnvName(k) {
+			d.errorf(joinKey(at("env"), k), "is not a usable variable name: it must be non-empty and hold no '=' or NUL")
+		}
+		d.checkRef(joinKey(at("env"), k), s.Env[k])
+	}
+	d.checkRef(at("envFile"), s.EnvFile)
+	d.checkRef(at("cwd"), s.Dir)
+	d.checkRef(at("url"), s.URL)
+	for _, k := range sortedKeys(s.Headers) {
+		if !validHeaderName(k) {
+			d.errorf(joinKey(at("headers"), k), "is not a valid HTTP header name (letters, digits and !#$%%&'*+-.^_`|~ only)")
+		}
+		d.checkRef(joinKey(at("headers"), k), s.Headers[k])
+	}
+	d.checkRef(keys.caFile, s.CAFile)
+
+	if s.URL != "" && !strings.Contains(s.URL, "${") {
+		if problem := checkURL(s.URL); problem != "" {
+			d.errorf(at("url"), "%s", problem)
+		}
+	}
+	if s.URL != "" && s.Transport == probe.TransportStdio {
+		d.errorf(joinKey(keys.prefix, keys.transport), "stdio is for command servers; use http, sse or auto with a url")
+	}
+	for i, pattern := range s.Forbid {
+		if err := glob.Check(pattern); err != nil {
+			d.errorf(fmt.Sprintf("%s[%d]", at("forbid"), i), "%q is not a valid glob (%v); use * (any characters, / included), ? and [a-z], and escape a literal one with \\", pattern, err)
+		}
+	}
+}
+
+// checkURL returns what is wrong with a URL, without repeating it: a URL
+// may carry a token in its query or userinfo.
+func checkURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "is not a valid URL; write it like https://mcp.example.com/mcp"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "must start with http:// or https://"
+	}
+	if u.Host == "" {
+		return "has no host; write it like https://mcp.example.com/mcp"
+	}
+	return ""
+}
+
+func validEnvName(k string) bool {
+	return k != "" && !strings.ContainsAny(k, "=\x00")
+}
+
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if isNameByte(c) || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// parseSchedule accepts what the daemon's scheduler accepts: a five-field
+// cron expression or a descriptor (@every 30s, @hourly).
+func parseSchedule(s string) error {
+	_, err := cron.ParseStandard(s)
+	return err
+}
+
+func parseEra(s string) (probe.Era, bool) {
+	switch e := probe.Era(s); e {
+	case probe.EraAuto, probe.EraModern, probe.EraLegacy:
+		return e, true
+	}
+	return "", false
+}
+
+// parseTransport reads a remote server's transport. Client configs spell
+// streamable HTTP several ways; mcpwatch.yml accepts them too.
+func parseTransport(s string) (probe.Transport, bool) {
+	switch strings.ToLower(s) {
+	case "auto":
+		return probe.TransportAuto, true
+	case "http", "streamable-http", "streamable_http", "streamablehttp":
+		return probe.TransportHTTP, true
+	case "sse":
+		return probe.TransportSSE, true
+	case "stdio":
+		return probe.TransportStdio, true
+	}
+	return "", false
+}
+
+// parseSize reads a byte count: an integer, or a number with a unit
+// (B, KB, KiB, MB, MiB, GB, GiB).
+func parseSize(v any) (int64, bool) {
+	if n, ok := asInt(v); ok {
+		return n, n > 0
+	}
+	s, ok := v.(string)
+	if !ok {
+		return 0, false
+	}
+	s = strings.TrimSpace(s)
+	i := len(s)
+	for i > 0 && !isDigit(s[i-1]) {
+		i--
+	}
+	num, unit := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:])
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	mult := map[string]int64{
+		"": 1, "B": 1,
+		"KB": 1000, "KiB": 1 << 10,
+		"MB": 1000 * 1000, "MiB": 1 << 20,
+		"GB": 1000 * 1000 * 1000, "GiB": 1 << 30,
+	}[unit]
+	if mult == 0 || n > (1<<62)/mult {
+		return 0, false
+	}
+	return n * mult, true
+}

@@ -1,0 +1,86 @@
+package eracache
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+func TestPathFor(t *testing.T) {
+	if got, want := PathFor("ci/mcp-tools.lock.json"), filepath.Join("ci", ".mcp-tools.lock.json.era"); got != want {
+		t.Errorf("PathFor = %q, want %q", got, want)
+	}
+}
+
+func TestLearnSaveLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock.era")
+	report := config.Server{Name: "report", Command: "./bin/reportserver", Args: []string{"--token", "${TOKEN}"}}
+	remote := config.Server{Name: "remote", URL: "https://mcp.example.com/mcp"}
+
+	c := Load(path)
+	if c.Hint(report) != "" {
+		t.Fatal("a missing file gave a hint")
+	}
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("an unchanged cache was written: %v", err)
+	}
+	c.Learn(report, &probe.Result{OK: true, Era: probe.EraLegacy})
+	c.Learn(remote, &probe.Result{OK: true, Era: probe.EraModern})
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+
+	c = Load(path)
+	if c.Hint(report) != probe.EraLegacy || c.Hint(remote) != probe.EraModern {
+		t.Errorf("hints %q %q after a reload", c.Hint(report), c.Hint(remote))
+	}
+	moved := report
+	moved.Command = "./bin/other"
+	if c.Hint(moved) != "" {
+		t.Error("a server whose command changed got the old server's hint")
+	}
+	// A canceled probe says nothing; a failed one forgets.
+	c.Learn(report, &probe.Result{Reason: probe.ReasonCanceled})
+	if c.Hint(report) != probe.EraLegacy {
+		t.Error("a canceled probe dropped the hint")
+	}
+	c.Learn(report, &probe.Result{Reason: probe.ReasonTimeout})
+	if c.Hint(report) != "" {
+		t.Error("a failed probe kept the hint")
+	}
+	c.Keep([]string{"report"})
+	if c.Hint(remote) != "" {
+		t.Error("Keep kept a server not named")
+	}
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := os.ReadFile(path); string(raw) != "{\n  \"kind\": \"mcpwatch-era-cache\",\n  \"servers\": {}\n}\n" {
+		t.Errorf("file after forgetting everything:\n%s", raw)
+	}
+}
+
+func TestLoadUnusable(t *testing.T) {
+	s := config.Server{Name: "report", Command: "x"}
+	for name, content := range map[string]string{
+		"corrupt":    `{"kind": "mcpwatch-era-cache", "servers": {"report": `,
+		"a lock":     `{"report": ["fetch_daily_report"]}`,
+		"wrong era":  `{"kind": "mcpwatch-era-cache", "servers": {"report": {"era": "2025-06-18", "target": "x"}}}`,
+		"not json":   "\x00\x01",
+		"wrong type": `{"kind": "mcpwatch-era-cache", "servers": []}`,
+	} {
+		path := filepath.Join(t.TempDir(), ".era")
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if hint := Load(path).Hint(s); hint != "" {
+			t.Errorf("%s: hint %q", name, hint)
+		}
+	}
+}

@@ -1,0 +1,470 @@
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// expiryMargin is how long before its expiry a cached access token is
+// renewed: long enough that it does not expire during a probe.
+const expiryMargin = 30 * time.Second
+
+// Credential names, the credential label of the expiry metric.
+const (
+	CredentialAccessToken  = "oauth_access_token"  //nolint:gosec // G101: a label value naming a kind of credential, not one
+	CredentialRefreshToken = "oauth_refresh_token" //nolint:gosec // G101: a label value naming a kind of credential, not one
+)
+
+// Client is the OAuth client of one server. It caches what discovery found
+// and the access token across probes; make one per server and keep it while
+// the server's configuration stays the same (Cache does).
+type Client struct {
+	mu  sync.Mutex
+	cfg Config
+	srv *url.URL // cfg.ServerURL, parsed
+
+	ep    *endpoints    // nil until discovered
+	token *oauth2.Token // the cached access token; nil when none
+	asked []string      // the scopes asked for with it
+
+	// rotatedFrom and rotatedTo remember the last rotation, so a refresh
+	// token that could not be written back is not lost while we run.
+	rotatedFrom, rotatedTo string
+	// refreshExpiry is when knownRT, the refresh token last seen, expires.
+	knownRT       string
+	refreshExpiry time.Time
+	refusedToken  string // the last access token the server refused, still scrubbed
+	lastRefresh   time.Time
+	failures      map[string]uint64
+}
+
+// New returns the client of one server. cfg must be valid (Validate).
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cfg.ServerURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("the server URL is not a URL")
+	}
+	c := &Client{cfg: cfg, srv: u, failures: map[string]uint64{}}
+	c.knownRT, c.refreshExpiry = cfg.RefreshToken, refreshTokenExpiry(nil, cfg.RefreshToken)
+	return c, nil
+}
+
+// update takes this probe's configuration (same key): the refresh token as
+// the file holds it now.
+func (c *Client) update(cfg Config) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cfg.RefreshToken != c.knownRT && cfg.RefreshToken != c.rotatedFrom {
+		// Someone put another refresh token in the file.
+		c.knownRT, c.refreshExpiry = cfg.RefreshToken, refreshTokenExpiry(nil, cfg.RefreshToken)
+	}
+	c.cfg = cfg
+}
+
+// RoundTripper implements probe.Authorizer.
+func (c *Client) RoundTripper(base http.RoundTripper) http.RoundTripper {
+	return &transport{c: c, base: base, origin: originOf(c.srv),
+		hc: &http.Client{Transport: base, CheckRedirect: noRedirects}}
+}
+
+var _ probe.Authorizer = (*Client)(nil)
+
+// Status is what is known of the client's credentials now.
+func (c *Client) Status() *probe.CredentialStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := &probe.CredentialStatus{OAuth: true, LastRefresh: c.lastRefresh, RefreshFailures: maps(c.failures)}
+	if c.token != nil && !c.token.Expiry.IsZero() {
+		st.Expiries = append(st.Expiries, probe.CredentialExpiry{Credential: CredentialAccessToken, Expiry: c.token.Expiry, Renewed: true})
+	}
+	if !c.refreshExpiry.IsZero() {
+		st.Expiries = append(st.Expiries, probe.CredentialExpiry{Credential: CredentialRefreshToken, Expiry: c.refreshExpiry})
+	}
+	return st
+}
+
+// Secrets are the values a server's answers must be scrubbed of: the
+// tokens and the client secret.
+func (c *Client) Secrets() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []string{c.cfg.ClientSecret, c.cfg.RefreshToken, c.rotatedTo, c.refusedToken}
+	if c.token != nil {
+		out = append(out, c.token.AccessToken, c.token.RefreshToken)
+	}
+	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
+}
+
+func maps(m map[string]uint64) map[string]uint64 {
+	out := make(map[string]uint64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// transport is the client's RoundTripper for one probe.
+type transport struct {
+	c      *Client
+	base   http.RoundTripper
+	hc     *http.Client // discovery and token requests
+	origin string
+
+	// mu guards tok: the token this probe got, used for the rest of it
+	// even when it is inside the renewal margin (a token that lives less
+	// than the margin would otherwise be fetched for every request).
+	mu  sync.Mutex
+	tok string
+}
+
+// RoundTrip sends req with the cached token (or none before discovery). A
+// 401 gets one new token (after discovery, the first time) and one retry;
+// a 403 insufficient_scope one step-up and one retry, unless the scope was
+// already asked for. It never loops.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	u := *req.URL
+	if originOf(&u) != t.origin {
+		return t.base.RoundTrip(req) // a credential for one origin never goes to another
+	}
+	ctx := req.Context()
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.GetBody == nil {
+			return t.once(req) // a body that cannot be sent twice: no retry
+		}
+		// Every send reads a copy from GetBody; a RoundTripper closes the
+		// request's own body, whatever happens.
+		defer req.Body.Close()
+	}
+	t.mu.Lock()
+	tok := t.tok
+	t.mu.Unlock()
+	if tok == "" {
+		var err error
+		if tok, err = t.c.current(ctx, t.hc); err != nil {
+			return nil, err
+		}
+	}
+	renewed, steppedUp := false, false
+	for {
+		resp, err := t.send(req, tok)
+		if err != nil {
+			return nil, err
+		}
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			ch := probe.ParseChallenge(resp.Header)
+			discard(resp)
+			if renewed {
+				return nil, t.c.refused(ch)
+			}
+			renewed = true
+			if tok, err = t.c.renew(ctx, t.hc, ch, tok); err != nil {
+				return nil, err
+			}
+			continue
+		case http.StatusForbidden:
+			ch := probe.ParseChallenge(resp.Header)
+			if ch == nil || ch.Error != "insufficient_scope" || tok == "" {
+				return resp, nil // refused by policy: the probe says so
+			}
+			discard(resp)
+			if steppedUp || t.c.alreadyAsked(ch.Scope) {
+				return nil, t.c.insufficient(ch)
+			}
+			steppedUp = true
+			if tok, err = t.c.stepUp(ctx, t.hc, ch); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		t.mu.Lock()
+		t.tok = tok
+		t.mu.Unlock()
+		return resp, nil
+	}
+}
+
+// once sends req with the current token and hands back whatever comes.
+func (t *transport) once(req *http.Request) (*http.Response, error) {
+	tok, err := t.c.current(req.Context(), t.hc)
+	if err != nil {
+		req.Body.Close()
+		return nil, err
+	}
+	r := req.Clone(req.Context())
+	if tok != "" {
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return t.base.RoundTrip(r)
+}
+
+func (t *transport) send(req *http.Request, token string) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = body
+	}
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	return t.base.RoundTrip(r)
+}
+
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// current is the token to send first: the cached one while it is valid, a
+// new one when discovery is done and it is not, none before discovery (the
+// server's 401 starts it).
+func (c *Client) current(ctx context.Context, hc *http.Client) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ep == nil {
+		return "", nil
+	}
+	asked := c.asked
+	if c.token == nil {
+		asked = c.scopes(nil)
+	}
+	tok, err := oauth2.ReuseTokenSourceWithExpiry(c.token, fetcher(func() (*oauth2.Token, error) {
+		return c.fetch(ctx, hc, asked)
+	}), expiryMargin).Token()
+	if err != nil {
+		return "", err
+	}
+	return tok.AccessToken, nil
+}
+
+// renew answers a 401: discovery the first time, then a new token (the
+// one sent, if any, was refused).
+func (c *Client) renew(ctx context.Context, hc *http.Client, ch *probe.Challenge, sent string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ep == nil {
+		ep, err := discover(ctx, hc, c.srv, c.cfg.TokenURL, ch)
+		if err != nil {
+			c.failures[FailDiscovery]++
+			return "", c.discoveryFailure(ctx, err)
+		}
+		c.ep = ep
+	}
+	if p := grantProblem(c.cfg, c.ep); p != "" {
+		return "", &probe.Failure{Reason: probe.ReasonConfig, Err: fmt.Errorf("server %q: %s", c.cfg.Server, p)}
+	}
+	if c.token != nil && c.token.AccessToken == sent {
+		c.refusedToken, c.token = sent, nil // refused: never sent again
+	}
+	tok, err := c.fetch(ctx, hc, c.scopes(ch))
+	if err != nil {
+		return "", err
+	}
+	return tok.AccessToken, nil
+}
+
+// stepUp asks for a token with the challenge's scope added.
+func (c *Client) stepUp(ctx context.Context, hc *http.Client, ch *probe.Challenge) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	scopes := slices.Clone(c.asked)
+	for _, s := range strings.Fields(ch.Scope) {
+		if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	tok, err := c.fetch(ctx, hc, scopes)
+	if err != nil {
+		return "", err
+	}
+	return tok.AccessToken, nil
+}
+
+// alreadyAsked reports whether every scope the challenge wants was asked
+// for with the current token: a step-up would ask for the same again.
+func (c *Client) alreadyAsked(scope string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range strings.Fields(scope) {
+		if !slices.Contains(c.asked, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// scopes are what a new token asks for: the configured ones, else the
+// challenge's, else the resource's scopes_supported, else none.
+func (c *Client) scopes(ch *probe.Challenge) []string {
+	switch {
+	case len(c.cfg.Scopes) > 0:
+		return c.cfg.Scopes
+	case ch != nil && strings.TrimSpace(ch.Scope) != "":
+		return strings.Fields(ch.Scope)
+	case c.ep != nil && len(c.ep.scopesSupported) > 0:
+		return c.ep.scopesSupported
+	}
+	return nil
+}
+
+type fetcher func() (*oauth2.Token, error)
+
+func (f fetcher) Token() (*oauth2.Token, error) { return f() }
+
+// fetch gets a new access token at the token endpoint and caches it; a
+// rotated refresh token is written back first. The caller holds c.mu.
+func (c *Client) fetch(ctx context.Context, hc *http.Client, scopes []string) (*oauth2.Token, error) {
+	ep := c.ep
+	method := chooseAuthMethod(c.cfg, ep)
+	refreshToken := c.refreshToken()
+	if c.cfg.Grant == GrantRefreshToken && refreshToken == "" {
+		return nil, &probe.Failure{Reason: probe.ReasonConfig, Err: fmt.Errorf(
+			"server %q: auth.refresh_token: the file %s is empty; mcpwatch has no browser flow: sign in once with your MCP client and store its refresh token in %s (mode 0600)",
+			c.cfg.Server, c.cfg.RefreshTokenFile, c.cfg.RefreshTokenFile)}
+	}
+	cc, err := c.tokenRequest(ep, method, refreshToken, scopes)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	if err != nil {
+		reason, f := c.tokenFailure(ctx, err, ep, method, scopes)
+		c.failures[reason]++
+		return nil, f
+	}
+	if tok.TokenType != "" && !strings.EqualFold(tok.Type(), "Bearer") {
+		c.failures[FailBadResponse]++
+		return nil, &probe.Failure{Reason: probe.ReasonUnauthorized, Err: fmt.Errorf(
+			"server %q: OAuth token endpoint %s issued a token of type %q, not Bearer", c.cfg.Server, show(ep.tokenURL), safeCode(strings.ToLower(tok.TokenType)))}
+	}
+	if c.cfg.Grant == GrantRefreshToken {
+		if tok.RefreshToken != "" && tok.RefreshToken != refreshToken {
+			c.rotatedFrom, c.rotatedTo = refreshToken, tok.RefreshToken
+			if err := atomicfile.WriteSecret(c.cfg.RefreshTokenFile, []byte(tok.RefreshToken+"\n")); err != nil {
+				// Kept in memory: the probe goes on, and the failure
+				// shows in the refresh failures (reason store).
+				c.failures[FailStore]++
+			}
+		}
+		c.knownRT, c.refreshExpiry = tok.RefreshToken, refreshTokenExpiry(tok, tok.RefreshToken)
+	}
+	c.token, c.asked, c.lastRefresh = tok, scopes, time.Now()
+	return tok, nil
+}
+
+// refreshToken is the refresh token to use: the file's, unless it still
+// holds the one we rotated away from.
+func (c *Client) refreshToken() string {
+	if c.rotatedTo != "" && c.cfg.RefreshToken == c.rotatedFrom {
+		return c.rotatedTo
+	}
+	return c.cfg.RefreshToken
+}
+
+// refreshTokenExpiry is when the refresh token expires, when it is knowable:
+// stated with the token (refresh_token_expires_in, or Keycloak's
+// refresh_expires_in), else the exp of a refresh token that is a JWT.
+func refreshTokenExpiry(tok *oauth2.Token, rt string) time.Time {
+	if tok != nil {
+		for _, k := range []string{"refresh_token_expires_in", "refresh_expires_in"} {
+			if n, ok := tok.Extra(k).(float64); ok && n > 0 {
+				return time.Now().Add(time.Duration(n) * time.Second)
+			}
+		}
+	}
+	if exp, ok := JWTExpiry(rt); ok {
+		return exp
+	}
+	return time.Time{}
+}
+
+func (c *Client) discoveryFailure(ctx context.Context, err error) *probe.Failure {
+	reason := probe.ReasonUnauthorized
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		reason = probe.ReasonTimeout
+	case ctx.Err() != nil:
+		reason = probe.ReasonCanceled
+	case isTransport(err):
+		reason = probe.ReasonConnection
+	}
+	return &probe.Failure{Reason: reason, HTTPStatus: http.StatusUnauthorized,
+		Err: fmt.Errorf("server %q: OAuth discovery after HTTP 401: %s; fix the server's metadata, or set auth.token_url", c.cfg.Server, oneLine(err.Error()))}
+}
+
+func isTransport(err error) bool {
+	var te *transportError
+	return asError(err, &te)
+}
+
+// refused is a 401 to a token just issued: the call itself failed.
+func (c *Client) refused(ch *probe.Challenge) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	note := ""
+	if ch != nil && ch.Error != "" {
+		note = fmt.Sprintf(", error=%q", ch.Error)
+	}
+	tokenURL := ""
+	if c.ep != nil {
+		tokenURL = show(c.ep.tokenURL)
+	}
+	resource := c.resource()
+	// The next probe discovers afresh: the server may have moved to
+	// another authorization server.
+	if c.token != nil {
+		c.refusedToken = c.token.AccessToken
+	}
+	c.ep, c.token = nil, nil
+	return &probe.Failure{Reason: probe.ReasonUnauthorized, HTTPStatus: http.StatusUnauthorized, Challenge: ch,
+		Err: fmt.Errorf("server %q: the server refused an access token just issued by %s (HTTP 401%s): the call itself failed; check that the authorization server issues tokens for resource %s and that client %q may use it",
+			c.cfg.Server, tokenURL, note, resource, c.cfg.ClientID)}
+}
+
+// insufficient is a 403 insufficient_scope after the step-up: the token
+// endpoint did not grant the scope.
+func (c *Client) insufficient(ch *probe.Challenge) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	granted := ""
+	if c.token != nil {
+		if s, ok := c.token.Extra("scope").(string); ok {
+			granted = fmt.Sprintf(", granted %q", truncate(s, 200))
+		}
+	}
+	return &probe.Failure{Reason: probe.ReasonForbidden, HTTPStatus: http.StatusForbidden, Challenge: ch,
+		Err: fmt.Errorf("server %q: HTTP 403 insufficient_scope: the server asks for scope %q; a token was asked for scope %q%s and is still refused (one step-up, no more); allow client %q that scope, or set auth.scopes",
+			c.cfg.Server, truncate(ch.Scope, 200), strings.Join(c.asked, " "), granted, c.cfg.ClientID)}
+}
+
+func (c *Client) resource() string {
+	if c.ep != nil {
+		return show(c.ep.resource)
+	}
+	return show(canonicalResource(c.srv))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,109 @@
+package preflight
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+)
+
+// CallReport is one contract run by check, as the JSON report and the
+// receipt record it: the tool, its input (redacted), every attempt with
+// what came back and each assertion's outcome.
+type CallReport struct {
+	Tool     string          `json:"tool"`
+	Input    json.RawMessage `json:"input"`
+	Passed   bool            `json:"passed"`
+	Reason   string          `json:"reason,omitempty"`
+	Message  string          `json:"message,omitempty"`
+	Duration Millis          `json:"duration_ms"`
+	Attempts []CallAttempt   `json:"attempts"`
+}
+
+// CallAttempt is one tools/call of a contract.
+type CallAttempt struct {
+	Duration   Millis                `json:"duration_ms"`
+	Answered   bool                  `json:"answered"`
+	IsError    bool                  `json:"is_error,omitempty"`
+	RPCCode    int                   `json:"rpc_code,omitempty"`
+	HTTPStatus int                   `json:"http_status,omitempty"`
+	Reason     string                `json:"reason,omitempty"`
+	Response   string                `json:"response"`
+	Assertions []contracts.Assertion `json:"assertions"`
+	Passed     bool                  `json:"passed"`
+}
+
+func callReports(outcomes []contracts.Outcome) []CallReport {
+	out := make([]CallReport, len(outcomes))
+	for i, o := range outcomes {
+		cr := CallReport{Tool: o.Tool, Input: o.Input, Passed: o.Passed, Reason: string(o.Reason),
+			Message: o.Message, Duration: Millis(o.Duration), Attempts: []CallAttempt{}}
+		for _, a := range o.Attempts {
+			ca := CallAttempt{Response: a.Response, Assertions: a.Assertions, Passed: a.Passed}
+			if c := a.Call; c != nil {
+				ca.Duration, ca.Answered, ca.IsError = Millis(c.Duration), c.Answered, c.IsError
+				ca.RPCCode, ca.HTTPStatus, ca.Reason = c.RPCCode, c.HTTPStatus, string(c.Reason)
+			}
+			cr.Attempts = append(cr.Attempts, ca)
+		}
+		out[i] = cr
+	}
+	return out
+}
+
+// uncovered are the tools expected of s (locked, or an imported mcp-probe
+// config's expectedTools) that its contracts file has no contract for:
+// mcp-probe's coverage rule, which applies once a contracts file is set.
+func uncovered(s config.Server, entry lockstore.Entry, locked bool) []string {
+	if s.ContractsFile == "" {
+		return nil
+	}
+	expected := slices.Clone(s.ExpectedTools)
+	if locked {
+		expected = append(expected, entry.Names()...)
+	}
+	slices.Sort(expected)
+	expected = slices.Compact(expected)
+	var out []string
+	for _, t := range expected {
+		if !slices.ContainsFunc(s.Contracts, func(c contracts.Contract) bool { return c.Tool == t }) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// describeCall words one finding of the canary calls.
+func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outcome) Problem {
+	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: f.Tools}
+	var o contracts.Outcome
+	if len(f.Tools) == 1 {
+		if i := slices.IndexFunc(outcomes, func(o contracts.Outcome) bool { return o.Tool == f.Tools[0] }); i >= 0 {
+			o = outcomes[i]
+		}
+	}
+	switch f.Kind {
+	case KindCallFailed:
+		p.Message = fmt.Sprintf("call %s failed (%s): %s", o.Tool, o.Reason, o.Message)
+		if len(o.Attempts) > 1 {
+			p.Details = append(p.Details, fmt.Sprintf("%d attempts, each failed", len(o.Attempts)))
+		}
+		p.Details = append(p.Details, "input: "+oneLine(string(o.Input)))
+	case KindCallRetried:
+		p.Message = fmt.Sprintf("call %s passed only on attempt %d of %d (--fail-on-warn fails it)", o.Tool, len(o.Attempts), len(o.Attempts))
+		if first := o.Attempts[0]; len(first.Response) > 0 {
+			p.Details = append(p.Details, "first attempt: "+first.Response)
+		}
+	case KindCallCoverage:
+		p.Message = fmt.Sprintf("%s expected but without a contract in %s -> %s", count(len(f.Tools), "tool", "tools"), s.ContractsFile, strings.Join(f.Tools, ", "))
+	}
+	return p
+}
+
+func callDuration(c CallReport) time.Duration { return time.Duration(c.Duration) }

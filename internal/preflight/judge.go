@@ -1,0 +1,181 @@
+package preflight
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// stderrLines is how many of the last lines of a failed server's stderr a
+// report shows: enough for the fatal line and its context.
+const stderrLines = 5
+
+// judge compares one observation with its lock entry and lists what is
+// wrong. What fails is verdict.Judge's to say (the daemon judges with the
+// same rule); judge words each finding for people.
+func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerReport {
+	s := obs.Server
+	redacted := s.Redacted()
+	sr := ServerReport{Name: s.Name, Server: &redacted, Timeout: Millis(obs.Timeout), Probe: obs.Result}
+
+	res := obs.Result
+	if !res.OK {
+		sr.Diff = lockstore.Diff{Locked: locked, Expected: entry.Names()}
+		if !locked {
+			sr.Diff.Expected = []string{}
+		}
+		for _, f := range verdict.Judge(res, sr.Diff, strict) {
+			p := failedProbe(f, res)
+			if !locked {
+				p.Details = append(p.Details, fmt.Sprintf("not locked yet: run 'mcpwatch lock --server %s' once it answers", s.Name))
+			}
+			sr.add(p)
+		}
+		sr.Calls = calls(obs)
+		return sr.settle()
+	}
+
+	d := lockstore.Compare(entry, locked, obs.Tools, s.Forbid)
+	sr.Diff = d
+	for _, f := range verdict.Judge(res, d, strict) {
+		sr.add(describe(f, s, res, d))
+	}
+	for _, f := range verdict.JudgeCalls(obs.Calls, uncovered(s, entry, locked), strict) {
+		sr.add(describeCall(f, s, obs.Calls))
+	}
+	sr.Calls = calls(obs)
+	for _, w := range res.Warnings {
+		sr.add(Problem{Kind: KindWarning, Message: w})
+	}
+	return sr.settle()
+}
+
+func calls(obs Observation) []CallReport {
+	if obs.Calls == nil {
+		return nil
+	}
+	return callReports(obs.Calls)
+}
+
+// describe words one finding of a probe that succeeded.
+func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore.Diff) Problem {
+	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: f.Tools}
+	switch f.Kind {
+	case KindForbidden:
+		p.Message = fmt.Sprintf("%s forbidden by %s -> %s", count(len(f.Tools), "tool", "tools"), strings.Join(s.Forbid, ", "), strings.Join(f.Tools, ", "))
+	case KindMissing:
+		// The Python preflight's line, so a log grep written for it keeps working.
+		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), strings.Join(f.Tools, ", "))
+	case KindSchemaChanged:
+		p.Message = fmt.Sprintf("input schema changed -> %s", strings.Join(f.Tools, ", "))
+		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + s.Name + "' once the change is reviewed"}
+	case KindDescriptionChanged:
+		p.Message = fmt.Sprintf("description changed -> %s", strings.Join(f.Tools, ", "))
+		p.Details = []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}
+	case KindDuplicate:
+		p.Message = fmt.Sprintf("%s more than once -> %s", count(len(f.Tools), "tool name listed", "tool names listed"), strings.Join(f.Tools, ", "))
+		p.Details = []string{"only the first definition is compared with the lock; an agent may be given another one"}
+	case KindUnlocked:
+		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), s.Name)
+	case KindExtra:
+		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), strings.Join(f.Tools, ", "))
+	default:
+		p.Message = string(f.Kind)
+	}
+	return p
+}
+
+// failedProbe describes a probe that saw nothing, and the locked tools it
+// therefore could not verify.
+func failedProbe(f verdict.Finding, res *probe.Result) Problem {
+	expected := f.Tools
+	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: expected, Message: describeFailure(res)}
+	if len(expected) > 0 {
+		p.Details = append(p.Details, fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), strings.Join(expected, ", ")))
+	}
+	if res.HTTPStatus != 0 {
+		p.Details = append(p.Details, "http status "+strconv.Itoa(res.HTTPStatus))
+	}
+	if ch := res.Challenge; ch != nil {
+		p.Details = append(p.Details, "challenge: "+ch.String())
+	}
+	for _, line := range lastLines(res.StderrTail, stderrLines) {
+		p.Details = append(p.Details, "| "+line)
+	}
+	return p
+}
+
+// describeFailure is a failed probe in one line, with its stable reason:
+// "probe failed (timeout): ...", or "config error: ..." for a target that
+// could not be built.
+func describeFailure(res *probe.Result) string {
+	if res.Reason == probe.ReasonConfig {
+		return "config error: " + oneLine(res.Error)
+	}
+	return fmt.Sprintf("probe failed (%s): %s", res.Reason, oneLine(res.Error))
+}
+
+// notConfigured is a locked server the configuration no longer defines.
+func notConfigured(name string, entry lockstore.Entry, configSource string) ServerReport {
+	where := "the configuration"
+	if configSource != "" {
+		where = configSource
+	}
+	expected := entry.Names()
+	sr := ServerReport{Name: name, Diff: lockstore.Diff{Locked: true, Expected: expected}}
+	p := Problem{Kind: KindNotConfigured, Fails: true, Tools: expected,
+		Message: fmt.Sprintf("in the lock but not in %s; add the server back, or relock without it ('mcpwatch lock')", where)}
+	if len(expected) > 0 {
+		p.Details = []string{fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), strings.Join(expected, ", "))}
+	}
+	sr.add(p)
+	return sr.settle()
+}
+
+func (sr *ServerReport) add(p Problem) { sr.Problems = append(sr.Problems, p) }
+
+// settle sets the verdict: the most severe failing problem, else ok, by
+// the verdict package's order.
+func (sr *ServerReport) settle() ServerReport {
+	findings := make([]verdict.Finding, len(sr.Problems))
+	for i, p := range sr.Problems {
+		findings[i] = verdict.Finding{Kind: p.Kind, Fails: p.Fails}
+	}
+	sr.Verdict, sr.Failed = verdict.Worst(findings)
+	return *sr
+}
+
+// lastLines returns up to n non-empty trailing lines of s.
+func lastLines(s string, n int) []string {
+	s = strings.TrimRight(s, "\r\n")
+	if s == "" {
+		return nil
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
+	}
+	return lines
+}
+
+// oneLine keeps a message on one line, as CI annotations and logs want it.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,0 +1,89 @@
+package preflight
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+)
+
+// WriteText writes the report for people (every string a server or a file
+// supplied goes through sanitize.Text: one line each, nothing a terminal
+// or a CI runner acts on), as the Python preflight did: the
+// verdict and the time first, then one line per failing problem, each
+// followed by its details indented, then what is reported without failing.
+//
+//	MCP preflight FAILED in 23 ms (1 of 2 servers failed; 2 of 4 locked tools verified)
+//	  - report: 2/2 tools missing -> fetch_daily_report, list_report_dates
+//	  info: search: 1 extra tool not in the lock -> suggest
+func WriteText(w io.Writer, r *Report) error {
+	b := &strings.Builder{}
+	if r.Error != "" {
+		lines := strings.Split(strings.TrimRight(r.Error, "\n"), "\n")
+		if len(lines) == 1 {
+			fmt.Fprintf(b, "MCP preflight FAILED: %s\n", sanitize.Text(lines[0]))
+		} else {
+			fmt.Fprintf(b, "MCP preflight FAILED: %d problems\n", len(lines))
+			for _, l := range lines {
+				fmt.Fprintf(b, "  - %s\n", sanitize.Text(l))
+			}
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+
+	b.WriteString(Summary(r) + "\n")
+	for _, s := range r.Servers {
+		for _, p := range s.Failures() {
+			fmt.Fprintf(b, "  - %s: %s\n", sanitize.Text(s.Name), sanitize.Text(p.Message))
+			for _, d := range p.Details {
+				fmt.Fprintf(b, "      %s\n", sanitize.Text(d))
+			}
+		}
+	}
+	for _, s := range r.Servers {
+		for _, p := range s.Notes() {
+			fmt.Fprintf(b, "  info: %s: %s\n", sanitize.Text(s.Name), sanitize.Text(p.Message))
+		}
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(b, "  skipped (not probed, --skip or ignore:): %s\n", strings.Join(r.Skipped, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Summary is the report's first line.
+func Summary(r *Report) string {
+	if r.Error != "" {
+		return "MCP preflight FAILED: " + sanitize.Text(oneLine(r.Error))
+	}
+	took := formatMillis(time.Duration(r.Duration))
+	strict := ""
+	if r.Strict {
+		strict = ", strict"
+	}
+	t := r.Totals
+	calls := ""
+	if t.Calls > 0 {
+		calls = fmt.Sprintf("; %d of %s passed", t.Calls-t.CallsFailed, count(t.Calls, "call", "calls"))
+	}
+	if r.OK {
+		return fmt.Sprintf("MCP preflight OK in %s (%s verified across %s%s%s)",
+			took, count(t.ToolsVerified, "tool", "tools"), count(t.Servers, "server", "servers"), calls, strict)
+	}
+	return fmt.Sprintf("MCP preflight FAILED in %s (%d of %s failed; %d of %s verified%s%s)",
+		took, t.Failed, count(t.Servers, "server", "servers"), t.ToolsVerified, count(t.ToolsLocked, "locked tool", "locked tools"), calls, strict)
+}
+
+// formatMillis writes a duration in whole milliseconds, as the Python preflight does
+// ("23 ms"), but never "0 ms" for a run that took time.
+func formatMillis(d time.Duration) string {
+	ms := d.Round(time.Millisecond).Milliseconds()
+	if ms == 0 && d > 0 {
+		return "<1 ms"
+	}
+	return fmt.Sprintf("%d ms", ms)
+}

@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Canary calls: a probe that also makes a server's contracted tools/call
+// requests, in the session that listed the tools, under one deadline (the
+// probe's timeout plus each contract's call timeout).
+
+// callHook is the probe's AfterList hook for s's contracts; the outcomes
+// land in *out.
+func callHook(s config.Server, retries bool, out *[]contracts.Outcome) probe.AfterList {
+	return func(ctx context.Context, tools []probe.Tool, c probe.Caller) {
+		*out = contracts.Run(ctx, c, tools, s.Contracts, contracts.Options{
+			Timeout:     s.CallTimeout,
+			Retries:     retries,
+			Destructive: s.DestructiveAllowed,
+		})
+	}
+}
+
+// notCalled are the outcomes of contracts whose tools could not be called
+// because the probe failed before the list was read.
+func notCalled(s config.Server, res *probe.Result) []contracts.Outcome {
+	reason, msg := contracts.ReasonProbeFailed, "not called: the probe failed ("+string(res.Reason)+") before the tools could be listed"
+	if res.OK {
+		reason, msg = contracts.ReasonTimeout, "not called: the probe's deadline passed before the calls"
+	}
+	out := make([]contracts.Outcome, len(s.Contracts))
+	for i, c := range s.Contracts {
+		out[i] = contracts.Outcome{
+			Tool: c.Tool, Input: c.Input, Reason: reason, Started: res.Started, Message: msg,
+			Attempts: []contracts.Attempt{},
+		}
+	}
+	return out
+}
+
+// outcomes scrubs the server's secret values from everything a call
+// outcome shows: its input, what came back, every assertion's detail.
+func (s scrubber) outcomes(in []contracts.Outcome) []contracts.Outcome {
+	out := make([]contracts.Outcome, len(in))
+	for i, o := range in {
+		o.Input = s.raw(o.Input)
+		o.Message = s.cut(o.Message)
+		attempts := make([]contracts.Attempt, len(o.Attempts))
+		for j, a := range o.Attempts {
+			a.Response = s.cut(a.Response)
+			if a.Call != nil {
+				c := *a.Call
+				c.Error = s.str(c.Error)
+				c.RPCMessage = s.cut(c.RPCMessage)
+				c.Content = s.raw(c.Content)
+				c.StructuredContent = s.raw(c.StructuredContent)
+				a.Call = &c
+			}
+			assertions := make([]contracts.Assertion, len(a.Assertions))
+			for k, as := range a.Assertions {
+				as.Detail = s.cut(as.Detail)
+				assertions[k] = as
+			}
+			a.Assertions = assertions
+			attempts[j] = a
+		}
+		o.Attempts = attempts
+		out[i] = o
+	}
+	return out
+}
+
+// cut scrubs a line that may have been cut short ("…"): besides whole
+// secrets, the start of one left at the cut goes too.
+func (s scrubber) cut(v string) string {
+	v = s.str(v)
+	body, cutShort := strings.CutSuffix(v, "…")
+	if !cutShort {
+		return v
+	}
+	for _, p := range s.patterns {
+		secret := p.text
+		for n := min(len(secret)-1, len(body)); n >= 4; n-- {
+			if strings.HasSuffix(body, secret[:n]) {
+				return body[:len(body)-n] + config.Redacted + "…"
+			}
+		}
+	}
+	return v
+}
+
+// callTimeout is the deadline of a probe of s, with its calls when calls.
+func callTimeout(s config.Server, timeout time.Duration, calls bool) time.Duration {
+	if !calls || !s.HasCalls() {
+		return timeout
+	}
+	return s.CallDeadline(timeout)
+}

@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+func mustContracts(t *testing.T, src string) []contracts.Contract {
+	t.Helper()
+	f, err := contracts.ParseFile([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Sorted()
+}
+
+func callServer(url string, cs []contracts.Contract) config.Server {
+	return config.Server{
+		Name: "remote", URL: url, Transport: probe.TransportHTTP,
+		Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
+		Timeout: 5 * time.Second, CallTimeout: 5 * time.Second,
+		Contracts: cs,
+	}
+}
+
+// Calls run after the list, in the same probe; what they send and what
+// comes back is scrubbed of the server's secrets, echoed ones included.
+func TestProbeCallsScrubbed(t *testing.T) {
+	tools := append(probetest.DefaultTools(), probetest.EchoTool())
+	url := httpServer(t, probetest.Config{Tools: tools, Token: secret})
+	s := callServer(url, mustContracts(t, `{"tools":{
+		"echo":{"input":{"message":"my token is `+secret+`"},"expect":{"contains":"the weather"}},
+		"list_report_dates":{"expect":{"contains":"2026-08-01"}}}}`))
+
+	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookupSecret, Calls: true})
+	if !obs.Result.OK || len(obs.Calls) != 2 {
+		t.Fatalf("probe %v, %d calls", obs.Result.OK, len(obs.Calls))
+	}
+	echo, dates := obs.Calls[0], obs.Calls[1]
+	if !dates.Passed || echo.Passed || echo.Reason != contracts.ReasonAssertion {
+		t.Fatalf("echo %+v, dates %+v", echo, dates)
+	}
+	if obs.Timeout != 15*time.Second {
+		t.Errorf("deadline %s, want the probe's and one call timeout per contract", obs.Timeout)
+	}
+	b, _ := json.Marshal(obs.Calls)
+	if strings.Contains(string(b), secret) || strings.Contains(echo.Message, secret) {
+		t.Fatalf("a secret in the outcomes: %s", b)
+	}
+	if !strings.Contains(echo.Message, config.Redacted) || !strings.Contains(string(echo.Input), config.Redacted) ||
+		!strings.Contains(echo.Last().Response, "Echo: my token is "+config.Redacted) {
+		t.Errorf("echo: message %q, input %s, response %q", echo.Message, echo.Input, echo.Last().Response)
+	}
+	// Without Calls, the same server is only listed.
+	obs = Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookupSecret})
+	if obs.Calls != nil || obs.Timeout != 5*time.Second {
+		t.Errorf("no calls asked: %d outcomes, deadline %s", len(obs.Calls), obs.Timeout)
+	}
+}
+
+// The advertise-then-fail server: both tools listed, every call failing,
+// each with the reason it fails for.
+func TestProbeCallsAdvertiseThenFail(t *testing.T) {
+	cs := `{"tools":{"fetch_daily_report":{"input":{"date":"2026-08-01"}},"list_report_dates":{}}}`
+	for behavior, reason := range map[probetest.Behavior]contracts.Reason{
+		probetest.CallIsError:         contracts.ReasonIsError,
+		probetest.CallRPCError:        contracts.ReasonRPCError,
+		probetest.CallUnauthorized401: contracts.ReasonUnauthorized,
+		probetest.CallErrorText:       contracts.ReasonErrorText,
+		probetest.Healthy:             contracts.ReasonNone,
+	} {
+		url := httpServer(t, probetest.Config{Behavior: behavior})
+		obs := Probe(t.Context(), NewPool(1, 1), callServer(url, mustContracts(t, cs)), Request{Lookup: lookupSecret, Calls: true})
+		if !obs.Result.OK || len(obs.Result.Tools) != 2 {
+			t.Fatalf("%s: the list should succeed: %+v", behavior, obs.Result)
+		}
+		for _, o := range obs.Calls {
+			if o.Passed != (reason == "") || o.Reason != reason {
+				t.Errorf("%s: %s passed=%v reason=%s (%s), want %q", behavior, o.Tool, o.Passed, o.Reason, o.Message, reason)
+			}
+		}
+	}
+}
+
+func TestProbeCallsProbeFailed(t *testing.T) {
+	url := httpServer(t, probetest.Config{Behavior: probetest.ServerError500})
+	obs := Probe(t.Context(), NewPool(1, 1), callServer(url, mustContracts(t, `{"tools":{"list_report_dates":{}}}`)), Request{Lookup: lookupSecret, Calls: true})
+	if obs.Result.OK || len(obs.Calls) != 1 || obs.Calls[0].Reason != contracts.ReasonProbeFailed || len(obs.Calls[0].Attempts) != 0 {
+		t.Fatalf("calls after a failed probe: %+v", obs.Calls)
+	}
+}

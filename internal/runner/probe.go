@@ -1,0 +1,224 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Request is how to probe a server this once. Zero values take the
+// defaults.
+type Request struct {
+	// Timeout, when positive, replaces the server's own deadline (the
+	// CLI's --timeout).
+	Timeout time.Duration
+	// Era is a hint, such as the era the server spoke last time: tried
+	// first, and detected afresh in the same probe when it proves wrong. It
+	// is ignored when the server pins an era.
+	Era probe.Era
+	// Options bound the probe (message size, pages, stderr tail).
+	Options probe.Options
+	// Lookup reads a variable for ${VAR} expansion; os.LookupEnv fits.
+	// Nil reads none: every variable is unset.
+	Lookup func(string) (string, bool)
+	// Fingerprint has each observed tool's schema fingerprint computed
+	// within the probe's deadline (a probe whose deadline passes while it
+	// fingerprints fails with reason timeout), so that comparing with a
+	// fingerprinted lock later costs no more than a string comparison, and
+	// never runs under a caller's lock. Fingerprints, when set, reuses the
+	// fingerprints of schemas unchanged since the last probe it was given
+	// to; it must not be shared by probes that run at once.
+	Fingerprint  bool
+	Fingerprints *FingerprintCache
+	// OnStart, when set, is called as the probe starts (once it has its
+	// slot, or at once when its target cannot be built, which needs none),
+	// and the func it returns when the probe ends. A probe canceled while
+	// it waits never starts.
+	OnStart func() (done func())
+	// OAuth keeps the OAuth clients of servers with an auth: block across
+	// probes (discovery and tokens are reused); nil gives each probe a new
+	// client.
+	OAuth *oauth.Cache
+	// Calls makes the server's contracted canary calls after tools/list,
+	// in the same session; the deadline grows by each contract's call
+	// timeout. Retries honours the contracts' retry policies.
+	Calls   bool
+	Retries bool
+}
+
+// Observation is one server probed once.
+type Observation struct {
+	// Result is what the probe saw, scrubbed of the server's secret
+	// values: fit to show, log and keep. A target that could not be built
+	// (an unset variable, an unreadable secret file) is a Result with
+	// probe.ReasonConfig; a probe canceled while it waited for its slot,
+	// one with probe.ReasonCanceled.
+	Result *probe.Result
+	// Tools are the tools of Result, for comparing with the lock and
+	// building lock entries: scrubbed like everything else, so that no
+	// diff, report, page or lock derived from them carries a secret (the
+	// fingerprints are of the scrubbed schemas, and stay the same when a
+	// secret a schema echoes is rotated). Nil when the probe failed.
+	Tools []lockstore.Observed
+	// SecretNames are the tools whose name held a secret value, as
+	// scrubbed: such a name must not be locked, since the lock is
+	// committed (the name the server sent is the secret's echo).
+	SecretNames []string
+	// Timeout is the probe's deadline (with its calls, when it made them).
+	Timeout time.Duration
+	// Calls are the outcomes of the server's contracts, one per contract
+	// in the order of their tools, scrubbed like Result; nil when the
+	// probe made no calls (Request.Calls unset, or the server has none).
+	// A probe that failed before listing gives each the reason
+	// probe_failed.
+	Calls []contracts.Outcome
+}
+
+// Probe probes s once: it builds the target now, waits for a slot in pool,
+// and probes within the deadline, which starts once the slot is taken. It
+// always returns a Result; ctx ending while it waits or probes makes it a
+// canceled one.
+func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
+	calls := req.Calls && s.HasCalls()
+	obs := Observation{Timeout: callTimeout(s, Timeout(s, req.Timeout), calls)}
+	lookup := req.Lookup
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	started := time.Now()
+	target, err := s.Target(lookup)
+	var client *oauth.Client
+	if err == nil {
+		client, err = authorize(s, &target, lookup, req.OAuth)
+	}
+	if err != nil {
+		// An unset variable, a secret file that cannot be read or an
+		// unusable auth: block is a wiring fault, reported apart from an
+		// empty credential (which probes, and shows as missing tools). The
+		// error names the server, the file or the variable, never a value.
+		done := onStart(req)
+		obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
+		done()
+		if calls {
+			obs.Calls = notCalled(s, obs.Result)
+		}
+		return obs
+	}
+	if target.Era == "" || target.Era == probe.EraAuto {
+		target.EraHint = req.Era
+	}
+
+	release, err := pool.Acquire(ctx, target.Command != "")
+	if err != nil {
+		obs.Result = failed(s, probe.ReasonCanceled, "canceled before the probe started", time.Now())
+		if calls {
+			obs.Calls = notCalled(s, obs.Result)
+		}
+		return obs
+	}
+	done := onStart(req)
+	opts := req.Options
+	var outcomes []contracts.Outcome
+	if calls {
+		opts.AfterList = callHook(s, req.Retries, &outcomes)
+	}
+	pctx, cancel := context.WithTimeout(ctx, obs.Timeout)
+	defer cancel()
+	said := probe.Run(pctx, target, opts)
+	said.Credentials = credentialStatus(target, client)
+	// The tokens an OAuth client obtained during the probe are secrets too.
+	scrubbed := target
+	if client != nil {
+		scrubbed = WithSecrets(target, client.Secrets())
+	}
+	scrub := newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed)
+	res := scrub.result(said)
+	if res.OK {
+		obs.Tools = make([]lockstore.Observed, len(res.Tools))
+		for i, t := range res.Tools {
+			obs.Tools[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+		}
+		obs.SecretNames = secretNames(said.Tools, res.Tools)
+		if req.Fingerprint {
+			if err := req.Fingerprints.Fill(pctx, obs.Tools); err != nil {
+				res = endedEarly(res, ctx.Err() != nil)
+				obs.Tools, obs.SecretNames = nil, nil
+			}
+		}
+	}
+	cancel()
+	done()
+	release()
+	obs.Result = res
+	if calls {
+		if !said.OK || outcomes == nil {
+			outcomes = notCalled(s, said)
+		}
+		obs.Calls = scrub.outcomes(outcomes)
+	}
+	return obs
+}
+
+// endedEarly turns a probe that saw the server's tools into one that
+// failed while they were fingerprinted: at its deadline, or canceled by the
+// caller.
+func endedEarly(res *probe.Result, canceled bool) *probe.Result {
+	failed := *res
+	failed.OK, failed.Reason, failed.Error = false, probe.ReasonTimeout, "the deadline passed while fingerprinting the tools' input schemas"
+	if canceled {
+		failed.Reason, failed.Error = probe.ReasonCanceled, "canceled while fingerprinting the tools' input schemas"
+	}
+	failed.Tools = []probe.Tool{}
+	return &failed
+}
+
+// Timeout is the deadline of one probe of s: override when positive, else
+// the server's own, else the built-in default (for a configuration built in
+// code: config.Load gives every server the defaults' timeout).
+func Timeout(s config.Server, override time.Duration) time.Duration {
+	switch {
+	case override > 0:
+		return override
+	case s.Timeout > 0:
+		return s.Timeout
+	}
+	return config.BuiltinDefaults().Timeout
+}
+
+// Transport is how s is reached, as far as its configuration tells before
+// a probe: stdio for a command, else its transport (auto when unset).
+func Transport(s config.Server) probe.Transport {
+	if s.Command != "" {
+		return probe.TransportStdio
+	}
+	if s.Transport == "" {
+		return probe.TransportAuto
+	}
+	return s.Transport
+}
+
+func onStart(req Request) (done func()) {
+	if req.OnStart == nil {
+		return func() {}
+	}
+	return req.OnStart()
+}
+
+// failed is the Result of a probe that never reached the server.
+func failed(s config.Server, reason probe.Reason, msg string, started time.Time) *probe.Result {
+	took := time.Since(started)
+	return &probe.Result{
+		Reason:    reason,
+		Error:     msg,
+		Transport: Transport(s),
+		Tools:     []probe.Tool{},
+		Started:   started,
+		Timings:   probe.Timings{Total: took},
+		Duration:  took.Seconds(),
+	}
+}

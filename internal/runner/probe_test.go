@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"context"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+const secret = "runner-s3cret-9f8e7d"
+
+// lookupSecret reads TOKEN as the secret; every other variable is unset.
+func lookupSecret(name string) (string, bool) {
+	if name == "TOKEN" {
+		return secret, true
+	}
+	return "", false
+}
+
+// httpServer serves a probetest server on loopback for the test.
+func httpServer(t *testing.T, cfg probetest.Config) string {
+	t.Helper()
+	srv := probetest.NewServer(cfg)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	return ts.URL
+}
+
+// What a server says back is scrubbed of its expanded secrets in the
+// Result and in Tools, which the lock is compared with and built from, so
+// nothing derived from them (a diff, a report, a page, a lock) holds one.
+// A tool whose name held one is named in SecretNames.
+func TestProbeScrubsWhatTheServerSays(t *testing.T) {
+	tools := probetest.DefaultTools()
+	tools[1].Description = "List report dates (key " + secret + ")"
+	echoed := append(probetest.DefaultTools(), probetest.Tool{
+		Name:        "leak_" + secret,
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{secret: map[string]any{"const": "k/" + secret}}},
+	})
+	cases := []struct {
+		name        string
+		server      config.Server
+		check       func(*probe.Result) string // the field that must show <redacted>
+		secretNames []string
+	}{
+		{
+			name: "stdio stderr",
+			server: config.Server{
+				Name: "echo", Command: "/bin/sh", Transport: probe.TransportStdio,
+				Args: []string{"-c", `echo "auth failed for token $REPORT_API_TOKEN" >&2; exit 3`},
+				Env:  map[string]string{"REPORT_API_TOKEN": "${TOKEN}"},
+			},
+			check: func(r *probe.Result) string { return r.StderrTail },
+		},
+		{
+			name: "http tool description",
+			server: config.Server{
+				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: secret, Tools: tools}),
+				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
+			},
+			check: func(r *probe.Result) string { return r.Tools[1].Description },
+		},
+		{
+			name: "http tool name and schema",
+			server: config.Server{
+				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: secret, Tools: echoed}),
+				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
+			},
+			check:       func(r *probe.Result) string { return r.Tools[2].Name + string(r.Tools[2].InputSchema) },
+			secretNames: []string{"leak_" + config.Redacted},
+		},
+		{
+			// A hosted server's key in its URL path, in a connection error.
+			name:   "url path",
+			server: config.Server{Name: "hosted", URL: "http://127.0.0.1:1/${TOKEN}/mcp", Transport: probe.TransportHTTP},
+			check:  func(r *probe.Result) string { return r.Error },
+		},
+		{
+			name: "argument echoed on stderr",
+			server: config.Server{
+				Name: "echo", Command: "/bin/sh", Transport: probe.TransportStdio,
+				Args: []string{"-c", `echo "bad flag $0" >&2; exit 3`, "--api-key=${TOKEN}"},
+			},
+			check: func(r *probe.Result) string { return r.StderrTail },
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := Probe(t.Context(), NewPool(1, 1), tc.server, Request{Lookup: lookupSecret, Options: probe.Options{Transcript: true}})
+			if got := tc.check(obs.Result); !strings.Contains(got, config.Redacted) {
+				t.Errorf("%q does not show the secret as %s: did the server say it?", got, config.Redacted)
+			}
+			if text := resultText(t, obs.Result); strings.Contains(text, secret) {
+				t.Errorf("the result holds the secret: %s", text)
+			}
+			for _, tool := range obs.Tools {
+				if strings.Contains(tool.Name+tool.Description+string(tool.InputSchema), secret) {
+					t.Errorf("the observed tools hold the secret: %+v", tool)
+				}
+			}
+			if !slices.Equal(obs.SecretNames, tc.secretNames) {
+				t.Errorf("SecretNames = %q, want %q", obs.SecretNames, tc.secretNames)
+			}
+		})
+	}
+}
+
+// A URL's host is where a probe went, not a secret, even when a reference
+// names it: errors keep it so a person can tell which server did not answer.
+func TestProbeKeepsAReferencedHost(t *testing.T) {
+	lookup := func(name string) (string, bool) {
+		if name == "HOST" {
+			return "127.0.0.1", true
+		}
+		return "", false
+	}
+	s := config.Server{Name: "remote", URL: "http://${HOST}:1/mcp", Transport: probe.TransportHTTP}
+	if r := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookup}).Result; !strings.Contains(r.Error, "127.0.0.1") {
+		t.Errorf("error %q does not name the host", r.Error)
+	}
+}
+
+// A target that cannot be built fails at once with reason config, naming
+// the variable: it needs no slot, so it never waits behind other probes.
+func TestProbeConfigErrorNeedsNoSlot(t *testing.T) {
+	pool := NewPool(1, 1)
+	defer take(t, pool, false)()
+	started, ended := 0, 0
+	s := config.Server{Name: "report", Command: "/bin/true", Env: map[string]string{"REPORT_API_TOKEN": "${UNSET_TOKEN}"}}
+	obs := Probe(t.Context(), pool, s, Request{OnStart: func() func() {
+		started++
+		return func() { ended++ }
+	}})
+	r := obs.Result
+	if r.Reason != probe.ReasonConfig || !strings.Contains(r.Error, "UNSET_TOKEN") || r.Transport != probe.TransportStdio {
+		t.Errorf("result %+v, want reason config over stdio naming UNSET_TOKEN", r)
+	}
+	if started != 1 || ended != 1 {
+		t.Errorf("OnStart called %d times, its done %d; want once each", started, ended)
+	}
+}
+
+// A probe canceled while it waits for a slot never starts.
+func TestProbeCanceledWhileWaiting(t *testing.T) {
+	pool := NewPool(1, 1)
+	defer take(t, pool, false)()
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { // cancel once the probe waits, not before it got there
+		if !awaitWaiters(pool, 1) {
+			t.Error("the probe never waited for its slot")
+		}
+		cancel()
+	}()
+	s := config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp"}
+	obs := Probe(ctx, pool, s, Request{OnStart: func() func() {
+		t.Error("a canceled probe started")
+		return func() {}
+	}})
+	if r := obs.Result; r.Reason != probe.ReasonCanceled || r.Transport != probe.TransportAuto {
+		t.Errorf("result %+v, want reason canceled over auto", r)
+	}
+}
+
+// The deadline starts when the probe gets its slot: a probe that waited
+// longer than its timeout still has all of it. In a synctest bubble, time
+// moves only while every goroutine of the test waits: the wait for the slot
+// takes its 1.5 timeouts at once, and the probe's own network round trips
+// (real, to a server outside the bubble) take no time on that clock however
+// loaded the machine, so the probe has exactly its timeout.
+func TestProbeDeadlineStartsAtSlot(t *testing.T) {
+	const timeout = time.Second
+	url := httpServer(t, probetest.Config{})
+	synctest.Test(t, func(t *testing.T) {
+		pool := NewPool(1, 1)
+		release, released := take(t, pool, false), make(chan struct{})
+		go func() {
+			defer close(released)
+			time.Sleep(3 * timeout / 2)
+			release()
+		}()
+		defer func() { <-released }()
+		s := config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP, Timeout: timeout}
+		began := time.Now()
+		obs := Probe(t.Context(), pool, s, Request{})
+		if waited := time.Since(began); waited < 3*timeout/2 {
+			t.Errorf("the probe ended %s after it began, before its slot was free", waited)
+		}
+		if !obs.Result.OK || obs.Timeout != timeout {
+			t.Errorf("after waiting %s for its slot: result %+v, timeout %s; want ok within %s", 3*timeout/2, obs.Result, obs.Timeout, timeout)
+		}
+	})
+}
+
+// The era hint is taken unless the server pins an era.
+func TestProbeEraHint(t *testing.T) {
+	url := httpServer(t, probetest.Config{Era: probetest.EraDual})
+	cases := []struct {
+		pinned, hint, want probe.Era
+	}{
+		{pinned: probe.EraAuto, hint: probe.EraLegacy, want: probe.EraLegacy},
+		{pinned: "", hint: probe.EraLegacy, want: probe.EraLegacy},
+		{pinned: probe.EraModern, hint: probe.EraLegacy, want: probe.EraModern},
+		{pinned: probe.EraLegacy, hint: probe.EraModern, want: probe.EraLegacy},
+	}
+	for _, tc := range cases {
+		s := config.Server{Name: "dual", URL: url, Transport: probe.TransportHTTP, Era: tc.pinned}
+		if r := Probe(t.Context(), NewPool(1, 1), s, Request{Era: tc.hint}).Result; !r.OK || r.Era != tc.want {
+			t.Errorf("pinned %q, hint %q: ok %t era %q (%s), want era %q", tc.pinned, tc.hint, r.OK, r.Era, r.Error, tc.want)
+		}
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	cases := []struct {
+		server, override, want time.Duration
+	}{
+		{server: 5 * time.Second, override: 2 * time.Second, want: 2 * time.Second},
+		{server: 5 * time.Second, want: 5 * time.Second},
+		{want: config.BuiltinDefaults().Timeout},
+	}
+	for _, tc := range cases {
+		if got := Timeout(config.Server{Timeout: tc.server}, tc.override); got != tc.want {
+			t.Errorf("Timeout(server %s, override %s) = %s, want %s", tc.server, tc.override, got, tc.want)
+		}
+	}
+}
+
+// Fingerprints are computed within the probe's deadline: a probe whose
+// context ends before they are done fails (canceled here; at the deadline,
+// with reason timeout) instead of fingerprinting past it.
+func TestFingerprintsWithinTheProbe(t *testing.T) {
+	url := httpServer(t, probetest.Config{})
+	s := config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP}
+	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Fingerprint: true})
+	if !obs.Result.OK || len(obs.Tools) == 0 || obs.Tools[0].Fingerprint == "" {
+		t.Fatalf("a probe asked for fingerprints: ok %v, tools %+v", obs.Result.OK, obs.Tools)
+	}
+	ended := endedEarly(obs.Result, true)
+	if ended.OK || ended.Reason != probe.ReasonCanceled || len(ended.Tools) != 0 {
+		t.Errorf("endedEarly = %+v", ended)
+	}
+	if ended := endedEarly(obs.Result, false); ended.Reason != probe.ReasonTimeout {
+		t.Errorf("at the deadline: reason %s", ended.Reason)
+	}
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+// End to end: the harness against the real mcpwatch and test server,
+// built here, on a fleet small and fast enough for a test.
+
+func buildBinaries(t *testing.T) (mcpwatch, testserver string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds mcpwatch and runs it for seconds")
+	}
+	dir := t.TempDir()
+	for name, pkg := range map[string]string{"mcpwatch": "../../../cmd/mcpwatch", "mcpwatch-testserver": "../mcpwatch-testserver"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	return filepath.Join(dir, "mcpwatch"), filepath.Join(dir, "mcpwatch-testserver")
+}
+
+func TestScaleRuns(t *testing.T) {
+	mcpwatch, testserver := buildBinaries(t)
+	base := scaleOptions{
+		interval: 300 * time.Millisecond, duration: 900 * time.Millisecond, timeout: 2 * time.Second,
+		concurrency: 8, listeners: 2, seed: 1, scrapes: 2, promInterval: 400 * time.Millisecond,
+		mcpwatch: mcpwatch, testserver: testserver, out: io.Discard,
+	}
+
+	t.Run("http", func(t *testing.T) {
+		o := base
+		o.label, o.mode, o.n, o.failShare, o.slowShare = "http-test", "http", 40, 0.1, 0.05
+		o.pprofDir = t.TempDir()
+		r, err := runScale(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Rounds != 3 || r.Probes < 40 {
+			t.Errorf("%d rounds, %v probes: want 3 rounds and at least one probe per server", r.Rounds, r.Probes)
+		}
+		// 4 of 40 servers fail by design: every one of their probes.
+		if r.FailedShare < 0.05 || r.FailedShare > 0.2 {
+			t.Errorf("failed share %.3f, want about 0.1", r.FailedShare)
+		}
+		if r.PerServerMin < 1 || r.CPUS <= 0 || r.RSSPeakMB <= 0 || math.IsNaN(r.LagP50S) {
+			t.Errorf("implausible figures: %+v", r)
+		}
+		if r.Scrapes != 2 || r.ScrapeBytes == 0 || r.PromScrapes < 2 {
+			t.Errorf("scrapes: %d at 1/s (%d bytes), %d in the window; want 2, >0, >=2", r.Scrapes, r.ScrapeBytes, r.PromScrapes)
+		}
+		for _, name := range []string{"http-test.cpu.pb.gz", "http-test.heap.pb.gz"} {
+			if fi, err := os.Stat(filepath.Join(o.pprofDir, name)); err != nil || fi.Size() == 0 {
+				t.Errorf("profile %s not saved: %v", name, err)
+			}
+		}
+	})
+
+	t.Run("stdio", func(t *testing.T) {
+		o := base
+		o.label, o.mode, o.n, o.stdioConcurrency = "stdio-test", "stdio", 4, 2
+		r, err := runScale(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Probes < 4 || r.PerServerMin < 1 {
+			t.Errorf("%v probes, at least %d per server: want a probe of every server", r.Probes, r.PerServerMin)
+		}
+		if r.MarkedAfterStop != 0 {
+			t.Errorf("%d processes of the run left after mcpwatch stopped", r.MarkedAfterStop)
+		}
+	})
+
+	t.Run("check", func(t *testing.T) {
+		for _, kind := range []string{"mcp.json", "mcpwatch.yml"} {
+			c, err := runCheckTiming(context.Background(), mcpwatch, testserver, kind, "mixed", 50*time.Millisecond, 2, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.OneS) != 1 || len(c.ManyS) != 1 || c.Ratio <= 0 {
+				t.Errorf("%s: %+v", kind, c)
+			}
+		}
+	})
+}
+
+func TestPlanFleetShares(t *testing.T) {
+	servers := planFleet(fleetSpec{n: 1000, listeners: 3, failShare: 0.05, slowShare: 0.05, seed: 7})
+	var failing, slow, drifted int
+	sets := map[int]bool{}
+	for _, s := range servers {
+		switch {
+		case s.behavior != probetest.Healthy:
+			failing++
+		case s.delay > 0:
+			slow++
+			if s.delay < 50*time.Millisecond || s.delay >= 200*time.Millisecond {
+				t.Errorf("%s: delay %s outside 50-200 ms", s.name, s.delay)
+			}
+		}
+		if s.driftedLock {
+			drifted++
+		}
+		sets[s.toolSet] = true
+	}
+	if failing != 50 || slow != 50 || drifted != 20 || len(sets) != toolSetCount {
+		t.Errorf("%d failing, %d slow, %d drifted, %d tool sets; want 50, 50, 20, %d", failing, slow, drifted, len(sets), toolSetCount)
+	}
+	again := planFleet(fleetSpec{n: 1000, listeners: 3, failShare: 0.05, slowShare: 0.05, seed: 7})
+	for i := range servers {
+		if servers[i] != again[i] {
+			t.Fatalf("server %d differs between two plans of one spec", i)
+		}
+	}
+	if !strings.HasPrefix(servers[7].name, "s007") || serverName(7, 10000) != "s0007" {
+		t.Errorf("names %q, %q: want zero-padded to the fleet's width", servers[7].name, serverName(7, 10000))
+	}
+}

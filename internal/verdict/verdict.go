@@ -1,0 +1,183 @@
+// Package verdict is the one rule that says whether a server passes: what
+// a probe saw, compared with the lock, and what each finding means. The
+// daemon (status page, API, logs) and the preflight (check's exit code and
+// reports) both judge with it, so CI and the daemon can never disagree about
+// the same observation; metrics only renders what it decided.
+//
+// It knows nothing of schedules, output formats or wording: a finding names
+// its kind and the tools it is about, and each caller words it.
+package verdict
+
+import (
+	"slices"
+
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// State is a server's verdict in one word, as the status page, the JSON API
+// and the daemon's logs show it.
+type State string
+
+const (
+	StatePending    State = "pending"     // not probed yet
+	StateOK         State = "ok"          // probed, every locked tool present, nothing forbidden
+	StateMissing    State = "missing"     // probed, some locked tools missing
+	StateForbidden  State = "forbidden"   // probed, a tool matching a forbid pattern present
+	StateFailed     State = "failed"      // the probe itself failed: see the reason
+	StateCallFailed State = "call_failed" // listed as locked, but a canary call broke its contract
+)
+
+// Kind is one thing found wrong, or worth a look, on one server.
+type Kind string
+
+// Kinds, most severe first (see Severity).
+const (
+	KindConfigError        Kind = "config_error"        // the probe target could not be built (unset variable, unreadable secret file)
+	KindNotConfigured      Kind = "not_configured"      // in the lock, not in the configuration
+	KindProbeFailed        Kind = "probe_failed"        // the server could not be probed
+	KindForbidden          Kind = "forbidden"           // a tool matching a forbid pattern is offered
+	KindMissing            Kind = "missing"             // a locked tool is not offered
+	KindCallFailed         Kind = "call_failed"         // a canary call broke its contract, or could not be made
+	KindSchemaChanged      Kind = "schema_changed"      // a locked input-schema fingerprint differs (fails when strict)
+	KindDescriptionChanged Kind = "description_changed" // a locked description hash differs (fails when strict)
+	KindDuplicate          Kind = "duplicate"           // a tool name is listed more than once: only the first is compared (fails when strict)
+	KindExtra              Kind = "extra"               // an offered tool is not locked (fails when strict)
+	KindUnlocked           Kind = "unlocked"            // the server has no lock entry (fails when strict)
+	KindCallRetried        Kind = "call_retried"        // a contract passed only after a retry (fails when strict)
+	KindCallCoverage       Kind = "call_coverage"       // an expected tool has no contract in the contracts file (fails when strict)
+	KindWarning            Kind = "warning"             // the probe succeeded with a remark; never fails
+)
+
+// KindOK is the verdict of a server with no failing finding.
+const KindOK Kind = "ok"
+
+// Severity orders the kinds, most severe first: a server's verdict is its
+// most severe failing finding.
+var Severity = []Kind{
+	KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing, KindCallFailed,
+	KindSchemaChanged, KindDescriptionChanged, KindDuplicate, KindExtra, KindUnlocked, KindCallRetried,
+	KindCallCoverage, KindWarning,
+}
+
+// Finding is one kind of thing found on one server, with the tools it is
+// about (sorted, as the diff has them) and whether it fails the server.
+type Finding struct {
+	Kind  Kind
+	Fails bool
+	Tools []string
+}
+
+// Judge lists the findings of one probe against its diff, in the order a
+// report shows them. A failed probe, a forbidden tool present and a missing
+// locked tool always fail; a changed fingerprint, a tool name listed twice,
+// an extra tool and a server without a lock entry are reported, and fail
+// only when strict. A probe's
+// warnings are the caller's to show: they never fail. res must not be nil.
+func Judge(res *probe.Result, diff lockstore.Diff, strict bool) []Finding {
+	if !res.OK {
+		kind := KindProbeFailed
+		if res.Reason == probe.ReasonConfig {
+			kind = KindConfigError
+		}
+		return []Finding{{Kind: kind, Fails: true, Tools: diff.Expected}}
+	}
+	var out []Finding
+	add := func(k Kind, fails bool, tools []string) {
+		out = append(out, Finding{Kind: k, Fails: fails, Tools: tools})
+	}
+	if len(diff.Forbidden) > 0 {
+		add(KindForbidden, true, diff.Forbidden)
+	}
+	if len(diff.Missing) > 0 {
+		add(KindMissing, true, diff.Missing)
+	}
+	if len(diff.SchemaChanged) > 0 {
+		add(KindSchemaChanged, strict, diff.SchemaChanged)
+	}
+	if len(diff.DescriptionChanged) > 0 {
+		add(KindDescriptionChanged, strict, diff.DescriptionChanged)
+	}
+	if len(diff.Duplicate) > 0 {
+		add(KindDuplicate, strict, diff.Duplicate)
+	}
+	switch {
+	case !diff.Locked:
+		add(KindUnlocked, strict, diff.Extra)
+	case len(diff.Extra) > 0:
+		add(KindExtra, strict, diff.Extra)
+	}
+	return out
+}
+
+// Worst is the most severe failing kind among findings, and whether there
+// is one; KindOK and false when nothing fails.
+func Worst(findings []Finding) (Kind, bool) {
+	worst, failed := KindOK, false
+	rank := func(k Kind) int { return slices.Index(Severity, k) }
+	for _, f := range findings {
+		if f.Fails && (!failed || rank(f.Kind) < rank(worst)) {
+			worst, failed = f.Kind, true
+		}
+	}
+	return worst, failed
+}
+
+// JudgeCalls lists the findings of a server's canary calls: each failed
+// contract fails (a call that broke its contract, a contract for a tool
+// not listed, one mcpwatch refused to call); one that passed only after a
+// retry, and an expected tool without a contract (uncovered), are reported,
+// and fail only when strict. A failed probe's calls were never made: the
+// probe's own finding says why, so they add none.
+func JudgeCalls(outcomes []contracts.Outcome, uncovered []string, strict bool) []Finding {
+	var out []Finding
+	for _, o := range outcomes {
+		switch {
+		case o.Reason == contracts.ReasonProbeFailed:
+		case !o.Passed:
+			out = append(out, Finding{Kind: KindCallFailed, Fails: true, Tools: []string{o.Tool}})
+		case o.Retried():
+			out = append(out, Finding{Kind: KindCallRetried, Fails: strict, Tools: []string{o.Tool}})
+		}
+	}
+	if len(uncovered) > 0 {
+		out = append(out, Finding{Kind: KindCallCoverage, Fails: strict, Tools: uncovered})
+	}
+	return out
+}
+
+// StateOf is the daemon's one-word verdict on a probe and its diff: the
+// findings of Judge (not strict) reduced to a State. A nil result is
+// pending.
+func StateOf(res *probe.Result, diff lockstore.Diff) State {
+	return StateWithCalls(res, diff, nil)
+}
+
+// StateWithCalls is StateOf with the latest canary calls judged too
+// (JudgeCalls, not strict).
+func StateWithCalls(res *probe.Result, diff lockstore.Diff, calls []contracts.Outcome) State {
+	if res == nil {
+		return StatePending
+	}
+	findings := Judge(res, diff, false)
+	if res.OK {
+		findings = append(findings, JudgeCalls(calls, nil, false)...)
+	}
+	kind, _ := Worst(findings)
+	return stateOfKind(kind)
+}
+
+func stateOfKind(k Kind) State {
+	switch k {
+	case KindConfigError, KindProbeFailed:
+		return StateFailed
+	case KindForbidden:
+		return StateForbidden
+	case KindMissing:
+		return StateMissing
+	case KindCallFailed:
+		return StateCallFailed
+	}
+	return StateOK
+}
