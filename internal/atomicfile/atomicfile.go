@@ -32,10 +32,14 @@ func WriteNamed(path, name string, data []byte) error {
 	return writeAtomic(path, name, data, osFS{})
 }
 
-// WriteSecret is Write for a secret (a rotated refresh token): the
-// new file is mode 0600 whatever the old one's was.
+// WriteSecret is Write for a secret (a refresh token, a registered OAuth
+// client): the new file is mode 0600 whatever the old one's was, and it is
+// never written through a symlink. A link at path is replaced by the file
+// itself (the rename replaces the directory entry, not what it points at),
+// so a value a server chose can never land in, or change the mode of, a
+// file the link leads to.
 func WriteSecret(path string, data []byte) error {
-	return writeAtomicPerm(path, path, data, osFS{}, 0o600)
+	return writeAtomicOpts(path, path, data, osFS{}, 0o600, false)
 }
 
 // fileSystem is the few operations writeAtomic makes that a test must be able
@@ -67,8 +71,14 @@ func writeAtomic(path, name string, data []byte, fsys fileSystem) error {
 
 // writeAtomicPerm is writeAtomic with the new file's mode forced to perm
 // (0 keeps the old file's).
-func writeAtomicPerm(path, name string, data []byte, fsys fileSystem, force fs.FileMode) (err error) {
-	target, perm, err := writeTarget(path, name)
+func writeAtomicPerm(path, name string, data []byte, fsys fileSystem, force fs.FileMode) error {
+	return writeAtomicOpts(path, name, data, fsys, force, true)
+}
+
+// writeAtomicOpts is writeAtomicPerm; follow says whether a symlink at path
+// is written through (its target replaced) or replaced itself.
+func writeAtomicOpts(path, name string, data []byte, fsys fileSystem, force fs.FileMode, follow bool) (err error) {
+	target, perm, err := writeTarget(path, name, follow)
 	if err != nil {
 		return err
 	}
@@ -127,7 +137,7 @@ const staleTempAge = 10 * time.Minute
 // half-way left behind (see sweepTemps), for a caller that may end without
 // writing (mcpwatch lock with nothing to change). Write does it itself.
 func SweepTemps(path string) {
-	target, _, err := writeTarget(path, path)
+	target, _, err := writeTarget(path, path, true)
 	if err != nil {
 		return
 	}
@@ -164,9 +174,24 @@ func sweepTemps(dir, base string, now time.Time) {
 	}
 }
 
-// writeTarget resolves a symlinked file to the file it points to and reads
+// writeTarget resolves a symlinked file to the file it points to (unless
+// follow is false: then the link itself is the file to replace) and reads
 // the permissions to keep.
-func writeTarget(path, name string) (target string, perm fs.FileMode, err error) {
+func writeTarget(path, name string, follow bool) (target string, perm fs.FileMode, err error) {
+	if !follow {
+		info, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return path, 0o644, nil
+		case err != nil:
+			return "", 0, fmt.Errorf("write %s: %w", name, err)
+		case info.Mode()&fs.ModeSymlink != 0:
+			return path, 0o644, nil
+		case !info.Mode().IsRegular():
+			return "", 0, fmt.Errorf("write %s: not a regular file (%s); give the path of a file", name, info.Mode().Type())
+		}
+		return path, info.Mode().Perm(), nil
+	}
 	info, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -279,3 +279,62 @@ func TestSweepTempsWithoutAWrite(t *testing.T) {
 		t.Errorf("the stale temp file is still there: %v", err)
 	}
 }
+
+// A secret is never written through a symlink: the rotated refresh token
+// a server chose must not land in whatever file the link points at (with
+// that file's mode changed to 0600). The link itself is replaced by the
+// secret file, and the file it pointed at keeps its content and mode.
+func TestWriteSecretReplacesASymlinkNotItsTarget(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "bashrc")
+	link := filepath.Join(dir, "remote.refresh")
+	if err := os.WriteFile(target, []byte("export PATH=/usr/bin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	if err := WriteSecret(link, []byte("rt-new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "export PATH=/usr/bin\n" {
+		t.Errorf("the link's target was overwritten: %q", got)
+	}
+	if info, _ := os.Stat(target); info.Mode().Perm() != 0o644 {
+		t.Errorf("the link's target mode = %v, want its own 0644", info.Mode().Perm())
+	}
+	info, err := os.Lstat(link)
+	if err != nil || !info.Mode().IsRegular() || info.Mode().Perm() != 0o600 {
+		t.Fatalf("the secret path is %v (%v), want a regular file of mode 0600", info, err)
+	}
+	if got, _ := os.ReadFile(link); string(got) != "rt-new\n" {
+		t.Errorf("the secret file holds %q", got)
+	}
+	assertNoTempFiles(t, dir)
+}
+
+// A dangling link is replaced too, and never followed to create its target.
+func TestWriteSecretDoesNotCreateADanglingLinksTarget(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere")
+	link := filepath.Join(dir, "remote.refresh")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	if err := WriteSecret(link, []byte("rt-new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dangling link's target was created: %v", err)
+	}
+	if info, err := os.Lstat(link); err != nil || !info.Mode().IsRegular() {
+		t.Errorf("the secret path is %v (%v), want a regular file", info, err)
+	}
+}
+
+func TestWriteSecretRefusesADirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteSecret(dir, []byte("x")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("WriteSecret(a directory) = %v, want a refusal", err)
+	}
+}
