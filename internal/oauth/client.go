@@ -350,6 +350,11 @@ func (c *Client) fetch(ctx context.Context, hc *http.Client, scopes []string) (*
 		c.failures[reason]++
 		return nil, f
 	}
+	if err := checkTokens(tok); err != nil {
+		c.failures[FailBadResponse]++
+		return nil, &probe.Failure{Reason: probe.ReasonUnauthorized, Err: fmt.Errorf(
+			"server %q: OAuth token endpoint %s: %w; refused", c.cfg.Server, show(ep.tokenURL), err)}
+	}
 	if tok.TokenType != "" && !strings.EqualFold(tok.Type(), "Bearer") {
 		c.failures[FailBadResponse]++
 		return nil, &probe.Failure{Reason: probe.ReasonUnauthorized, Err: fmt.Errorf(
@@ -368,6 +373,41 @@ func (c *Client) fetch(ctx context.Context, hc *http.Client, scopes []string) (*
 	}
 	c.token, c.asked, c.lastRefresh = tok, scopes, time.Now()
 	return tok, nil
+}
+
+// maxTokenBytes bounds a token the authorization server issues: a refresh
+// token is written to a file and read back at every probe, an access token
+// sent in every request's header.
+const maxTokenBytes = 16 << 10
+
+// checkTokens refuses an answer whose access or refresh token is not a
+// token: empty, longer than maxTokenBytes, or with a byte outside visible
+// ASCII (RFC 6749's token characters, less the space). A refresh token is
+// written back to a file: a line break there would make the next line read
+// as something else, and whatever the server put after it would be stored.
+func checkTokens(tok *oauth2.Token) error {
+	if err := checkToken(tok.AccessToken); err != nil {
+		return fmt.Errorf("the access token it issued %w", err)
+	}
+	if tok.RefreshToken == "" {
+		return nil
+	}
+	if err := checkToken(tok.RefreshToken); err != nil {
+		return fmt.Errorf("the refresh token it issued %w", err)
+	}
+	return nil
+}
+
+func checkToken(s string) error {
+	if s == "" || len(s) > maxTokenBytes {
+		return fmt.Errorf("is not printable ASCII of 1 to %d bytes (it has %d)", maxTokenBytes, len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return fmt.Errorf("is not printable ASCII without spaces or line breaks (byte %d is %#02x)", i, s[i])
+		}
+	}
+	return nil
 }
 
 // refreshToken is the refresh token to use: the file's, unless it still

@@ -427,3 +427,37 @@ func TestJWTExpiry(t *testing.T) {
 		}
 	}
 }
+
+// A rotated refresh token is written back only when it is a token: visible
+// ASCII, no line break, of a bounded length. A rotating authorization
+// server's multi-line or huge value is refused, the file is left as it was
+// and the refusal counted (bad_response), never written where a following
+// line could be read as something else.
+func TestHostileRotatedRefreshTokenNotWrittenBack(t *testing.T) {
+	for name, value := range map[string]string{
+		"line break":  "rt-next\nexport EVIL=1",
+		"control":     "rt-\x1b[31mred",
+		"non-ASCII":   "rt-\u00e9t\u00e9",
+		"space":       "rt next",
+		"over 16 KiB": "rt-" + strings.Repeat("x", 16<<10),
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "refresh-token")
+			if err := os.WriteFile(file, []byte("rt-initial\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, url := setup(t, probetest.AuthConfig{AuthMethods: []string{probetest.AuthNone}, RefreshToken: "rt-initial", Rotate: true, RotateTo: value}, probetest.Config{}, false)
+			c := newClient(t, oauth.Config{ServerURL: url, Grant: oauth.GrantRefreshToken, RefreshToken: "rt-initial", RefreshTokenFile: file})
+			res := run(t, c, url, "")
+			if res.OK || !strings.Contains(res.Error, "refresh token") || !strings.Contains(res.Error, "printable ASCII") {
+				t.Errorf("probe: ok=%v %s: %s; want a refusal of the issued refresh token", res.OK, res.Reason, res.Error)
+			}
+			if got, _ := os.ReadFile(file); string(got) != "rt-initial\n" {
+				t.Errorf("the file holds %.60q, want it untouched", got)
+			}
+			if n := c.Status().RefreshFailures[oauth.FailBadResponse]; n != 1 {
+				t.Errorf("bad_response failures = %d, want 1", n)
+			}
+		})
+	}
+}

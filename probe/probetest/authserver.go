@@ -82,6 +82,10 @@ type AuthConfig struct {
 	RefreshToken     string
 	Rotate           bool
 	RefreshExpiresIn int
+	// RotateTo, when set, is the refresh token a rotation issues instead of
+	// a random one: a hostile value (a line break, a megabyte) to see what
+	// a client writes back.
+	RotateTo string
 	// NoResourceMetadataInChallenge leaves resource_metadata out of the 401
 	// challenge: a client must find the protected resource metadata at its
 	// well-known URL. Legacy20250326 publishes no protected resource
@@ -305,6 +309,9 @@ func (a *AuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 			delete(a.refresh, rt)
 			a.retired = append(a.retired, rt)
 			rt = "rt-" + rand.Text()
+			if a.cfg.RotateTo != "" {
+				rt = a.cfg.RotateTo
+			}
 			a.refresh[rt] = true
 		}
 		body["refresh_token"] = rt
