@@ -461,3 +461,36 @@ func TestHostileRotatedRefreshTokenNotWrittenBack(t *testing.T) {
 		})
 	}
 }
+
+// The refresh token file is a symlink: the rotated token replaces the link
+// with a file of its own (0600); the file the link pointed at keeps its
+// content and mode.
+func TestRotatedRefreshTokenNeverWrittenThroughASymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "profile")
+	if err := os.WriteFile(target, []byte("rt-initial\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "refresh-token")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	as, url := setup(t, probetest.AuthConfig{AuthMethods: []string{probetest.AuthNone}, RefreshToken: "rt-initial", Rotate: true}, probetest.Config{}, false)
+	c := newClient(t, oauth.Config{ServerURL: url, Grant: oauth.GrantRefreshToken, RefreshToken: "rt-initial", RefreshTokenFile: link})
+	if res := run(t, c, url, ""); !res.OK {
+		t.Fatalf("probe failed: %s", res.Error)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "rt-initial\n" {
+		t.Errorf("the link's target holds %q, want it untouched", got)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
+		t.Errorf("the link's target mode = %v, want its own 0644", fi.Mode().Perm())
+	}
+	fi, err := os.Lstat(link)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the token path is %v (%v), want a regular file of mode 0600", fi.Mode(), err)
+	}
+	if got, _ := os.ReadFile(link); !as.RefreshTokenValid(strings.TrimSpace(string(got))) {
+		t.Errorf("the token file holds %q, not the rotated token", got)
+	}
+}
