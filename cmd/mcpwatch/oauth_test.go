@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -245,6 +246,37 @@ func TestConfigCheckRedactsAuth(t *testing.T) {
 		}
 		if !strings.Contains(stdout, "redacted") {
 			t.Errorf("config check --format %s shows no redacted secret:\n%s%s", format, stdout, stderr)
+		}
+	}
+}
+
+// A bearer JWT whose exp is 1e308 is read as expiring in about 100 years:
+// check's JSON output and its receipt are written (they failed to encode a
+// time past the year 9999), and the expiry they show is that far.
+func TestAbsurdJWTExpiryIsClamped(t *testing.T) {
+	t.Parallel()
+	fx := newOAuthFixture(t, probetest.AuthConfig{})
+	dir := t.TempDir()
+	// {"alg":"none"} . {"sub":"ci","exp":1e308} . no signature
+	bearer := "eyJhbGciOiJub25lIn0.eyJzdWIiOiJjaSIsImV4cCI6MWUzMDh9."
+	config := writeJSON(t, dir, "mcpwatch.yml", map[string]any{"servers": map[string]any{
+		"static": map[string]any{"url": fx.staticURL, "transport": "http", "headers": map[string]any{"Authorization": "Bearer " + bearer}},
+	}})
+	lock := writeJSON(t, dir, "mcp-tools.lock.json", map[string]any{"static": []string{"fetch_daily_report", "list_report_dates"}})
+	receipt := filepath.Join(dir, "receipt.json")
+	code, stdout, stderr := runCLI(t, nil, "check", "-c", config, "-l", lock, "--format", "json", "--receipt", receipt)
+	if code != exitOK {
+		t.Fatalf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for name, text := range map[string]string{"stdout": stdout, "receipt": string(readFile(t, receipt))} {
+		i := strings.Index(text, `"header:Authorization"`)
+		if i < 0 {
+			t.Errorf("the %s names no header credential:\n%s", name, text)
+			continue
+		}
+		year := time.Now().Year() + 100
+		if !strings.Contains(text[i:], fmt.Sprintf(`"%d-`, year)) && !strings.Contains(text[i:], fmt.Sprintf(`"%d-`, year-1)) {
+			t.Errorf("the %s's expiry is not about 100 years out:\n%s", name, text[i:min(len(text), i+200)])
 		}
 	}
 }

@@ -426,7 +426,7 @@ func refreshTokenExpiry(tok *oauth2.Token, rt string) time.Time {
 	if tok != nil {
 		for _, k := range []string{"refresh_token_expires_in", "refresh_expires_in"} {
 			if n, ok := tok.Extra(k).(float64); ok && n > 0 {
-				return time.Now().Add(time.Duration(n) * time.Second)
+				return expiryIn(time.Now(), n)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
@@ -492,5 +493,55 @@ func TestRotatedRefreshTokenNeverWrittenThroughASymlink(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(link); !as.RefreshTokenValid(strings.TrimSpace(string(got))) {
 		t.Errorf("the token file holds %q, not the rotated token", got)
+	}
+}
+
+// A credential's stated expiry is clamped to about 100 years either side of
+// now: an exp of 1e308 (or -1e308) would otherwise overflow into a time no
+// JSON encoder writes and a metric of -9.22e18.
+func TestExpiriesClampedToAHundredYears(t *testing.T) {
+	const horizon = 100 * 365 * 24 * time.Hour
+	enc := func(claims string) string {
+		return "eyJhbGciOiJub25lIn0." + base64.RawURLEncoding.EncodeToString([]byte(claims)) + "."
+	}
+	for _, tc := range []struct {
+		claims string
+		want   time.Duration // from now, within a minute
+	}{
+		{`{"exp":1e308}`, horizon},
+		{`{"exp":-1e308}`, -horizon},
+		{`{"exp":99999999999}`, horizon},
+		{`{"exp":9223372036854775807}`, horizon},
+	} {
+		exp, ok := oauth.JWTExpiry(enc(tc.claims))
+		if !ok {
+			t.Errorf("%s: no expiry", tc.claims)
+			continue
+		}
+		if d := time.Until(exp) - tc.want; d < -time.Minute || d > time.Minute {
+			t.Errorf("%s: expiry %v, want about now %+v", tc.claims, exp, tc.want)
+		}
+		if _, err := json.Marshal(exp); err != nil {
+			t.Errorf("%s: the expiry does not encode: %v", tc.claims, err)
+		}
+	}
+
+	// refresh_token_expires_in of 1e10 seconds: 317 years, not 1759.
+	file := filepath.Join(t.TempDir(), "refresh-token")
+	if err := os.WriteFile(file, []byte("rt-initial\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, url := setup(t, probetest.AuthConfig{AuthMethods: []string{probetest.AuthNone}, RefreshToken: "rt-initial", RefreshExpiresIn: 1e10}, probetest.Config{}, false)
+	c := newClient(t, oauth.Config{ServerURL: url, Grant: oauth.GrantRefreshToken, RefreshToken: "rt-initial", RefreshTokenFile: file})
+	if res := run(t, c, url, ""); !res.OK {
+		t.Fatalf("probe failed: %s", res.Error)
+	}
+	for _, e := range c.Status().Expiries {
+		if e.Credential != oauth.CredentialRefreshToken {
+			continue
+		}
+		if d := time.Until(e.Expiry) - horizon; d < -time.Minute || d > time.Minute {
+			t.Errorf("refresh token expiry %v, want about 100 years from now", e.Expiry)
+		}
 	}
 }
