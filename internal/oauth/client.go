@@ -261,7 +261,7 @@ func (c *Client) renew(ctx context.Context, hc *http.Client, ch *probe.Challenge
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ep == nil {
-		ep, err := discover(ctx, hc, c.srv, c.cfg.TokenURL, ch)
+		ep, err := discover(ctx, hc, c.srv, c.cfg.TokenURL, usesAssertion(c.cfg), ch)
 		if err != nil {
 			c.failures[FailDiscovery]++
 			return "", c.discoveryFailure(ctx, err)

@@ -45,6 +45,7 @@ func setup(t *testing.T, cfg probetest.AuthConfig, kit probetest.Config, sse boo
 	if cfg.Legacy20250326 {
 		one := httptest.NewServer(as.Mux(mcp))
 		t.Cleanup(one.Close)
+		as.SetURL(one.URL)
 		return as, one.URL + "/mcp"
 	}
 	asSrv := httptest.NewServer(as)
@@ -221,6 +222,35 @@ func TestPrivateKeyJWT(t *testing.T) {
 	}
 	if r := as.Requests(); len(r) != 1 || r[0].AuthMethod != probetest.AuthPrivateKeyJWT {
 		t.Errorf("token requests = %+v, want one by private_key_jwt", r)
+	}
+	if aud := as.AssertionAudiences(); len(aud) != 1 || aud[0] != as.Issuer() {
+		t.Errorf("assertion audiences = %q, want the issuer %s, not the token endpoint", aud, as.Issuer())
+	}
+
+	// The audience stays the issuer when token_url skips discovery of the
+	// token endpoint (discovery still finds the issuer), and in the
+	// 2025-03-26 layout (no metadata: the server's origin is the issuer).
+	for name, tc := range map[string]struct {
+		cfg      probetest.AuthConfig
+		tokenURL func(as *probetest.AuthServer, url string) string
+	}{
+		"token_url configured":    {cfg: probetest.AuthConfig{IssuerPath: "/tenant1"}, tokenURL: func(as *probetest.AuthServer, _ string) string { return as.TokenEndpoint() }},
+		"2025-03-26, no metadata": {cfg: probetest.AuthConfig{Legacy20250326: true, Metadata: probetest.MetadataNone}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.cfg.AuthMethods, tc.cfg.ClientKey = []string{probetest.AuthPrivateKeyJWT}, &key.PublicKey
+			as, url := setup(t, tc.cfg, probetest.Config{}, false)
+			cfg := oauth.Config{ServerURL: url, PrivateKey: keyPEM, PrivateKeyFile: "key.pem"}
+			if tc.tokenURL != nil {
+				cfg.TokenURL = tc.tokenURL(as, url)
+			}
+			if res := run(t, newClient(t, cfg), url, ""); !res.OK {
+				t.Fatalf("probe failed: %s", res.Error)
+			}
+			if aud := as.AssertionAudiences(); len(aud) != 1 || aud[0] != as.Issuer() {
+				t.Errorf("assertion audiences = %q, want the issuer %s", aud, as.Issuer())
+			}
+		})
 	}
 
 	// A key the server does not know: invalid_client, named.

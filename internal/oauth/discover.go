@@ -19,6 +19,11 @@ const maxMetadataBytes = 1 << 20
 
 // endpoints is what discovery found out about a server's authorization.
 type endpoints struct {
+	// issuer is the authorization server's issuer identifier: its
+	// metadata's issuer, or the server's origin in the 2025-03-26 layout
+	// without metadata; "" when token_url skipped discovery. It is the
+	// audience of a private_key_jwt client assertion.
+	issuer          string
 	tokenURL        string
 	resource        string   // the RFC 8707 resource indicator
 	scopesSupported []string // the resource's, else the authorization server's
@@ -51,11 +56,31 @@ var errNotFound = errors.New("not found")
 
 // discover finds the token endpoint of the server behind serverURL, from
 // the 401's challenge (nil when it had none).
-func discover(ctx context.Context, hc *http.Client, serverURL *url.URL, tokenURL string, ch *probe.Challenge) (*endpoints, error) {
+//
+// A configured tokenURL skips discovery, unless needIssuer: a
+// private_key_jwt assertion is addressed to the authorization server's
+// issuer, which only its metadata names; the configured token URL is then
+// used in place of the discovered one.
+func discover(ctx context.Context, hc *http.Client, serverURL *url.URL, tokenURL string, needIssuer bool, ch *probe.Challenge) (*endpoints, error) {
 	resource := canonicalResource(serverURL)
-	if tokenURL != "" {
+	if tokenURL != "" && !needIssuer {
 		return &endpoints{tokenURL: tokenURL, resource: resource, found: "token_url from the configuration"}, nil
 	}
+	ep, err := discoverMetadata(ctx, hc, serverURL, resource, ch)
+	if err != nil {
+		if tokenURL != "" {
+			return nil, fmt.Errorf("private_key_jwt addresses its assertion to the authorization server's issuer, which discovery could not find although token_url is set: %w", err)
+		}
+		return nil, err
+	}
+	if tokenURL != "" {
+		ep.tokenURL = tokenURL
+		ep.found += "; token_url from the configuration"
+	}
+	return ep, nil
+}
+
+func discoverMetadata(ctx context.Context, hc *http.Client, serverURL *url.URL, resource string, ch *probe.Challenge) (*endpoints, error) {
 	origin := originURL(serverURL)
 
 	// RFC 9728: the challenge's resource_metadata, else the well-known
@@ -140,7 +165,7 @@ func serverEndpoints(ctx context.Context, hc *http.Client, issuer string, defaul
 	mdURL, err := firstFound(ctx, hc, candidates, &md)
 	switch {
 	case errors.Is(err, errNotFound) && defaults:
-		return &endpoints{tokenURL: origin + "/token",
+		return &endpoints{issuer: origin, tokenURL: origin + "/token",
 			found: "no authorization server metadata (" + strings.Join(showAll(candidates), ", ") + ": 404), so the default endpoint " + show(origin+"/token")}, nil
 	case errors.Is(err, errNotFound):
 		return nil, fmt.Errorf("authorization server %s publishes no metadata (%s: 404)", show(issuer), strings.Join(showAll(candidates), ", "))
@@ -154,7 +179,7 @@ func serverEndpoints(ctx context.Context, hc *http.Client, issuer string, defaul
 	if md.TokenEndpoint == "" || err != nil || tu.Host == "" || !secure(tu) {
 		return nil, fmt.Errorf("the metadata at %s has no https token_endpoint", show(mdURL))
 	}
-	return &endpoints{tokenURL: md.TokenEndpoint, scopesSupported: md.ScopesSupported,
+	return &endpoints{issuer: md.Issuer, tokenURL: md.TokenEndpoint, scopesSupported: md.ScopesSupported,
 		authMethods: md.TokenAuthMethods, grants: md.GrantTypes,
 		found: "authorization server metadata at " + show(mdURL)}, nil
 }

@@ -65,7 +65,7 @@ func (c *Client) tokenRequest(ep *endpoints, method, refreshToken string, scopes
 	case AuthClientSecretPost:
 		cc.ClientSecret, cc.AuthStyle = c.cfg.ClientSecret, oauth2.AuthStyleInParams
 	case AuthPrivateKeyJWT:
-		signed, err := clientAssertion(c.cfg, ep.tokenURL)
+		signed, err := clientAssertion(c.cfg, ep.issuer)
 		if err != nil {
 			return nil, &probe.Failure{Reason: probe.ReasonConfig,
 				Err: fmt.Errorf("server %q: auth.private_key_file %s: %w; give a PEM RSA, EC or Ed25519 private key", c.cfg.Server, c.cfg.PrivateKeyFile, err)}
@@ -83,15 +83,42 @@ func (c *Client) tokenRequest(ep *endpoints, method, refreshToken string, scopes
 	return cc, nil
 }
 
-// clientAssertion signs an RFC 7523 client assertion for the token endpoint.
-func clientAssertion(cfg Config, audience string) (string, error) {
+// assertionClaims are an RFC 7523 client assertion's claims, its audience
+// a single string: RFC 7523 as updated for OAuth 2.1
+// (draft-ietf-oauth-rfc7523bis) makes it the authorization server's issuer
+// identifier alone, where jwt.RegisteredClaims would write an array.
+type assertionClaims struct {
+	Issuer    string           `json:"iss"`
+	Subject   string           `json:"sub"`
+	Audience  string           `json:"aud"`
+	IssuedAt  *jwt.NumericDate `json:"iat"`
+	ExpiresAt *jwt.NumericDate `json:"exp"`
+	ID        string           `json:"jti"`
+}
+
+func (c assertionClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
+func (c assertionClaims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
+func (c assertionClaims) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
+func (c assertionClaims) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c assertionClaims) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c assertionClaims) GetAudience() (jwt.ClaimStrings, error) {
+	return jwt.ClaimStrings{c.Audience}, nil
+}
+
+// clientAssertion signs a private_key_jwt client assertion addressed to the
+// authorization server's issuer: never to the token endpoint, which RFC
+// 7523bis no longer accepts as an audience.
+func clientAssertion(cfg Config, issuer string) (string, error) {
+	if issuer == "" {
+		return "", errors.New("the authorization server's issuer is unknown")
+	}
 	key, method, err := signingKey(cfg.PrivateKey)
 	if err != nil {
 		return "", err
 	}
 	now := time.Now()
-	claims := jwt.RegisteredClaims{
-		Issuer: cfg.ClientID, Subject: cfg.ClientID, Audience: jwt.ClaimStrings{audience},
+	claims := assertionClaims{
+		Issuer: cfg.ClientID, Subject: cfg.ClientID, Audience: issuer,
 		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(assertionLifetime)),
 		ID: rand.Text(),
 	}
@@ -120,6 +147,12 @@ func signingKey(pemBytes []byte) (any, jwt.SigningMethod, error) {
 		return k, jwt.SigningMethodEdDSA, nil
 	}
 	return nil, nil, errors.New("not a PEM private key")
+}
+
+// usesAssertion reports whether the client authenticates with a
+// private_key_jwt assertion, which needs the issuer.
+func usesAssertion(cfg Config) bool {
+	return cfg.AuthMethod == AuthPrivateKeyJWT || (cfg.AuthMethod == "" && (len(cfg.PrivateKey) > 0 || cfg.PrivateKeyFile != ""))
 }
 
 // chooseAuthMethod picks the client authentication: the configured one;

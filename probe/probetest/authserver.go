@@ -119,6 +119,8 @@ type AuthServer struct {
 	requests []TokenRequest
 	metadata map[string]int // metadata and resource metadata requests by path
 	retired  []string       // refresh tokens rotated away
+	// assertionAudiences are the aud claims of the client assertions sent.
+	assertionAudiences []string
 }
 
 type grantedToken struct {
@@ -156,7 +158,26 @@ func (a *AuthServer) SetURL(u string) {
 	a.url = strings.TrimSuffix(u, "/")
 }
 
-// Issuer is the issuer identifier, given the origin a request came to.
+// Issuer is the issuer identifier, once SetURL has told the server its
+// origin ("" before).
+func (a *AuthServer) Issuer() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.url == "" {
+		return ""
+	}
+	return a.url + a.cfg.IssuerPath
+}
+
+// TokenEndpoint is the token endpoint's URL, once SetURL has told the
+// server its origin.
+func (a *AuthServer) TokenEndpoint() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.url + a.tokenPath()
+}
+
+// issuer is the issuer identifier, given the origin a request came to.
 func (a *AuthServer) issuer(r *http.Request) string {
 	a.mu.Lock()
 	base := a.url
@@ -172,6 +193,14 @@ func (a *AuthServer) Requests() []TokenRequest {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.requests)
+}
+
+// AssertionAudiences returns the aud claim of every private_key_jwt client
+// assertion sent so far, printed.
+func (a *AuthServer) AssertionAudiences() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.assertionAudiences)
 }
 
 // Issued returns every access and refresh token issued so far, so a test
@@ -343,12 +372,19 @@ func (a *AuthServer) authenticate(r *http.Request) (string, bool) {
 		if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || a.cfg.ClientKey == nil {
 			return AuthPrivateKeyJWT, false
 		}
-		var claims jwt.RegisteredClaims
-		_, err := jwt.ParseWithClaims(f.Get("client_assertion"), &claims,
+		claims := jwt.MapClaims{}
+		_, err := jwt.ParseWithClaims(f.Get("client_assertion"), claims,
 			func(*jwt.Token) (any, error) { return a.cfg.ClientKey, nil },
-			jwt.WithAudience(a.issuer(r)+strings.TrimPrefix(a.tokenPath(), a.cfg.IssuerPath)),
 			jwt.WithIssuer(a.cfg.ClientID), jwt.WithSubject(a.cfg.ClientID), jwt.WithExpirationRequired())
-		ok := err == nil && claims.ID != "" && (f.Get("client_id") == "" || f.Get("client_id") == a.cfg.ClientID)
+		// RFC 7523 as updated for OAuth 2.1 (draft-ietf-oauth-rfc7523bis):
+		// the audience is the issuer identifier, as a single string; the
+		// token endpoint's URL is not accepted in its place.
+		aud, _ := claims["aud"].(string)
+		jti, _ := claims["jti"].(string)
+		ok := err == nil && aud == a.issuer(r) && jti != "" && (f.Get("client_id") == "" || f.Get("client_id") == a.cfg.ClientID)
+		a.mu.Lock()
+		a.assertionAudiences = append(a.assertionAudiences, fmt.Sprint(claims["aud"]))
+		a.mu.Unlock()
 		return AuthPrivateKeyJWT, allowed(AuthPrivateKeyJWT) && ok
 	case f.Get("client_secret") != "":
 		return AuthPost, allowed(AuthPost) && f.Get("client_id") == a.cfg.ClientID && f.Get("client_secret") == a.cfg.ClientSecret
