@@ -27,8 +27,6 @@ package config
 // directory. ${input:ID} is never prompted for: see Expand.
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -36,6 +34,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/jsonc"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -54,21 +53,9 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 	if err != nil {
 		return nil, fmt.Errorf("read client config: %w", err)
 	}
-	var top map[string]any
-	clean, extras := stripJSONC(data)
-	if len(bytes.TrimSpace(clean)) == 0 {
-		return nil, &FieldError{File: abs, Problem: "is empty; it needs a JSON object such as {\"mcpServers\": {...}}"}
-	}
-	if err := json.Unmarshal(clean, &top); err != nil {
-		return nil, jsonError(abs, err, data)
-	}
-	if len(extras) > 0 && !readsJSONC(abs) {
-		var errs []error
-		for _, x := range extras {
-			line, col := lineCol(data, int64(x.offset)+1)
-			errs = append(errs, &FieldError{File: abs, Line: line, Col: col, Problem: x.problem()})
-		}
-		return nil, errors.Join(errs...)
+	top, err := jsonc.Object(abs, data, !readsJSONC(abs))
+	if err != nil {
+		return nil, clientJSONError(abs, err)
 	}
 
 	d := &decoder{file: abs}
@@ -226,138 +213,17 @@ func projectDir(file string) string {
 	return dir
 }
 
-// jsoncExtra is a comment or a trailing comma: JSON with comments has
-// them, strict JSON does not.
-type jsoncExtra struct {
-	offset  int // of its first byte
-	comment bool
-	closer  byte // for a trailing comma: the } or ] after it
-}
-
-func (x jsoncExtra) problem() string {
-	if x.comment {
-		return "a comment, which strict JSON does not allow (Claude Code and Claude Desktop reject the file); remove it"
+// clientJSONError words a client config's JSON problems as FieldErrors.
+func clientJSONError(file string, err error) error {
+	if errors.Is(err, jsonc.ErrEmpty) {
+		return &FieldError{File: file, Problem: "is empty; it needs a JSON object such as {\"mcpServers\": {...}}"}
 	}
-	return fmt.Sprintf("a trailing comma before %c, which strict JSON does not allow (Claude Code and Claude Desktop reject the file); remove the comma", x.closer)
-}
-
-// stripJSONC blanks out comments and trailing commas (VS Code writes both)
-// with spaces, so byte offsets in a syntax error still match the file, and
-// lists where they were.
-func stripJSONC(data []byte) ([]byte, []jsoncExtra) {
-	var extras []jsoncExtra
-	out := bytes.Clone(data)
-	inString := false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inString:
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			extras = append(extras, jsoncExtra{offset: i, comment: true})
-			for i < len(out) && out[i] != '\n' {
-				out[i] = ' '
-				i++
-			}
-		case c == '/' && i+1 < len(out) && out[i+1] == '*':
-			extras = append(extras, jsoncExtra{offset: i, comment: true})
-			end := bytes.Index(out[i+2:], []byte("*/"))
-			stop := len(out)
-			if end >= 0 {
-				stop = i + 2 + end + 2
-			}
-			for ; i < stop; i++ {
-				if out[i] != '\n' {
-					out[i] = ' '
-				}
-			}
-			i--
-		case c == ',':
-			if closer := nextCloser(out[i+1:]); closer != 0 {
-				extras = append(extras, jsoncExtra{offset: i, closer: closer})
-				out[i] = ' '
-			}
+	var errs []error
+	for _, e := range unjoin(err) {
+		if je := (*jsonc.Error)(nil); errors.As(e, &je) {
+			e = &FieldError{File: je.File, Line: je.Line, Col: je.Col, Problem: je.Problem}
 		}
+		errs = append(errs, e)
 	}
-	return out, extras
-}
-
-// nextCloser returns the next token, skipping spaces and comments, when it
-// is "}" or "]"; else 0.
-func nextCloser(b []byte) byte {
-	for len(b) > 0 {
-		switch {
-		case isJSONSpace(b[0]):
-			b = b[1:]
-		case bytes.HasPrefix(b, []byte("//")):
-			nl := bytes.IndexByte(b, '\n')
-			if nl < 0 {
-				return 0
-			}
-			b = b[nl:]
-		case bytes.HasPrefix(b, []byte("/*")):
-			end := bytes.Index(b[2:], []byte("*/"))
-			if end < 0 {
-				return 0
-			}
-			b = b[2+end+2:]
-		case b[0] == '}' || b[0] == ']':
-			return b[0]
-		default:
-			return 0
-		}
-	}
-	return 0
-}
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// jsonError places a JSON error at FILE:LINE:COL, and never quotes the
-// file's content: a client config holds tokens.
-func jsonError(file string, err error, data []byte) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		line, col := lineCol(data, syn.Offset)
-		return &FieldError{File: file, Line: line, Col: col, Problem: "not valid JSON: " + syntaxProblem(syn)}
-	case errors.As(err, &typ):
-		return &FieldError{File: file, Problem: "the top level must be a JSON object such as {\"mcpServers\": {...}}"}
-	}
-	return &FieldError{File: file, Problem: "not valid JSON"}
-}
-
-// syntaxProblem keeps the kind of a JSON syntax error and drops the
-// character it quotes.
-func syntaxProblem(e *json.SyntaxError) string {
-	msg := e.Error()
-	rest, ok := strings.CutPrefix(msg, "invalid character '")
-	if !ok {
-		return msg
-	}
-	if i := strings.Index(rest[1:], "' "); i >= 0 {
-		return "invalid character " + rest[1+i+2:]
-	}
-	return "invalid character"
-}
-
-func lineCol(data []byte, offset int64) (line, col int) {
-	// Offset counts the bytes read, the offending one included.
-	offset--
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	if offset < 0 {
-		offset = 0
-	}
-	line = 1 + bytes.Count(data[:offset], []byte("\n"))
-	col = int(offset) - bytes.LastIndexByte(data[:offset], '\n')
-	return line, col
+	return errors.Join(errs...)
 }

@@ -140,25 +140,6 @@ func TestLoadClientConfigErrors(t *testing.T) {
 	}
 }
 
-func TestStripJSONC(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{`{"a": "http://x//y", "b": "/* not a comment */"}`, `{"a": "http://x//y", "b": "/* not a comment */"}`},
-		{"{\"a\": 1, // comment\n}", "{\"a\": 1" + strings.Repeat(" ", len(", // comment")) + "\n}"},
-		{`{"a": [1, 2,], /* c */ "b": "x\"//",}`, `{"a": [1, 2 ],         "b": "x\"//" }`},
-		{"{\"a\": 1, /* c */ }", "{\"a\": 1" + strings.Repeat(" ", len(", /* c */ ")) + "}"},
-	}
-	for _, tc := range cases {
-		clean, _ := stripJSONC([]byte(tc.in))
-		got := string(clean)
-		if got != tc.want {
-			t.Errorf("stripJSONC(%q)\n got: %q\nwant: %q", tc.in, got, tc.want)
-		}
-		if len(got) != len(tc.in) {
-			t.Errorf("length changed: offsets in errors would be wrong")
-		}
-	}
-}
-
 func TestParseEnvFile(t *testing.T) {
 	env, err := parseEnvFile([]byte("# c\n\nA=1\nexport B = 'two words'\nC=\"x=y\"\nD=\n"))
 	if err != nil {
