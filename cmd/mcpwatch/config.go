@@ -190,52 +190,62 @@ func writeConfigText(w io.Writer, cfg *config.Config, source string) {
 	for _, s := range cfg.Servers {
 		r := s.Redacted()
 		fmt.Fprintf(w, "\n%s  (%s, from %s)\n", sanitize.Text(r.Name), r.Transport, sanitize.Text(r.Source))
-		field := func(name, value string) {
-			if name != "" {
-				name += ":"
-			}
-			fmt.Fprintf(w, "  %-9s %s\n", name, sanitize.Text(value))
+		writeServerFields(w, r)
+	}
+}
+
+// serverField prints one field of a server: its name on the first line of
+// a value, aligned, sanitized.
+func serverField(w io.Writer, name, value string) {
+	if name != "" {
+		name += ":"
+	}
+	fmt.Fprintf(w, "  %-9s %s\n", name, sanitize.Text(value))
+}
+
+// writeServerFields prints what a server runs or reaches and how it is
+// probed, secrets redacted: config check and discover show servers alike.
+func writeServerFields(w io.Writer, r config.RedactedServer) {
+	field := func(name, value string) { serverField(w, name, value) }
+	// fields lists a map one pair a line, named on the first.
+	fields := func(name string, m map[string]string, sep string) {
+		for _, k := range sortedKeys(m) {
+			field(name, k+sep+m[k])
+			name = ""
 		}
-		// fields lists a map one pair a line, named on the first.
-		fields := func(name string, m map[string]string, sep string) {
-			for _, k := range sortedKeys(m) {
-				field(name, k+sep+m[k])
-				name = ""
-			}
+	}
+	if r.Command != "" {
+		field("command", shellJoin(append([]string{r.Command}, r.Args...)))
+		if r.Dir != "" {
+			field("cwd", r.Dir)
 		}
-		if r.Command != "" {
-			field("command", shellJoin(append([]string{r.Command}, r.Args...)))
-			if r.Dir != "" {
-				field("cwd", r.Dir)
-			}
-			if r.EnvFile != "" {
-				field("env file", r.EnvFile)
-			}
-			fields("env", r.Env, "=")
-			if r.InheritEnv {
-				field("inherit", "mcpwatch's whole environment")
-			}
+		if r.EnvFile != "" {
+			field("env file", r.EnvFile)
 		}
-		if r.URL != "" {
-			field("url", r.URL)
-			fields("headers", r.Headers, ": ")
-			if r.CAFile != "" {
-				field("ca file", r.CAFile)
-			}
-			if r.Insecure {
-				field("tls", "certificate NOT verified (insecure_skip_verify)")
-			}
-			if a := r.Auth; a != nil {
-				field("auth", describeAuth(a))
-			}
+		fields("env", r.Env, "=")
+		if r.InheritEnv {
+			field("inherit", "mcpwatch's whole environment")
 		}
-		field("probe", fmt.Sprintf("timeout %s, schedule %q, era %s", r.Timeout, r.Schedule, r.Era))
-		if len(r.Calls) > 0 {
-			field("calls", fmt.Sprintf("%s, call_schedule %q, call_timeout %s", strings.Join(r.Calls, ", "), r.CallSchedule, r.CallTimeout))
+	}
+	if r.URL != "" {
+		field("url", r.URL)
+		fields("headers", r.Headers, ": ")
+		if r.CAFile != "" {
+			field("ca file", r.CAFile)
 		}
-		if len(r.Forbid) > 0 {
-			field("forbid", strings.Join(r.Forbid, ", "))
+		if r.Insecure {
+			field("tls", "certificate NOT verified (insecure_skip_verify)")
 		}
+		if a := r.Auth; a != nil {
+			field("auth", describeAuth(a))
+		}
+	}
+	field("probe", fmt.Sprintf("timeout %s, schedule %q, era %s", r.Timeout, r.Schedule, r.Era))
+	if len(r.Calls) > 0 {
+		field("calls", fmt.Sprintf("%s, call_schedule %q, call_timeout %s", strings.Join(r.Calls, ", "), r.CallSchedule, r.CallTimeout))
+	}
+	if len(r.Forbid) > 0 {
+		field("forbid", strings.Join(r.Forbid, ", "))
 	}
 }
 

@@ -51,6 +51,7 @@ func commands() []command {
 		{"lock", "probe servers and write the lock", cmdLock},
 		{"probe", "probe one MCP server now and print what it offers", cmdProbe},
 		{"config", "validate a configuration and print its servers, secrets redacted", cmdConfig},
+		{"discover", "list the MCP servers the host's agents and editors are configured with", cmdDiscover},
 		{"serve", "run the daemon: probe on schedule, export metrics, serve the status page", cmdServe},
 		{"version", "print the version", cmdVersion},
 	}

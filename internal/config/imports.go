@@ -99,19 +99,27 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 	project := projectDir(abs)
 	var out []Server
 	for _, name := range servers.keys() {
-		s, ok, skip := decodeClientServer(d, joinKey(prefix, name), name, servers.m[name], project)
-		if !ok || skip {
-			continue
+		if s, ok := clientServer(d, joinKey(prefix, name), name, servers.m[name], project, def, inputs); ok {
+			out = append(out, s)
 		}
-		s.Timeout, s.Schedule, s.Era = def.Timeout, def.Schedule, def.Era
-		s.InheritEnv = s.InheritEnv || def.InheritEnv && s.Command != ""
-		s.inputs = inputs
-		out = append(out, s)
 	}
 	if err := d.err(); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// clientServer reads one server of a client config, with the defaults
+// applied; ok is false for a server in error or disabled.
+func clientServer(d *decoder, key, name string, v any, project string, def Defaults, inputs map[string]input) (Server, bool) {
+	s, ok, skip := decodeClientServer(d, key, name, v, project)
+	if !ok || skip {
+		return Server{}, false
+	}
+	s.Timeout, s.Schedule, s.Era = def.Timeout, def.Schedule, def.Era
+	s.InheritEnv = s.InheritEnv || def.InheritEnv && s.Command != ""
+	s.inputs = inputs
+	return s, true
 }
 
 // decodeClientServer reads one server of a client config. skip is true for

@@ -31,13 +31,22 @@ func (e *Error) Error() string {
 // trailing comma is an error of its own (joined); without, they are ignored.
 // An empty file is an error the caller words (ErrEmpty).
 func Object(file string, data []byte, strict bool) (map[string]any, error) {
+	var top map[string]any
+	if err := Decode(file, data, strict, &top); err != nil {
+		return nil, err
+	}
+	return top, nil
+}
+
+// Decode is Object into any value encoding/json can fill: a struct with
+// only the fields wanted skips the rest of a large file without building it.
+func Decode(file string, data []byte, strict bool, v any) error {
 	clean, extras := Strip(data)
 	if len(bytes.TrimSpace(clean)) == 0 {
-		return nil, ErrEmpty
+		return ErrEmpty
 	}
-	var top map[string]any
-	if err := json.Unmarshal(clean, &top); err != nil {
-		return nil, syntaxError(file, err, data)
+	if err := json.Unmarshal(clean, v); err != nil {
+		return syntaxError(file, err, data)
 	}
 	if strict && len(extras) > 0 {
 		var errs []error
@@ -45,9 +54,9 @@ func Object(file string, data []byte, strict bool) (map[string]any, error) {
 			line, col := LineCol(data, int64(x.Offset)+1)
 			errs = append(errs, &Error{File: file, Line: line, Col: col, Problem: x.Problem()})
 		}
-		return nil, errors.Join(errs...)
+		return errors.Join(errs...)
 	}
-	return top, nil
+	return nil
 }
 
 // ErrEmpty is Object's error for a file with nothing but spaces and comments.
@@ -156,8 +165,10 @@ func syntaxError(file string, err error, data []byte) error {
 	case errors.As(err, &syn):
 		line, col := LineCol(data, syn.Offset)
 		return &Error{File: file, Line: line, Col: col, Problem: "not valid JSON: " + syntaxProblem(syn)}
-	case errors.As(err, &typ):
+	case errors.As(err, &typ) && typ.Field == "":
 		return &Error{File: file, Problem: "the top level must be a JSON object such as {\"mcpServers\": {...}}"}
+	case errors.As(err, &typ):
+		return &Error{File: file, Problem: fmt.Sprintf("%s: expected %s, got a JSON %s", typ.Field, kindName(typ.Type.Kind().String()), typ.Value)}
 	}
 	return &Error{File: file, Problem: "not valid JSON"}
 }
@@ -189,4 +200,19 @@ func LineCol(data []byte, offset int64) (line, col int) {
 	line = 1 + bytes.Count(data[:offset], []byte("\n"))
 	col = int(offset) - bytes.LastIndexByte(data[:offset], '\n')
 	return line, col
+}
+
+// kindName says a Go kind as a JSON reader would.
+func kindName(kind string) string {
+	switch kind {
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "a list"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	}
+	return kind
 }
