@@ -1,0 +1,316 @@
+package registry
+
+// How an entry becomes servers to watch, in the client config shape
+// internal/config decodes ({"type", "url", "headers"} or {"command",
+// "args", "env"}).
+//
+// Every value the user must supply becomes a ${VAR} reference named after
+// the server and the input, upper-cased with "_" for any other character:
+// the header X-API-Key of io.github.acme/weather reads
+// ${IO_GITHUB_ACME_WEATHER_X_API_KEY}. A non-secret input with a default
+// reads ${VAR:-default}; a secret one never gets a value, whatever the
+// entry says. An input with a fixed value (not secret) is written as it is.
+// An optional input with no value and no default is left out.
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Def is one server to watch, from an entry.
+type Def struct {
+	Name  string         // the entry's name, with @TYPE when the entry gives several servers
+	Entry string         // the entry's name
+	Kind  string         // streamable-http, sse, or the package's registry type
+	Spec  map[string]any // the server in the client config shape
+	Vars  []string       // the variables its references name, which the user must set (those with a default included)
+}
+
+// Skipped is an entry, or a part of one, that is not watched, and why.
+type Skipped struct {
+	Entry  string
+	Reason string
+}
+
+// Defs turns entries into servers to watch; with packages, package entries
+// too (they run the package: someone else's code).
+func Defs(entries []Entry, packages bool) ([]Def, []Skipped) {
+	var defs []Def
+	var skipped []Skipped
+	for _, e := range entries {
+		d, s := e.defs(packages)
+		defs = append(defs, d...)
+		skipped = append(skipped, s...)
+	}
+	return defs, skipped
+}
+
+func (e Entry) defs(packages bool) ([]Def, []Skipped) {
+	var defs []Def
+	var skipped []Skipped
+	for _, r := range e.Remotes {
+		d, err := e.remoteDef(r)
+		if err != "" {
+			skipped = append(skipped, Skipped{e.Name, err})
+			continue
+		}
+		defs = append(defs, d)
+	}
+	for _, p := range e.Packages {
+		if !packages {
+			skipped = append(skipped, Skipped{e.Name, fmt.Sprintf("a %s package: runs someone else's code, so it is imported only with packages: true", p.RegistryType)})
+			continue
+		}
+		d, err := e.packageDef(p)
+		if err != "" {
+			skipped = append(skipped, Skipped{e.Name, err})
+			continue
+		}
+		defs = append(defs, d)
+	}
+	if len(e.Remotes) == 0 && len(e.Packages) == 0 {
+		skipped = append(skipped, Skipped{e.Name, "neither a remote nor a package"})
+	}
+	// One server keeps the entry's name; several are told apart by kind.
+	if len(defs) > 1 {
+		count := map[string]int{}
+		for i := range defs {
+			count[defs[i].Kind]++
+			defs[i].Name = e.Name + "@" + defs[i].Kind
+			if n := count[defs[i].Kind]; n > 1 {
+				defs[i].Name += fmt.Sprintf("-%d", n)
+			}
+		}
+	}
+	return defs, skipped
+}
+
+func (e Entry) remoteDef(r Remote) (Def, string) {
+	var typ string
+	switch r.Type {
+	case "streamable-http", "streamable", "http":
+		typ = "http"
+	case "sse":
+		typ = "sse"
+	default:
+		return Def{}, fmt.Sprintf("a remote of type %q, which is neither streamable-http nor sse", r.Type)
+	}
+	if r.URL == "" {
+		return Def{}, "a remote without a url"
+	}
+	v := vars{server: e.Name}
+	spec := map[string]any{"type": typ, "url": v.template(r.URL, r.Variables)}
+	headers := map[string]any{}
+	for _, h := range r.Headers {
+		if h.Name == "" {
+			continue
+		}
+		if val, ok := v.input(h.Name, h); ok {
+			headers[h.Name] = val
+		}
+	}
+	if len(headers) > 0 {
+		spec["headers"] = headers
+	}
+	return Def{Name: e.Name, Entry: e.Name, Kind: r.Type, Spec: spec, Vars: v.names}, ""
+}
+
+func (e Entry) packageDef(p Package) (Def, string) {
+	if p.Transport != "" && p.Transport != "stdio" {
+		return Def{}, fmt.Sprintf("a %s package serving %s: mcpwatch watches a running server's URL, and does not start one", p.RegistryType, p.Transport)
+	}
+	if p.Identifier == "" {
+		return Def{}, fmt.Sprintf("a %s package without an identifier", p.RegistryType)
+	}
+	v := vars{server: e.Name}
+	args := func(list []Input) []any {
+		var out []any
+		for _, a := range list {
+			out = append(out, v.argument(a)...)
+		}
+		return out
+	}
+	env := map[string]any{}
+	for _, in := range p.Env {
+		if in.Name == "" {
+			continue
+		}
+		if val, ok := v.input(in.Name, in); ok {
+			env[in.Name] = val
+		}
+	}
+	runtime, pkgArgs := args(p.RuntimeArgs), args(p.PackageArgs)
+	var command string
+	var argv []any
+	switch p.RegistryType {
+	case "npm":
+		command, argv = "npx", []any{"-y", literal(versioned(p.Identifier, "@", p.Version))}
+	case "pypi":
+		command, argv = "uvx", []any{literal(versioned(p.Identifier, "==", p.Version))}
+	case "nuget":
+		command, argv = "dnx", []any{literal(versioned(p.Identifier, "@", p.Version)), "--yes"}
+	case "oci":
+		command, argv = "docker", []any{"run", "-i", "--rm"}
+		for _, name := range sortedKeys(env) {
+			argv = append(argv, "-e", name)
+		}
+		argv = append(argv, runtime...)
+		runtime = nil
+		image := p.Identifier
+		if p.Version != "" && !strings.Contains(image[strings.LastIndex(image, "/")+1:], ":") {
+			image += ":" + p.Version
+		}
+		argv = append(argv, literal(image))
+	default:
+		return Def{}, fmt.Sprintf("a %s package, which mcpwatch cannot start (npm, pypi, nuget and oci it can)", p.RegistryType)
+	}
+	if p.RuntimeHint != "" {
+		command = literal(p.RuntimeHint)
+	}
+	if len(runtime) > 0 && p.RegistryType != "oci" {
+		// Runtime arguments replace the runtime's defaults ("-y" for npx).
+		if p.RegistryType == "npm" {
+			argv = argv[1:]
+		}
+		argv = append(runtime, argv...)
+	}
+	spec := map[string]any{"command": command, "args": append(argv, pkgArgs...)}
+	if len(env) > 0 {
+		spec["env"] = env
+	}
+	return Def{Name: e.Name, Entry: e.Name, Kind: p.RegistryType, Spec: spec, Vars: v.names}, ""
+}
+
+func versioned(id, sep, version string) string {
+	if version == "" {
+		return id
+	}
+	return id + sep + version
+}
+
+// vars writes the references of one server's inputs and remembers the
+// variables they name.
+type vars struct {
+	server string
+	names  []string
+}
+
+// ref is a reference to the variable of input name: with the default,
+// unless the input is secret (a secret never gets a value from the entry).
+func (v *vars) ref(name string, in Input) string {
+	varName := envName(v.server + "_" + name)
+	if !contains(v.names, varName) {
+		v.names = append(v.names, varName)
+	}
+	if in.Default != "" && !in.Secret && !strings.Contains(in.Default, "}") {
+		return "${" + varName + ":-" + literal(in.Default) + "}"
+	}
+	return "${" + varName + "}"
+}
+
+// input is the value of a header, a variable or an argument; ok is false
+// for an optional input left out.
+func (v *vars) input(name string, in Input) (string, bool) {
+	switch {
+	case in.Value != "" && (!in.Secret || templateRef.MatchString(in.Value)):
+		return v.template(in.Value, in.Variables), true
+	case in.Required || in.Secret || in.Default != "":
+		return v.ref(name, in), true
+	}
+	return "", false
+}
+
+// argument is a package argument as command-line words.
+func (v *vars) argument(a Input) []any {
+	switch a.Type {
+	case "named":
+		if a.Value == "" && a.ValueHint == "" && !a.Required && a.Default == "" {
+			return []any{literal(a.Name)} // a flag of its own
+		}
+		val, ok := v.input(strings.TrimLeft(a.Name, "-"), a)
+		if !ok {
+			return nil
+		}
+		return []any{literal(a.Name) + "=" + val}
+	default: // positional
+		name := a.ValueHint
+		if name == "" {
+			name = a.Name
+		}
+		if a.Value == "" && name == "" {
+			return nil
+		}
+		val, ok := v.input(name, a)
+		if !ok {
+			return nil
+		}
+		return []any{val}
+	}
+}
+
+var templateRef = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// template rewrites a value with {variable} templates: each one a variable
+// of the value becomes its reference (or its fixed value); the text around
+// is literal.
+func (v *vars) template(s string, variables map[string]Input) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range templateRef.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(literal(s[last:m[0]]))
+		name := s[m[2]:m[3]]
+		in, ok := variables[name]
+		switch {
+		case !ok:
+			b.WriteString(literal(s[m[0]:m[1]])) // unknown: kept as written, as the format says
+		case in.Value != "" && !in.Secret:
+			b.WriteString(literal(in.Value))
+		default:
+			b.WriteString(v.ref(name, in))
+		}
+		last = m[1]
+	}
+	b.WriteString(literal(s[last:]))
+	return b.String()
+}
+
+// envName makes a variable name: upper case, any other character "_".
+func envName(s string) string {
+	var b strings.Builder
+	underscore := false
+	for _, r := range strings.ToUpper(s) {
+		ok := r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		switch {
+		case ok:
+			b.WriteRune(r)
+			underscore = false
+		case !underscore && b.Len() > 0:
+			b.WriteByte('_')
+			underscore = true
+		}
+	}
+	return strings.TrimRight(b.String(), "_")
+}
+
+// literal escapes a value mcpwatch must not expand.
+func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
