@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -25,7 +27,7 @@ import (
 // is seconds, a float, in a field named *_seconds; times are RFC 3339.
 type apiServer struct {
 	Name            string                  `json:"name"`
-	State           State                   `json:"state"`
+	State           verdict.State           `json:"state"`
 	Transport       probe.Transport         `json:"transport"`
 	Schedule        string                  `json:"schedule"`
 	IntervalSeconds float64                 `json:"interval_seconds,omitempty"`
@@ -81,7 +83,7 @@ func newAPIServer(dt details) apiServer {
 		Failures:        st.Failures,
 		Skipped:         dt.Skipped,
 	}
-	a.OK = a.State == StateOK
+	a.OK = a.State == verdict.StateOK
 	if !st.LastSuccess.IsZero() {
 		t := st.LastSuccess
 		a.LastSuccess = &t
@@ -202,7 +204,7 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 // a terminal: what the server sent goes through sanitize.Text.
 // withTranscript is false for a request that waited for a scheduled probe,
 // which records none.
-func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st metrics.ServerStatus, withTranscript bool) {
+func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st status.Server, withTranscript bool) {
 	fmt.Fprintf(b, "Probe of server %q\n\n", name)
 	fmt.Fprintf(b, "state:            %s\n", stateOf(res, st.Diff))
 	fmt.Fprintf(b, "ok:               %t\n", res.OK)

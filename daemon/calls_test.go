@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -44,11 +45,11 @@ func TestDaemonCalls(t *testing.T) {
 	})
 	h := start(t, path, Options{})
 
-	st := h.waitState("report", StateCallFailed)
+	st := h.waitState("report", verdict.StateCallFailed)
 	if len(st.Calls) != 2 || st.Calls[0].Reason != "is_error" || !strings.Contains(st.Calls[0].Message, probetest.CallFailureText) {
 		t.Fatalf("calls: %+v", st.Calls)
 	}
-	h.waitState("healthy", StateOK)
+	h.waitState("healthy", verdict.StateOK)
 	waitFor(t, "both servers' calls", func() bool {
 		m := h.metricsText()
 		return strings.Contains(m, `mcpwatch_call_success{server="report",tool="fetch_daily_report"} 0`) &&

@@ -3,8 +3,8 @@ package daemon
 import (
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
-	"github.com/mcpwatch/mcpwatch/metrics"
 )
 
 // callsView is a server's canary calls as the pages show them: "calls 3/3
@@ -44,7 +44,7 @@ type callFailure struct {
 	Response string // what came back, as each attempt's one line
 }
 
-func newCallsView(st metrics.ServerStatus, schedule string) callsView {
+func newCallsView(st status.Server, schedule string) callsView {
 	v := callsView{Total: len(st.Calls), Schedule: schedule}
 	for _, c := range st.Calls {
 		t := callTool{Tool: c.Tool, Calls: c.Calls}
@@ -88,7 +88,7 @@ type apiCall struct {
 	Failures        map[contracts.Reason]uint64 `json:"failures,omitempty"`
 }
 
-func newAPICalls(st metrics.ServerStatus) []apiCall {
+func newAPICalls(st status.Server) []apiCall {
 	var out []apiCall
 	for _, c := range st.Calls {
 		a := apiCall{Tool: c.Tool, Calls: c.Calls, Failures: c.Failures}

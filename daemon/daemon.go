@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
@@ -119,7 +120,7 @@ func (o Options) withDefaults() Options {
 }
 
 // Daemon probes the configured servers on their schedules and keeps their
-// latest status. It implements metrics.Source.
+// latest status. It implements status.Source.
 type Daemon struct {
 	opts  Options
 	log   *zap.Logger
@@ -171,7 +172,7 @@ type Daemon struct {
 	prio          *priority
 }
 
-var _ metrics.Source = (*Daemon)(nil)
+var _ status.Source = (*Daemon)(nil)
 
 // ErrClosed is returned by what a closed Daemon can no longer do.
 var ErrClosed = errors.New("daemon is shut down")
@@ -320,11 +321,11 @@ func (d *Daemon) firstDone(name string) {
 }
 
 // Statuses returns the status of every configured server, sorted by name.
-// It implements metrics.Source.
-func (d *Daemon) Statuses() []metrics.ServerStatus {
+// It implements status.Source.
+func (d *Daemon) Statuses() []status.Server {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	out := make([]metrics.ServerStatus, len(d.names))
+	out := make([]status.Server, len(d.names))
 	for i, name := range d.names {
 		out[i] = d.servers[name].snapshot()
 	}

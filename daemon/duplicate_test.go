@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -19,7 +20,7 @@ func TestDuplicateToolNamesAreExported(t *testing.T) {
 		"servers":  map[string]any{"dup": stdioServer(probetest.Config{Tools: tools}, nil)},
 	})
 	h := start(t, path, Options{})
-	st := h.waitState("dup", StateOK)
+	st := h.waitState("dup", verdict.StateOK)
 	if got := strings.Join(st.Diff.Duplicate, ","); got != "list_report_dates" {
 		t.Errorf("API diff.duplicate = %q, want list_report_dates", got)
 	}
@@ -42,7 +43,7 @@ func TestLoggedToolNamesAreSanitized(t *testing.T) {
 		"servers":  map[string]any{"hostile": s},
 	})
 	h := start(t, path, Options{})
-	h.waitState("hostile", StateForbidden)
+	h.waitState("hostile", verdict.StateForbidden)
 	found := false
 	for _, e := range h.logs.All() {
 		for _, f := range e.Context {

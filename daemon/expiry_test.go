@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -31,12 +32,12 @@ func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	})
 	h := start(t, path, Options{})
 
-	h.waitState("report", StateOK)
+	h.waitState("report", verdict.StateOK)
 
 	if err := os.WriteFile(token, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st := h.waitState("report", StateMissing)
+	st := h.waitState("report", verdict.StateMissing)
 	if got := strings.Join(st.Diff.Missing, " "); got != "fetch_daily_report list_report_dates" {
 		t.Errorf("missing = %q, want both report tools", got)
 	}
@@ -67,7 +68,7 @@ func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	if err := os.WriteFile(token, []byte("example-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.waitState("report", StateOK)
+	h.waitState("report", verdict.StateOK)
 	if m := h.metricsText(); !strings.Contains(m, `mcpwatch_tools_missing{server="report"} 0`) {
 		t.Errorf("/metrics after the token came back lacks missing 0")
 	}
@@ -111,7 +112,7 @@ func TestMissingSecretFile(t *testing.T) {
 	})
 	h := start(t, path, Options{})
 
-	st := h.waitState("report", StateFailed)
+	st := h.waitState("report", verdict.StateFailed)
 	if st.Reason != probe.ReasonConfig {
 		t.Errorf("reason = %q, want %q", st.Reason, probe.ReasonConfig)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
-	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -45,7 +45,7 @@ type flight struct {
 
 	// Set before done is closed.
 	res      *probe.Result
-	st       metrics.ServerStatus
+	st       status.Server
 	recorded bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -14,7 +15,7 @@ import (
 type Record struct {
 	Seq             uint64        `json:"seq"`
 	Trigger         string        `json:"trigger"` // "schedule" or "request" (/probe)
-	State           State         `json:"state"`
+	State           verdict.State `json:"state"`
 	Started         time.Time     `json:"started"`
 	Duration        time.Duration `json:"-"`
 	DurationSeconds float64       `json:"duration_seconds"`
@@ -74,7 +75,7 @@ func (h *history) add(r Record) {
 		r.Forbidden = sameOr(prev.Forbidden, r.Forbidden)
 	}
 	h.all.add(r)
-	if r.State != StateOK {
+	if r.State != verdict.StateOK {
 		h.failed.add(r)
 	}
 }

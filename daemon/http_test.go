@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -27,7 +28,7 @@ func TestEndpoints(t *testing.T) {
 	})
 	writeFile(t, dir, "token", "")
 	h := start(t, path, Options{})
-	h.waitState("report", StateMissing)
+	h.waitState("report", verdict.StateMissing)
 	waitFor(t, "readiness after the first round", h.d.Ready)
 
 	tests := []struct {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -22,13 +23,13 @@ func TestTransitionLogShape(t *testing.T) {
 		},
 	})
 	h := start(t, path, Options{})
-	h.waitState("report", StateMissing)
-	h.waitState("stall", StateFailed)
+	h.waitState("report", verdict.StateMissing)
+	h.waitState("stall", verdict.StateFailed)
 	writeFile(t, dir, "token", "example-token")
 	if code, body := h.get("/probe?server=report"); code != 200 {
 		t.Fatalf("/probe = %d %s", code, body)
 	}
-	h.waitState("report", StateOK)
+	h.waitState("report", verdict.StateOK)
 
 	fields := func(server, msg string) map[string]any {
 		for _, e := range h.logs.All() {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -152,7 +153,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // waitState waits until the server's state is want and returns its status.
-func (h *harness) waitState(name string, want State) apiServer {
+func (h *harness) waitState(name string, want verdict.State) apiServer {
 	h.t.Helper()
 	var last apiServer
 	waitFor(h.t, "server "+name+" to be "+string(want), func() bool {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -111,7 +112,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		"servers":  map[string]any{"report": server, quoted: server},
 	})
 	h := start(t, path, Options{})
-	h.waitState("report", StateOK)
+	h.waitState("report", verdict.StateOK)
 	waitFor(t, "readiness after the first round", h.d.Ready)
 
 	for _, encoding := range []string{"gzip", ""} {

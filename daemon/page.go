@@ -15,7 +15,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -51,7 +52,7 @@ type row struct {
 	Href      string // this server's page, relative to the root of the routes (as APIHref and ProbeHref)
 	APIHref   string
 	ProbeHref string // a debug probe now
-	State     State
+	State     verdict.State
 	Transport probe.Transport
 	Schedule  string
 	Era       probe.Era
@@ -214,7 +215,7 @@ type banner struct {
 
 // stateCount is one state's count, a link that filters on it.
 type stateCount struct {
-	State    State
+	State    verdict.State
 	Severity string
 	Count    int
 	Href     string
@@ -228,46 +229,9 @@ type pageLink struct {
 	Gap     bool // "…" between far-apart links
 }
 
-// stateOrder is the order of the states on the status page: the ones that
-// page someone first, in the verdict package's order of severity (a failed
-// probe, a forbidden tool, a missing one), then the ones that need a look,
-// then the rest. A state not listed (a newer verdict) sorts with the
-// warnings, between the critical ones and pending.
-var stateOrder = map[State]int{
-	StateFailed:    0,
-	StateForbidden: 1,
-	StateMissing:   2,
-	// A listed tool whose canary calls fail pages too (McpToolCallFailing).
-	StateCallFailed: 3,
-	StatePending:    8,
-	StateOK:         9,
-}
-
-func stateRank(st State) int {
-	if r, ok := stateOrder[st]; ok {
-		return r
-	}
-	return 5
-}
-
-// severityOf is the colour a state is shown in, the severity of the alert
-// it raises: the states McpProbeFailing, McpToolsMissing and
-// McpForbiddenToolPresent and McpToolCallFailing page for are critical
-// (red).
-func severityOf(st State) string {
-	switch st {
-	case StateFailed, StateMissing, StateForbidden, StateCallFailed:
-		return "critical"
-	case StateOK:
-		return "ok"
-	case StatePending:
-		return "pending"
-	}
-	return "warning"
-}
-
-// isProblem reports whether a state counts as a problem in the title.
-func isProblem(st State) bool { return st != StateOK && st != StatePending }
+// severityOf is the colour a state is shown in: its verdict level, the
+// severity of the alert it raises.
+func severityOf(st verdict.State) string { return string(st.Level()) }
 
 // indexQuery is what the status page's URL asks for.
 type indexQuery struct {
@@ -314,8 +278,8 @@ func (q indexQuery) href() string {
 // entry is one server as the status page sorts and filters it, before a
 // row is built for the servers on the page shown.
 type entry struct {
-	status metrics.ServerStatus
-	state  State
+	status status.Server
+	state  verdict.State
 }
 
 // matches is the text filter: a case-insensitive substring of the name,
@@ -371,12 +335,12 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	}
 	statuses := d.Statuses()
 	view.Total = len(statuses)
-	counts := map[State]int{}
+	counts := map[verdict.State]int{}
 	lowerQ := strings.ToLower(q.q)
 	entries := make([]entry, 0, len(statuses))
 	for i := range statuses {
 		e := entry{status: statuses[i], state: stateOfStatus(statuses[i])}
-		if isProblem(e.state) {
+		if e.state.Problem() {
 			view.Problems++ // of the whole fleet, whatever the filters
 		}
 		if !e.matches(lowerQ) {
@@ -389,11 +353,11 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	}
 	// The counts are of the servers the text filter lets through, so a
 	// state link shows what it would list.
-	var states []State
+	var states []verdict.State
 	for st := range counts {
 		states = append(states, st)
 	}
-	slices.SortFunc(states, func(a, b State) int { return cmp.Or(stateRank(a)-stateRank(b), strings.Compare(string(a), string(b))) })
+	slices.SortFunc(states, func(a, b verdict.State) int { return cmp.Or(a.Rank()-b.Rank(), strings.Compare(string(a), string(b))) })
 	for _, st := range states {
 		link := q
 		link.state, link.page = string(st), 1
@@ -411,7 +375,7 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	}
 
 	slices.SortFunc(entries, func(a, b entry) int {
-		return cmp.Or(stateRank(a.state)-stateRank(b.state), strings.Compare(a.status.Name, b.status.Name))
+		return cmp.Or(a.state.Rank()-b.state.Rank(), strings.Compare(a.status.Name, b.status.Name))
 	})
 	view.Matching = len(entries)
 	view.Pages = max(1, (len(entries)+q.perPage-1)/q.perPage)
@@ -457,7 +421,7 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 
 // newIndexRow is a row of the status page: newRow, with the lists and the
 // error cut to what fits a line.
-func newIndexRow(st metrics.ServerStatus, now time.Time) row {
+func newIndexRow(st status.Server, now time.Time) row {
 	r := newRow(details{Status: st}, now)
 	r.Missing, r.MissingMore = cutNames(r.Missing)
 	r.Forbidden, r.ForbiddenMore = cutNames(r.Forbidden)

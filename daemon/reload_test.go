@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -24,8 +25,8 @@ func TestReload(t *testing.T) {
 		"servers":  map[string]any{"alpha": healthy, "beta": healthy},
 	})
 	h := start(t, path, Options{EnableLifecycle: true})
-	h.waitState("alpha", StateOK)
-	h.waitState("beta", StateOK)
+	h.waitState("alpha", verdict.StateOK)
+	h.waitState("beta", verdict.StateOK)
 	if m := h.metricsText(); !hasSample(m, "mcpwatch_config_last_reload_successful 1") {
 		t.Fatalf("reload metric is not 1 at start")
 	}
@@ -77,7 +78,7 @@ func TestReload(t *testing.T) {
 	if code, _ := h.get("/server/beta"); code != http.StatusNotFound {
 		t.Errorf("GET /server/beta = %d, want 404", code)
 	}
-	h.waitState("gamma", StateOK)
+	h.waitState("gamma", verdict.StateOK)
 	if m := h.metricsText(); !strings.Contains(m, `mcpwatch_probe_success{server="gamma"} 1`) {
 		t.Errorf("/metrics lacks the added server gamma")
 	}
@@ -93,7 +94,7 @@ func TestLockFileChangesArePickedUp(t *testing.T) {
 		"servers":  map[string]any{"report": stdioServer(probetest.Config{}, nil)},
 	})
 	h := start(t, path, Options{})
-	st := h.waitState("report", StateOK)
+	st := h.waitState("report", verdict.StateOK)
 	if st.ToolsExpected != 1 || len(st.Diff.Extra) != 1 {
 		t.Fatalf("expected/extra = %d/%v, want 1 and list_report_dates extra", st.ToolsExpected, st.Diff.Extra)
 	}
@@ -103,7 +104,7 @@ func TestLockFileChangesArePickedUp(t *testing.T) {
 	if err := os.Rename(dir+"/next.json", lock); err != nil {
 		t.Fatal(err)
 	}
-	st = h.waitState("report", StateMissing)
+	st = h.waitState("report", verdict.StateMissing)
 	if strings.Join(st.Diff.Missing, " ") != "send_report" {
 		t.Errorf("missing = %v, want [send_report]", st.Diff.Missing)
 	}
@@ -116,7 +117,7 @@ func TestLockFileChangesArePickedUp(t *testing.T) {
 	}
 	seen := h.status("report").Probes
 	waitFor(t, "two probes after the lock broke", func() bool { return h.status("report").Probes >= seen+2 })
-	if st := h.status("report"); st.State != StateMissing || st.ToolsExpected != 3 {
+	if st := h.status("report"); st.State != verdict.StateMissing || st.ToolsExpected != 3 {
 		t.Errorf("after a malformed lock: state %s expected %d, want the last good lock (missing, 3)", st.State, st.ToolsExpected)
 	}
 	errorsLogged := 0
@@ -134,7 +135,7 @@ func TestLockFileChangesArePickedUp(t *testing.T) {
 	}
 	waitFor(t, "the server to be unlocked once the lock is gone", func() bool {
 		st := h.status("report")
-		return !st.Diff.Locked && st.State == StateOK
+		return !st.Diff.Locked && st.State == verdict.StateOK
 	})
 }
 
@@ -160,7 +161,7 @@ func TestLockChangeLeavesNoStaleSeries(t *testing.T) {
 		"servers":  map[string]any{"report": stdioServer(probetest.Config{}, nil)},
 	})
 	h := start(t, path, Options{})
-	h.waitState("report", StateMissing)
+	h.waitState("report", verdict.StateMissing)
 	relock := func(content string) {
 		t.Helper()
 		writeFile(t, dir, "next.json", content)
@@ -171,7 +172,7 @@ func TestLockChangeLeavesNoStaleSeries(t *testing.T) {
 
 	relock(`{"report": ["fetch_daily_report", "list_report_dates"]}`)
 	waitFor(t, "gone_tool's series to go", func() bool { return !strings.Contains(h.metricsText(), `tool="gone_tool"`) })
-	if st := h.status("report"); st.State != StateOK || st.Probes != 1 {
+	if st := h.status("report"); st.State != verdict.StateOK || st.Probes != 1 {
 		t.Errorf("state %s after %d probes, want ok from the one probe", st.State, st.Probes)
 	}
 

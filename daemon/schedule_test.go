@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -149,11 +150,11 @@ func TestEraIsRememberedAndForgotten(t *testing.T) {
 	}
 
 	lister.failWith500.Store(true)
-	if st := probeOnce(); st.State != StateFailed || st.Reason != probe.ReasonHTTPStatus {
+	if st := probeOnce(); st.State != verdict.StateFailed || st.Reason != probe.ReasonHTTPStatus {
 		t.Fatalf("state %q reason %q, want failed with http_status", st.State, st.Reason)
 	}
 	lister.failWith500.Store(false)
-	if st := probeOnce(); st.State != StateOK {
+	if st := probeOnce(); st.State != verdict.StateOK {
 		t.Fatalf("state %q (reason %q) once the server is back, want ok", st.State, st.Reason)
 	}
 	if n := ts.Received("server/discover"); n != 2 {
@@ -217,9 +218,9 @@ func TestNextAfterSkipsMissedFirings(t *testing.T) {
 // push the last failure out.
 func TestHistoryKeepsFailures(t *testing.T) {
 	h := newHistory(3)
-	h.add(Record{Seq: 1, State: StateFailed, Reason: probe.ReasonTimeout})
+	h.add(Record{Seq: 1, State: verdict.StateFailed, Reason: probe.ReasonTimeout})
 	for seq := uint64(2); seq <= 10; seq++ {
-		h.add(Record{Seq: seq, State: StateOK})
+		h.add(Record{Seq: seq, State: verdict.StateOK})
 	}
 	got := h.records()
 	var seqs []uint64

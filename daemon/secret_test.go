@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -32,7 +33,7 @@ func TestServerEchoingItsTokenLeaksItNowhere(t *testing.T) {
 		}
 		return "", false
 	}})
-	st := h.waitState("echo", StateFailed)
+	st := h.waitState("echo", verdict.StateFailed)
 	const said = "auth failed for token <redacted>"
 	if !strings.Contains(st.StderrTail, said) {
 		t.Errorf("stderr tail %q, want the server's line with the token scrubbed: %q", st.StderrTail, said)
@@ -109,7 +110,7 @@ func TestServerEchoingItsTokenInToolsLeaksItNowhere(t *testing.T) {
 		}
 		return "", false
 	}})
-	st := h.waitState("hostile", StateForbidden)
+	st := h.waitState("hostile", verdict.StateForbidden)
 	if !slices.Equal(st.Diff.Extra, []string{"leak_<redacted>"}) {
 		t.Errorf("extra tools %q, want the name scrubbed", st.Diff.Extra)
 	}

@@ -8,11 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/lockstore"
-	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -44,7 +44,7 @@ type server struct {
 	// two at once. A scheduled firing that finds one is skipped; a /probe
 	// request waits for it (see flight.go).
 	flight    *flight
-	status    metrics.ServerStatus
+	status    status.Server
 	era       probe.Era // the era the last successful probe found; "" to detect
 	history   history
 	judgement *judgement // of the last probe; nil before the first
@@ -74,7 +74,7 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 		cfg:      cfg,
 		sched:    sched,
 		interval: interval,
-		status: metrics.ServerStatus{
+		status: status.Server{
 			Name:      cfg.Name,
 			Transport: runner.Transport(cfg),
 			Schedule:  cfg.Schedule,
@@ -87,7 +87,7 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 
 // snapshot returns a copy of the status that shares nothing mutable with
 // the server: Failures is replaced, never written, once published.
-func (s *server) snapshot() metrics.ServerStatus {
+func (s *server) snapshot() status.Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status
@@ -119,13 +119,13 @@ func (s *server) setCalls(p serverPlan, gen uint64) {
 // keepCalls is the call status of the contracts cs: what calls has of a
 // tool still contracted, a fresh one for a new contract, nothing of a tool
 // whose contract is gone (its series vanish).
-func keepCalls(calls []metrics.CallStatus, cs []contracts.Contract) []metrics.CallStatus {
+func keepCalls(calls []status.Call, cs []contracts.Contract) []status.Call {
 	if len(cs) == 0 {
 		return nil
 	}
-	out := make([]metrics.CallStatus, len(cs))
+	out := make([]status.Call, len(cs))
 	for i, c := range cs {
-		out[i] = metrics.CallStatus{Tool: c.Tool}
+		out[i] = status.Call{Tool: c.Tool}
 		for _, old := range calls {
 			if old.Tool == c.Tool {
 				out[i] = old
@@ -140,7 +140,7 @@ func keepCalls(calls []metrics.CallStatus, cs []contracts.Contract) []metrics.Ca
 func (s *server) recordCalls(outcomes []contracts.Outcome) {
 	calls := slices.Clone(s.status.Calls)
 	for _, o := range outcomes {
-		i := slices.IndexFunc(calls, func(c metrics.CallStatus) bool { return c.Tool == o.Tool })
+		i := slices.IndexFunc(calls, func(c status.Call) bool { return c.Tool == o.Tool })
 		if i < 0 {
 			continue // its contract left while it ran
 		}
@@ -344,7 +344,7 @@ func keepVerdict(v judgement) *judgement {
 
 // details is what the server page and the JSON API show of one server.
 type details struct {
-	Status       metrics.ServerStatus
+	Status       status.Server
 	History      []Record
 	Skipped      uint64
 	Era          probe.Era // remembered for the next probe

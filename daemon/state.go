@@ -7,41 +7,26 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
-	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// State is the verdict on a server's last probe, as the status page, the
-// JSON API and the logs show it; the verdict package decides it.
-type State = verdict.State
-
-const (
-	StatePending   = verdict.StatePending
-	StateOK        = verdict.StateOK
-	StateMissing   = verdict.StateMissing
-	StateForbidden = verdict.StateForbidden
-	StateFailed    = verdict.StateFailed
-	// StateCallFailed: listed as locked, but a canary call broke its
-	// contract.
-	StateCallFailed = verdict.StateCallFailed
-)
-
 // stateOf judges one probe against its diff. A nil result is pending.
-func stateOf(res *probe.Result, diff lockstore.Diff) State {
-	return verdict.StateOf(res, diff)
+func stateOf(res *probe.Result, diff lockstore.Diff) verdict.State {
+	return verdict.JudgeServer(res, diff, nil).State
 }
 
 // stateOfStatus judges a server's last probe and its last canary calls.
-func stateOfStatus(st metrics.ServerStatus) State {
-	return verdict.StateWithCalls(st.Last, st.Diff, st.LatestCalls())
+func stateOfStatus(st status.Server) verdict.State {
+	return verdict.JudgeServer(st.Last, st.Diff, st.LatestCalls()).State
 }
 
 // failingCalls are the tools whose last call failed, in tool order.
-func failingCalls(calls []metrics.CallStatus) []string {
+func failingCalls(calls []status.Call) []string {
 	var out []string
 	for _, c := range calls {
 		if c.Last != nil && !c.Last.Passed && c.Last.Reason != contracts.ReasonProbeFailed {
@@ -55,31 +40,31 @@ func failingCalls(calls []metrics.CallStatus) []string {
 // same judgement make no line at info level, however their timings or error
 // wording differ; a change of the missing set or of the failure reason does.
 type judgement struct {
-	state     State
+	state     verdict.State
 	reason    probe.Reason
 	missing   []string
 	forbidden []string
 	calls     []string // tools whose last call failed
 }
 
-func verdictOf(res *probe.Result, diff lockstore.Diff, calls []metrics.CallStatus) judgement {
+func verdictOf(res *probe.Result, diff lockstore.Diff, calls []status.Call) judgement {
 	var latest []contracts.Outcome
 	for _, c := range calls {
 		if c.Last != nil {
 			latest = append(latest, *c.Last)
 		}
 	}
-	v := judgement{state: StatePending}
+	v := judgement{state: verdict.StatePending}
 	if res != nil {
-		v.state = verdict.StateWithCalls(res, diff, latest)
+		v.state = verdict.JudgeServer(res, diff, latest).State
 	}
 	switch v.state {
-	case StateFailed:
+	case verdict.StateFailed:
 		v.reason = res.Reason
-	case StateMissing, StateForbidden:
+	case verdict.StateMissing, verdict.StateForbidden:
 		v.missing, v.forbidden = diff.Missing, diff.Forbidden
 	}
-	if v.state != StateFailed {
+	if v.state != verdict.StateFailed {
 		v.calls = failingCalls(calls)
 	}
 	return v
@@ -96,16 +81,16 @@ func (v judgement) equal(o judgement) bool {
 func (v judgement) fields() []zap.Field {
 	f := []zap.Field{zap.String("was", string(v.state))}
 	switch v.state {
-	case StateFailed:
+	case verdict.StateFailed:
 		f = append(f, zap.String("was_reason", string(v.reason)))
-	case StateMissing, StateForbidden:
+	case verdict.StateMissing, verdict.StateForbidden:
 		if len(v.missing) > 0 {
 			f = append(f, names("was_missing", v.missing))
 		}
 		if len(v.forbidden) > 0 {
 			f = append(f, names("was_forbidden", v.forbidden))
 		}
-	case StateCallFailed:
+	case verdict.StateCallFailed:
 		f = append(f, names("was_calls", v.calls))
 	}
 	return f
@@ -125,7 +110,7 @@ type transition struct {
 	now   judgement
 	res   *probe.Result
 	diff  lockstore.Diff
-	calls []metrics.CallStatus
+	calls []status.Call
 }
 
 func (t transition) changed() bool { return t.was == nil || !t.was.equal(t.now) }
@@ -142,23 +127,23 @@ func logTransition(log *zap.Logger, server string, t transition) {
 	}
 	level, msg := zapcore.WarnLevel, ""
 	switch now.state {
-	case StateOK:
+	case verdict.StateOK:
 		level, msg = zapcore.InfoLevel, "recovered"
 		fields = append(fields, zap.Int("tools", len(res.Tools)))
 		if diff.Locked {
 			fields = append(fields, zap.Int("expected", len(diff.Expected)))
 		}
-	case StateMissing:
+	case verdict.StateMissing:
 		msg = "locked tools missing"
 		fields = append(fields, names("missing", diff.Missing),
 			zap.Int("tools", len(res.Tools)), zap.Int("expected", len(diff.Expected)))
 		if len(diff.Forbidden) > 0 {
 			fields = append(fields, names("forbidden", diff.Forbidden))
 		}
-	case StateForbidden:
+	case verdict.StateForbidden:
 		msg = "forbidden tools present"
 		fields = append(fields, names("forbidden", diff.Forbidden), zap.Int("tools", len(res.Tools)))
-	case StateCallFailed:
+	case verdict.StateCallFailed:
 		msg = "tool calls failing"
 		fields = append(fields, names("calls", now.calls))
 		for _, c := range t.calls {
@@ -167,7 +152,7 @@ func logTransition(log *zap.Logger, server string, t transition) {
 				break
 			}
 		}
-	case StateFailed:
+	case verdict.StateFailed:
 		msg = "probe failed"
 		fields = append(fields, zap.String("reason", string(res.Reason)), zap.String("error", sanitize.Text(res.Error)))
 		if tail := stderrField(res.StderrTail); tail != "" {
@@ -176,7 +161,7 @@ func logTransition(log *zap.Logger, server string, t transition) {
 	}
 	if was == nil {
 		msg = "first probe: " + msg
-		if now.state == StateOK {
+		if now.state == verdict.StateOK {
 			msg = "first probe: ok"
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -16,8 +17,8 @@ import (
 
 // fleet is n servers of k locked tools each: most OK, one in 20 missing two
 // tools, one in 20 failing with a timeout.
-func fleet(n, k int) []metrics.ServerStatus {
-	statuses := make([]metrics.ServerStatus, n)
+func fleet(n, k int) []status.Server {
+	statuses := make([]status.Server, n)
 	for i := range statuses {
 		names := make([]string, k)
 		for j := range names {
@@ -29,7 +30,7 @@ func fleet(n, k int) []metrics.ServerStatus {
 			Tools: tools(names...), Pages: 1, Started: base,
 			Timings: probe.Timings{Connect: ms(30), Handshake: ms(20), Pages: []time.Duration{ms(10)}, Total: ms(60)},
 		}
-		st := metrics.ServerStatus{
+		st := status.Server{
 			Name: fmt.Sprintf("server-%04d", i), Transport: probe.TransportStdio, Interval: 30 * time.Second,
 			Last: ok, LastOK: ok, LastSuccess: base,
 			Diff:   lockstore.Diff{Locked: true, Expected: names},
@@ -49,7 +50,7 @@ func fleet(n, k int) []metrics.ServerStatus {
 
 // BenchmarkScrape1000x25 is one /metrics scrape of 1,000 servers with 25
 // locked tools each, through the Handler the daemon serves: the statuses
-// taken from the Source, written as text, then mcpwatch's own registry.
+// taken from the status.Source, written as text, then mcpwatch's own registry.
 func BenchmarkScrape1000x25(b *testing.B) {
 	benchmarkScrape(b, "")
 }

@@ -1,11 +1,15 @@
 package metrics
 
-import "github.com/mcpwatch/mcpwatch/internal/oauth"
+import (
+	"github.com/mcpwatch/mcpwatch/internal/oauth"
+
+	"github.com/mcpwatch/mcpwatch/daemon/status"
+)
 
 // The credential families render from the last probe's credential status:
 // a server whose credentials say nothing of their expiry has no series.
 
-func credentials(st *ServerStatus) (out struct {
+func credentials(st *status.Server) (out struct {
 	expiries bool
 	oauth    bool
 }) {
@@ -17,7 +21,7 @@ func credentials(st *ServerStatus) (out struct {
 	return out
 }
 
-func renderCredentialExpiry(t *TextWriter, st *ServerStatus) {
+func renderCredentialExpiry(t *TextWriter, st *status.Server) {
 	if !credentials(st).expiries {
 		return
 	}
@@ -34,7 +38,7 @@ func renderCredentialExpiry(t *TextWriter, st *ServerStatus) {
 
 // renderRefreshFailures writes every known reason from 0, as the probe
 // failures do, so increase() counts the first failure.
-func renderRefreshFailures(t *TextWriter, st *ServerStatus) {
+func renderRefreshFailures(t *TextWriter, st *status.Server) {
 	if !credentials(st).oauth {
 		return
 	}
@@ -43,7 +47,7 @@ func renderRefreshFailures(t *TextWriter, st *ServerStatus) {
 	}
 }
 
-func renderLastRefresh(t *TextWriter, st *ServerStatus) {
+func renderLastRefresh(t *TextWriter, st *status.Server) {
 	if credentials(st).oauth && !st.Last.Credentials.LastRefresh.IsZero() {
 		t.sample(unixSeconds(st.Last.Credentials.LastRefresh))
 	}

@@ -51,7 +51,7 @@ type family struct {
 	prefixes []string
 }
 
-// descs is the table of every metric rendered from a ServerStatus: the one
+// descs is the table of every metric rendered from a status.Server: the one
 // place their names, HELP texts, types and labels are written. The text
 // writer renders from it and Names reads it back.
 type descs struct {

@@ -5,30 +5,30 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
-	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// source is a Source whose statuses a test changes between scrapes, as the
-// daemon does between probes and reloads.
+// source is a status.Source whose statuses a test changes between scrapes,
+// as the daemon does between probes and reloads.
 type source struct {
 	mu       sync.Mutex
-	statuses []metrics.ServerStatus
+	statuses []status.Server
 }
 
-func newSource(statuses ...metrics.ServerStatus) *source {
+func newSource(statuses ...status.Server) *source {
 	return &source{statuses: statuses}
 }
 
-func (s *source) Statuses() []metrics.ServerStatus {
+func (s *source) Statuses() []status.Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.statuses)
 }
 
-func (s *source) set(statuses ...metrics.ServerStatus) {
+func (s *source) set(statuses ...status.Server) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.statuses = statuses
@@ -55,7 +55,7 @@ func tools(names ...string) []probe.Tool {
 //     credential of the example report server);
 //   - scratch: OK, no lock entry, lists a forbidden tool;
 //   - search: the last probe timed out; an earlier one succeeded over SSE.
-func fixtureStatuses() []metrics.ServerStatus {
+func fixtureStatuses() []status.Server {
 	github := &probe.Result{
 		OK: true, Transport: probe.TransportHTTP, Era: probe.EraModern,
 		ProtocolVersion: probe.VersionModern, ServerName: "github-mcp-server", ServerVersion: "1.4.0",
@@ -101,7 +101,7 @@ func fixtureStatuses() []metrics.ServerStatus {
 		Started: base.Add(3 * time.Second),
 		Timings: probe.Timings{Connect: ms(50), Handshake: ms(100), Total: 10 * time.Second},
 	}
-	return []metrics.ServerStatus{
+	return []status.Server{
 		{
 			Name: "github", Transport: probe.TransportHTTP, Schedule: "@every 30s", Interval: 30 * time.Second,
 			Last: github, LastOK: github, LastSuccess: base.Add(ms(400)),
@@ -110,7 +110,7 @@ func fixtureStatuses() []metrics.ServerStatus {
 				Extra: []string{"get_me"}, SchemaChanged: []string{"search_code"},
 			},
 			Probes: 120, Failures: map[probe.Reason]uint64{probe.ReasonTimeout: 2},
-			Calls: []metrics.CallStatus{
+			Calls: []status.Call{
 				{Tool: "get_me", Calls: 2, Last: &contracts.Outcome{Tool: "get_me", Passed: true, Started: base, Duration: ms(25)}},
 				{Tool: "list_issues"}, // contracted, not called yet
 			},
@@ -128,7 +128,7 @@ func fixtureStatuses() []metrics.ServerStatus {
 			},
 			Probes: 50,
 			// Its credential expired: the canary call fails too.
-			Calls: []metrics.CallStatus{{
+			Calls: []status.Call{{
 				Tool: "list_reports", Calls: 4,
 				Last: &contracts.Outcome{Tool: "list_reports", Reason: contracts.ReasonIsError,
 					Message: "status: expected success, got isError: 401", Started: base.Add(2 * time.Second), Duration: ms(40)},

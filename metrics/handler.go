@@ -15,6 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 )
 
 // Logger receives the errors of a scrape; *log.Logger is one.
@@ -50,12 +52,12 @@ var compress = func() func(http.Handler) http.HandlerFunc {
 	return wrap
 }()
 
-// Handler serves /metrics: the statuses of a Source written by a
+// Handler serves /metrics: the statuses of a status.Source written by a
 // TextWriter, then the families of mcpwatch's own registry (build, reload,
 // scheduling, Go and process), in the format expfmt negotiates with the
 // client (acceptedFormats), gzipped when the client accepts it.
 type Handler struct {
-	src      Source
+	src      status.Source
 	own      prometheus.Gatherer
 	log      Logger
 	rendered map[string]bool // family names the TextWriter owns
@@ -68,7 +70,7 @@ var _ http.Handler = (*Handler)(nil)
 
 // NewHandler returns the /metrics handler over src and own (the registry of
 // NewRegistry). Errors of a scrape go to log, which may be nil.
-func NewHandler(src Source, own prometheus.Gatherer, log Logger) *Handler {
+func NewHandler(src status.Source, own prometheus.Gatherer, log Logger) *Handler {
 	h := &Handler{src: src, own: own, log: log, rendered: map[string]bool{}}
 	for _, f := range newDescs().all {
 		h.rendered[f.name] = true
@@ -183,7 +185,7 @@ func (h *Handler) logf(format string, args ...any) {
 // metrics: the same series /metrics has for that server, written by the same
 // TextWriter, and nothing else, in the format the client negotiates. A
 // write error means the client is gone, and is not reported.
-func ServeServer(w http.ResponseWriter, r *http.Request, st ServerStatus) {
+func ServeServer(w http.ResponseWriter, r *http.Request, st status.Server) {
 	compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = respond(w, r, NewTextWriter(), func(tw *TextWriter, out io.Writer, om bool) error {
 			return tw.writeServer(out, st, om)

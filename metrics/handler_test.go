@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
 )
@@ -35,7 +36,7 @@ func (l *logLines) String() string {
 }
 
 // newHandler is the /metrics handler of a daemon over src.
-func newHandler(src metrics.Source) (*metrics.Handler, *metrics.Daemon, *logLines) {
+func newHandler(src status.Source) (*metrics.Handler, *metrics.Daemon, *logLines) {
 	reg, d := metrics.NewRegistry()
 	log := &logLines{}
 	return metrics.NewHandler(src, reg, log), d, log
@@ -157,7 +158,7 @@ func TestRemovedServerLeavesNoSeries(t *testing.T) {
 		t.Fatal("reports has no series before its removal: the test checks nothing")
 	}
 
-	src.set(slices.DeleteFunc(fixtureStatuses(), func(s metrics.ServerStatus) bool { return s.Name == "reports" })...)
+	src.set(slices.DeleteFunc(fixtureStatuses(), func(s status.Server) bool { return s.Name == "reports" })...)
 	mfs := scrape(t, h)
 	if left := seriesOf(mfs, "reports"); len(left) != 0 {
 		t.Errorf("series left after the server was removed: %v", left)

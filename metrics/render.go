@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -16,45 +17,45 @@ const maxForbiddenSeries = 50
 // renderFunc writes the series of one family for one server, with
 // TextWriter.sample. Which series are present is decided here, and only
 // here.
-type renderFunc func(t *TextWriter, st *ServerStatus)
+type renderFunc func(t *TextWriter, st *status.Server)
 
 // observed reports whether the last probe saw the tool surface. A failed
 // probe observed nothing about it: the tool metrics stay absent, and the
 // failure shows in mcpwatch_probe_success.
-func observed(st *ServerStatus) bool { return st.Last != nil && st.Last.OK }
+func observed(st *status.Server) bool { return st.Last != nil && st.Last.OK }
 
 // compared reports whether the last probe's surface was compared with a lock
 // entry: without one, nothing is missing, extra or changed.
-func compared(st *ServerStatus) bool { return observed(st) && st.Diff.Locked }
+func compared(st *status.Server) bool { return observed(st) && st.Diff.Locked }
 
 // Present from the moment the server is configured.
 
-func renderInterval(t *TextWriter, st *ServerStatus) {
+func renderInterval(t *TextWriter, st *status.Server) {
 	if st.Interval > 0 {
 		t.sample(st.Interval.Seconds())
 	}
 }
 
-func renderToolsExpected(t *TextWriter, st *ServerStatus) {
+func renderToolsExpected(t *TextWriter, st *status.Server) {
 	if st.Diff.Locked {
 		t.sample(float64(len(st.Diff.Expected)))
 	}
 }
 
-func renderLastSuccess(t *TextWriter, st *ServerStatus) {
+func renderLastSuccess(t *TextWriter, st *status.Server) {
 	if !st.LastSuccess.IsZero() {
 		t.sample(unixSeconds(st.LastSuccess))
 	}
 }
 
-func renderProbes(t *TextWriter, st *ServerStatus) {
+func renderProbes(t *TextWriter, st *status.Server) {
 	t.sample(float64(st.Probes))
 }
 
 // renderFailures writes every known reason from 0: a reason's series that
 // appeared only with its first failure would start at 1, and increase()
 // would never count that failure.
-func renderFailures(t *TextWriter, st *ServerStatus) {
+func renderFailures(t *TextWriter, st *status.Server) {
 	for _, r := range probe.Reasons {
 		t.sample(float64(st.Failures[r]), string(r))
 	}
@@ -88,7 +89,7 @@ func renderFailures(t *TextWriter, st *ServerStatus) {
 
 // renderInfo writes mcpwatch_server_info from the last successful probe, so
 // the server's name and version stay known while it fails.
-func renderInfo(t *TextWriter, st *ServerStatus) {
+func renderInfo(t *TextWriter, st *status.Server) {
 	ok := st.LastOK
 	if ok == nil {
 		return
@@ -108,19 +109,19 @@ func renderInfo(t *TextWriter, st *ServerStatus) {
 
 // Present once a probe ended, failed or not.
 
-func renderSuccess(t *TextWriter, st *ServerStatus) {
+func renderSuccess(t *TextWriter, st *status.Server) {
 	if st.Last != nil {
 		t.sample(boolValue(st.Last.OK))
 	}
 }
 
-func renderDuration(t *TextWriter, st *ServerStatus) {
+func renderDuration(t *TextWriter, st *status.Server) {
 	if st.Last != nil {
 		t.sample(st.Last.Timings.Total.Seconds())
 	}
 }
 
-func renderPhaseDuration(t *TextWriter, st *ServerStatus) {
+func renderPhaseDuration(t *TextWriter, st *status.Server) {
 	last := st.Last
 	if last == nil {
 		return
@@ -134,7 +135,7 @@ func renderPhaseDuration(t *TextWriter, st *ServerStatus) {
 	t.sample(list.Seconds(), phaseList)
 }
 
-func renderLastProbe(t *TextWriter, st *ServerStatus) {
+func renderLastProbe(t *TextWriter, st *status.Server) {
 	if last := st.Last; last != nil && !last.Started.IsZero() {
 		t.sample(unixSeconds(last.Started.Add(last.Timings.Total)))
 	}
@@ -142,25 +143,25 @@ func renderLastProbe(t *TextWriter, st *ServerStatus) {
 
 // Present when the last probe observed the surface.
 
-func renderTools(t *TextWriter, st *ServerStatus) {
+func renderTools(t *TextWriter, st *status.Server) {
 	if observed(st) {
 		t.sample(float64(len(st.Last.Tools)))
 	}
 }
 
-func renderToolsForbidden(t *TextWriter, st *ServerStatus) {
+func renderToolsForbidden(t *TextWriter, st *status.Server) {
 	if observed(st) {
 		t.sample(float64(len(st.Diff.Forbidden)))
 	}
 }
 
-func renderToolsDuplicate(t *TextWriter, st *ServerStatus) {
+func renderToolsDuplicate(t *TextWriter, st *status.Server) {
 	if observed(st) {
 		t.sample(float64(len(st.Diff.Duplicate)))
 	}
 }
 
-func renderToolForbidden(t *TextWriter, st *ServerStatus) {
+func renderToolForbidden(t *TextWriter, st *status.Server) {
 	if !observed(st) {
 		return
 	}
@@ -173,26 +174,26 @@ func renderToolForbidden(t *TextWriter, st *ServerStatus) {
 // Present when the last probe observed the surface and the lock has an
 // entry to compare it with.
 
-func renderToolsMissing(t *TextWriter, st *ServerStatus) {
+func renderToolsMissing(t *TextWriter, st *status.Server) {
 	if compared(st) {
 		t.sample(float64(len(st.Diff.Missing)))
 	}
 }
 
-func renderToolsExtra(t *TextWriter, st *ServerStatus) {
+func renderToolsExtra(t *TextWriter, st *status.Server) {
 	if compared(st) {
 		t.sample(float64(len(st.Diff.Extra)))
 	}
 }
 
-func renderToolsChanged(t *TextWriter, st *ServerStatus) {
+func renderToolsChanged(t *TextWriter, st *status.Server) {
 	if compared(st) {
 		t.sample(float64(len(st.Diff.SchemaChanged)), changeSchema)
 		t.sample(float64(len(st.Diff.DescriptionChanged)), changeDescription)
 	}
 }
 
-func renderToolMissing(t *TextWriter, st *ServerStatus) {
+func renderToolMissing(t *TextWriter, st *status.Server) {
 	if !compared(st) {
 		return
 	}

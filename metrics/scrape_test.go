@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/metrics"
 )
 
@@ -50,7 +51,7 @@ func labelKey(m *dto.Metric) string {
 }
 
 // writeText is WriteText into a string.
-func writeText(t testing.TB, statuses ...metrics.ServerStatus) string {
+func writeText(t testing.TB, statuses ...status.Server) string {
 	t.Helper()
 	var b strings.Builder
 	if err := metrics.WriteText(&b, statuses); err != nil {
@@ -60,7 +61,7 @@ func writeText(t testing.TB, statuses ...metrics.ServerStatus) string {
 }
 
 // scrapeStatuses is what Prometheus reads from WriteText over statuses.
-func scrapeStatuses(t testing.TB, statuses ...metrics.ServerStatus) []*dto.MetricFamily {
+func scrapeStatuses(t testing.TB, statuses ...status.Server) []*dto.MetricFamily {
 	t.Helper()
 	text := writeText(t, statuses...)
 	checkLayout(t, text)

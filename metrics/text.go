@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 )
 
 // ContentType is the media type of what TextWriter writes: the Prometheus
@@ -50,7 +52,7 @@ type TextWriter struct {
 // row is one server of a scrape: its status and its server label value,
 // cleaned and escaped once for all its series.
 type row struct {
-	st     *ServerStatus
+	st     *status.Server
 	server string
 }
 
@@ -61,29 +63,29 @@ func NewTextWriter() *TextWriter {
 
 // WriteText writes every per-server family for statuses, and
 // mcpwatch_servers, to w. It is a fresh TextWriter's WriteStatuses.
-func WriteText(w io.Writer, statuses []ServerStatus) error {
+func WriteText(w io.Writer, statuses []status.Server) error {
 	return NewTextWriter().WriteStatuses(w, statuses)
 }
 
 // WriteServerText writes the families of one server to w: the same series
 // WriteText writes for it, and nothing else. /probe answers with this.
-func WriteServerText(w io.Writer, st ServerStatus) error {
+func WriteServerText(w io.Writer, st status.Server) error {
 	return NewTextWriter().WriteServer(w, st)
 }
 
 // WriteStatuses writes every per-server family for statuses, and
 // mcpwatch_servers, to w: families sorted by name, each family's series by
-// server. Statuses sorted by name, as Source returns them, are taken as they
+// server. Statuses sorted by name, as a status.Source returns them, are taken as they
 // are, others sorted first; a server whose name repeats is written once,
 // since Prometheus drops the samples of a repeated series. It returns the
 // first error of w.
-func (t *TextWriter) WriteStatuses(w io.Writer, statuses []ServerStatus) error {
+func (t *TextWriter) WriteStatuses(w io.Writer, statuses []status.Server) error {
 	return t.writeStatuses(w, statuses, false)
 }
 
 // writeStatuses is WriteStatuses, with OpenMetrics' HELP and TYPE lines if
 // om (the series are the same; the caller ends the exposition with # EOF).
-func (t *TextWriter) writeStatuses(w io.Writer, statuses []ServerStatus, om bool) error {
+func (t *TextWriter) writeStatuses(w io.Writer, statuses []status.Server, om bool) error {
 	t.begin(w, statuses, om)
 	defer t.end()
 	for _, f := range t.descs.all {
@@ -106,12 +108,12 @@ func (t *TextWriter) writeStatuses(w io.Writer, statuses []ServerStatus, om bool
 
 // WriteServer writes the families of st alone to w, without
 // mcpwatch_servers. It returns the first error of w.
-func (t *TextWriter) WriteServer(w io.Writer, st ServerStatus) error {
+func (t *TextWriter) WriteServer(w io.Writer, st status.Server) error {
 	return t.writeServer(w, st, false)
 }
 
-func (t *TextWriter) writeServer(w io.Writer, st ServerStatus, om bool) error {
-	t.begin(w, []ServerStatus{st}, om)
+func (t *TextWriter) writeServer(w io.Writer, st status.Server, om bool) error {
+	t.begin(w, []status.Server{st}, om)
 	defer t.end()
 	for _, f := range t.descs.perServer {
 		t.writeFamily(f)
@@ -131,7 +133,7 @@ func (t *TextWriter) header(f *family) string {
 	return f.header
 }
 
-func (t *TextWriter) begin(w io.Writer, statuses []ServerStatus, om bool) {
+func (t *TextWriter) begin(w io.Writer, statuses []status.Server, om bool) {
 	t.out, t.err, t.om = w, nil, om
 	t.buf = t.buf[:0]
 	for i := range statuses {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
@@ -59,7 +60,7 @@ func TestCallFailuresByReason(t *testing.T) {
 
 func TestFailuresByReason(t *testing.T) {
 	statuses := fixtureStatuses()
-	statuses = append(statuses, metrics.ServerStatus{
+	statuses = append(statuses, status.Server{
 		Name: "unknown-reason", Probes: 7,
 		// A reason probe forgot to list in probe.Reasons still counts; two
 		// that are one label once cut share a series.
@@ -122,7 +123,7 @@ func TestHostileServerLabels(t *testing.T) {
 		Tools:           tools(forbidden...),
 		Started:         base,
 	}
-	st := metrics.ServerStatus{
+	st := status.Server{
 		Name: "hostile", Last: hostile, LastOK: hostile, LastSuccess: base,
 		Diff: lockstore.Diff{
 			Locked:    true,
@@ -175,7 +176,7 @@ func TestLabelValuesRoundTrip(t *testing.T) {
 		ProtocolVersion: `v"1"`, ServerName: `name with \ and "`, ServerVersion: "line\nbreak",
 		Tools: tools(quoted, `rm -rf "/"`), Started: base,
 	}
-	st := metrics.ServerStatus{
+	st := status.Server{
 		Name: `srv "one" \ two` + "\nthree", Last: res, LastOK: res, LastSuccess: base,
 		Diff: lockstore.Diff{
 			Locked: true, Expected: []string{quoted, `gone\"`}, Missing: []string{`gone\"`},
@@ -201,7 +202,7 @@ func TestLabelValuesRoundTrip(t *testing.T) {
 
 func TestRepeatedOrUnsortedNamesDoNotRepeatSeries(t *testing.T) {
 	fixture := fixtureStatuses()
-	statuses := []metrics.ServerStatus{fixture[4], fixture[0], fixture[0], fixture[2], fixture[4]}
+	statuses := []status.Server{fixture[4], fixture[0], fixture[0], fixture[2], fixture[4]}
 	text := writeText(t, statuses...)
 	checkLayout(t, text)
 	mfs := parseText(t, text)

@@ -89,18 +89,18 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 		}
 	}
 	switch f.Kind {
-	case KindCallFailed:
+	case verdict.KindCallFailed:
 		p.Message = fmt.Sprintf("call %s failed (%s): %s", o.Tool, o.Reason, o.Message)
 		if len(o.Attempts) > 1 {
 			p.Details = append(p.Details, fmt.Sprintf("%d attempts, each failed", len(o.Attempts)))
 		}
 		p.Details = append(p.Details, "input: "+oneLine(string(o.Input)))
-	case KindCallRetried:
+	case verdict.KindCallRetried:
 		p.Message = fmt.Sprintf("call %s passed only on attempt %d of %d (--fail-on-warn fails it)", o.Tool, len(o.Attempts), len(o.Attempts))
 		if first := o.Attempts[0]; len(first.Response) > 0 {
 			p.Details = append(p.Details, "first attempt: "+first.Response)
 		}
-	case KindCallCoverage:
+	case verdict.KindCallCoverage:
 		p.Message = fmt.Sprintf("%s expected but without a contract in %s -> %s", count(len(f.Tools), "tool", "tools"), s.ContractsFile, strings.Join(f.Tools, ", "))
 	}
 	return p

@@ -3,12 +3,14 @@ package preflight
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 )
 
 func TestMarkdownCallTable(t *testing.T) {
 	r := &Report{OK: false, Totals: Totals{Servers: 1, Failed: 1, Calls: 2, CallsFailed: 1}, Servers: []ServerReport{{
-		Name: "report", Verdict: KindCallFailed, Failed: true,
-		Problems: []Problem{{Kind: KindCallFailed, Fails: true, Message: "call a failed (is_error): status: expected success, got isError: <b>|x"}},
+		Name: "report", Verdict: verdict.KindCallFailed, Failed: true,
+		Problems: []Problem{{Kind: verdict.KindCallFailed, Fails: true, Message: "call a failed (is_error): status: expected success, got isError: <b>|x"}},
 		Calls: []CallReport{
 			{Tool: "a", Passed: false, Reason: "is_error", Message: "status: expected success, got isError: <b>|x", Attempts: []CallAttempt{{}}},
 			{Tool: "b", Passed: true, Attempts: []CallAttempt{{Response: "result: ok"}}},

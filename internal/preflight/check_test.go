@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -44,51 +45,51 @@ func TestCheckVerdicts(t *testing.T) {
 		strict   bool
 		timeout  time.Duration
 		wantOK   bool
-		verdict  preflight.Kind
+		verdict  verdict.Kind
 		messages []string // substrings of the problems' messages and details, in order
 	}{
 		{name: "token present", server: testServer(probetest.Config{Behavior: probetest.TokenGated}, token),
-			lock: seedLock, wantOK: true, verdict: preflight.VerdictOK},
+			lock: seedLock, wantOK: true, verdict: verdict.KindOK},
 		{name: "token missing", server: testServer(probetest.Config{Behavior: probetest.TokenGated}, nil),
-			lock: seedLock, verdict: preflight.KindMissing,
+			lock: seedLock, verdict: verdict.KindMissing,
 			messages: []string{"2/2 tools missing -> fetch_daily_report, list_report_dates"}},
 		{name: "read scope", server: testServer(probetest.Config{Behavior: probetest.Scoped}, tokenRead),
-			lock: seedLock, verdict: preflight.KindMissing,
+			lock: seedLock, verdict: verdict.KindMissing,
 			messages: []string{"1/2 tools missing -> fetch_daily_report"}},
 		{name: "extra tool passes", server: testServer(probetest.Config{Tools: withTools("export_csv")}, nil),
-			lock: seedLock, wantOK: true, verdict: preflight.VerdictOK,
+			lock: seedLock, wantOK: true, verdict: verdict.KindOK,
 			messages: []string{"1 extra tool not in the lock -> export_csv"}},
 		{name: "extra tool fails strict", server: testServer(probetest.Config{Tools: withTools("export_csv")}, nil),
-			lock: seedLock, strict: true, verdict: preflight.KindExtra,
+			lock: seedLock, strict: true, verdict: verdict.KindExtra,
 			messages: []string{"1 extra tool not in the lock -> export_csv"}},
 		{name: "duplicate tool name passes, reported", server: testServer(probetest.Config{Tools: withTools("list_report_dates")}, nil),
-			lock: seedLock, wantOK: true, verdict: preflight.VerdictOK,
+			lock: seedLock, wantOK: true, verdict: verdict.KindOK,
 			messages: []string{"1 tool name listed more than once -> list_report_dates"}},
 		{name: "duplicate tool name fails strict", server: testServer(probetest.Config{Tools: withTools("list_report_dates")}, nil),
-			lock: seedLock, strict: true, verdict: preflight.KindDuplicate,
+			lock: seedLock, strict: true, verdict: verdict.KindDuplicate,
 			messages: []string{"1 tool name listed more than once -> list_report_dates", "only the first definition is compared"}},
 		{name: "changed fingerprints pass", server: testServer(probetest.Config{}, nil),
-			lock: fingerprintLock(t), wantOK: true, verdict: preflight.VerdictOK,
+			lock: fingerprintLock(t), wantOK: true, verdict: verdict.KindOK,
 			messages: []string{"input schema changed -> fetch_daily_report", "description changed -> list_report_dates"}},
 		{name: "changed fingerprints fail strict", server: testServer(probetest.Config{}, nil),
-			lock: fingerprintLock(t), strict: true, verdict: preflight.KindSchemaChanged,
+			lock: fingerprintLock(t), strict: true, verdict: verdict.KindSchemaChanged,
 			messages: []string{"input schema changed -> fetch_daily_report", "description changed -> list_report_dates"}},
 		{name: "unlocked server passes", server: testServer(probetest.Config{}, nil),
-			lock: `{}`, wantOK: true, verdict: preflight.VerdictOK,
+			lock: `{}`, wantOK: true, verdict: verdict.KindOK,
 			messages: []string{"not locked yet (2 tools seen): run 'mcpwatch lock --server report'"}},
 		{name: "unlocked server fails strict", server: testServer(probetest.Config{}, nil),
-			lock: `{}`, strict: true, verdict: preflight.KindUnlocked},
+			lock: `{}`, strict: true, verdict: verdict.KindUnlocked},
 		{name: "stalled", server: testServer(probetest.Config{Behavior: probetest.StallToolsList}, nil),
-			lock: seedLock, timeout: 1 * time.Second, verdict: preflight.KindProbeFailed,
+			lock: seedLock, timeout: 1 * time.Second, verdict: verdict.KindProbeFailed,
 			messages: []string{"probe failed (timeout)", "2/2 locked tools unverified -> fetch_daily_report, list_report_dates"}},
 		{name: "exits at once", server: testServer(probetest.Config{Behavior: probetest.ExitAtOnce}, nil),
-			lock: seedLock, verdict: preflight.KindProbeFailed,
+			lock: seedLock, verdict: verdict.KindProbeFailed,
 			messages: []string{"probe failed (", "2/2 locked tools unverified", "| fatal: REPORT_API_TOKEN is not set"}},
 		{name: "command not found", server: map[string]any{"command": "/nonexistent/no-such-binary"},
-			lock: seedLock, verdict: preflight.KindProbeFailed,
+			lock: seedLock, verdict: verdict.KindProbeFailed,
 			messages: []string{"probe failed (spawn_failed)", "no-such-binary"}},
 		{name: "unset variable", server: map[string]any{"command": "/bin/true", "env": map[string]string{"REPORT_API_TOKEN": "${MCPWATCH_PREFLIGHT_TEST_UNSET}"}},
-			lock: seedLock, verdict: preflight.KindConfigError,
+			lock: seedLock, verdict: verdict.KindConfigError,
 			messages: []string{"config error: ", "MCPWATCH_PREFLIGHT_TEST_UNSET", "2/2 locked tools unverified"}},
 	}
 	for _, tc := range cases {
@@ -114,7 +115,7 @@ func TestCheckForbidden(t *testing.T) {
 	server["forbid"] = []string{"delete_*", "drop_*"}
 	r := check(t, map[string]map[string]any{"report": server}, seedLock, preflight.Options{})
 	s := serverReport(t, r, "report")
-	if r.OK || s.Verdict != preflight.KindForbidden {
+	if r.OK || s.Verdict != verdict.KindForbidden {
 		t.Fatalf("ok %v verdict %q, want a forbidden failure: %+v", r.OK, s.Verdict, s.Problems)
 	}
 	want := "2 tools forbidden by delete_*, drop_* -> delete_report, drop_all"
@@ -131,7 +132,7 @@ func TestCheckLockedServerNotConfigured(t *testing.T) {
 
 	r := check(t, servers, lock, preflight.Options{})
 	gone := serverReport(t, r, "gone")
-	if r.OK || gone.Verdict != preflight.KindNotConfigured || gone.Probe != nil {
+	if r.OK || gone.Verdict != verdict.KindNotConfigured || gone.Probe != nil {
 		t.Fatalf("ok %v, gone: %+v", r.OK, gone)
 	}
 	assertInOrder(t, gone.Problems[0].Message, "in the lock but not in mcpwatch.yml")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 )
 
 // WriteAnnotations writes GitHub Actions workflow commands: an ::error for
@@ -25,7 +26,7 @@ func WriteAnnotations(w io.Writer, r *Report) error {
 			switch {
 			case p.Fails:
 				level = "error"
-			case p.Kind == KindSchemaChanged || p.Kind == KindDescriptionChanged || p.Kind == KindDuplicate || p.Kind == KindWarning:
+			case p.Kind == verdict.KindSchemaChanged || p.Kind == verdict.KindDescriptionChanged || p.Kind == verdict.KindDuplicate || p.Kind == verdict.KindWarning:
 				level = "warning"
 			}
 			// Each line sanitized, then joined: the line breaks between

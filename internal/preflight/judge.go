@@ -50,7 +50,7 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerRe
 	}
 	sr.Calls = calls(obs)
 	for _, w := range res.Warnings {
-		sr.add(Problem{Kind: KindWarning, Message: w})
+		sr.add(Problem{Kind: verdict.KindWarning, Message: w})
 	}
 	return sr.settle()
 }
@@ -66,23 +66,23 @@ func calls(obs Observation) []CallReport {
 func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore.Diff) Problem {
 	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: f.Tools}
 	switch f.Kind {
-	case KindForbidden:
+	case verdict.KindForbidden:
 		p.Message = fmt.Sprintf("%s forbidden by %s -> %s", count(len(f.Tools), "tool", "tools"), strings.Join(s.Forbid, ", "), strings.Join(f.Tools, ", "))
-	case KindMissing:
+	case verdict.KindMissing:
 		// The Python preflight's line, so a log grep written for it keeps working.
 		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), strings.Join(f.Tools, ", "))
-	case KindSchemaChanged:
+	case verdict.KindSchemaChanged:
 		p.Message = fmt.Sprintf("input schema changed -> %s", strings.Join(f.Tools, ", "))
 		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + s.Name + "' once the change is reviewed"}
-	case KindDescriptionChanged:
+	case verdict.KindDescriptionChanged:
 		p.Message = fmt.Sprintf("description changed -> %s", strings.Join(f.Tools, ", "))
 		p.Details = []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}
-	case KindDuplicate:
+	case verdict.KindDuplicate:
 		p.Message = fmt.Sprintf("%s more than once -> %s", count(len(f.Tools), "tool name listed", "tool names listed"), strings.Join(f.Tools, ", "))
 		p.Details = []string{"only the first definition is compared with the lock; an agent may be given another one"}
-	case KindUnlocked:
+	case verdict.KindUnlocked:
 		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), s.Name)
-	case KindExtra:
+	case verdict.KindExtra:
 		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), strings.Join(f.Tools, ", "))
 	default:
 		p.Message = string(f.Kind)
@@ -128,7 +128,7 @@ func notConfigured(name string, entry lockstore.Entry, configSource string) Serv
 	}
 	expected := entry.Names()
 	sr := ServerReport{Name: name, Diff: lockstore.Diff{Locked: true, Expected: expected}}
-	p := Problem{Kind: KindNotConfigured, Fails: true, Tools: expected,
+	p := Problem{Kind: verdict.KindNotConfigured, Fails: true, Tools: expected,
 		Message: fmt.Sprintf("in the lock but not in %s; add the server back, or relock without it ('mcpwatch lock')", where)}
 	if len(expected) > 0 {
 		p.Details = []string{fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), strings.Join(expected, ", "))}

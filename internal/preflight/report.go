@@ -13,31 +13,6 @@ import (
 // the receipt), so a reader can tell a later, changed shape apart.
 const ReportKind = "mcpwatch.preflight/v1"
 
-// Kind is one thing found wrong, or worth a look, on one server; the
-// verdict package defines the kinds and their order.
-type Kind = verdict.Kind
-
-// Kinds, most severe first: a server's Verdict is the first failing one.
-const (
-	KindConfigError        = verdict.KindConfigError
-	KindNotConfigured      = verdict.KindNotConfigured
-	KindProbeFailed        = verdict.KindProbeFailed
-	KindForbidden          = verdict.KindForbidden
-	KindMissing            = verdict.KindMissing
-	KindSchemaChanged      = verdict.KindSchemaChanged
-	KindDescriptionChanged = verdict.KindDescriptionChanged
-	KindDuplicate          = verdict.KindDuplicate
-	KindExtra              = verdict.KindExtra
-	KindUnlocked           = verdict.KindUnlocked
-	KindCallFailed         = verdict.KindCallFailed
-	KindCallRetried        = verdict.KindCallRetried
-	KindCallCoverage       = verdict.KindCallCoverage
-	KindWarning            = verdict.KindWarning
-)
-
-// VerdictOK is the verdict of a server with no failing problem.
-const VerdictOK = verdict.KindOK
-
 // Report is the outcome of one preflight run. It is what --format json
 // prints and what a receipt records.
 type Report struct {
@@ -72,10 +47,10 @@ type Totals struct {
 
 // ServerReport is one server's part of a run.
 type ServerReport struct {
-	Name     string    `json:"name"`
-	Verdict  Kind      `json:"verdict"` // VerdictOK or the Kind of the first failing problem
-	Failed   bool      `json:"failed"`
-	Problems []Problem `json:"problems,omitempty"`
+	Name     string       `json:"name"`
+	Verdict  verdict.Kind `json:"verdict"` // verdict.KindOK or the kind of the first failing problem
+	Failed   bool         `json:"failed"`
+	Problems []Problem    `json:"problems,omitempty"`
 	// Server is how the server is reached, with secrets redacted; nil for a
 	// server that is only in the lock.
 	Server  *config.RedactedServer `json:"config,omitempty"`
@@ -92,10 +67,10 @@ type ServerReport struct {
 
 // Problem is one finding on one server.
 type Problem struct {
-	Kind    Kind     `json:"kind"`
-	Fails   bool     `json:"fails"`
-	Message string   `json:"message"`         // one line: "2/2 tools missing -> a, b"
-	Tools   []string `json:"tools,omitempty"` // the tools it is about, sorted
+	Kind    verdict.Kind `json:"kind"`
+	Fails   bool         `json:"fails"`
+	Message string       `json:"message"`         // one line: "2/2 tools missing -> a, b"
+	Tools   []string     `json:"tools,omitempty"` // the tools it is about, sorted
 	// Details are further lines for people: the stderr tail of a failed
 	// server, the locked tools a failed probe could not verify.
 	Details []string `json:"details,omitempty"`

@@ -147,37 +147,134 @@ func JudgeCalls(outcomes []contracts.Outcome, uncovered []string, strict bool) [
 	return out
 }
 
-// StateOf is the daemon's one-word verdict on a probe and its diff: the
-// findings of Judge (not strict) reduced to a State. A nil result is
-// pending.
-func StateOf(res *probe.Result, diff lockstore.Diff) State {
-	return StateWithCalls(res, diff, nil)
+// Level is how loud a state is: the colour the status page shows it in,
+// and the severity of the alert it raises.
+type Level string
+
+const (
+	LevelCritical Level = "critical" // an alert pages someone
+	LevelWarning  Level = "warning"  // worth a look, pages no one
+	LevelPending  Level = "pending"  // not judged yet
+	LevelOK       Level = "ok"
+)
+
+// stateRule is one state: how loud it is and the failing kinds a server is
+// judged to be in it for.
+type stateRule struct {
+	state State
+	level Level
+	kinds []Kind
 }
 
-// StateWithCalls is StateOf with the latest canary calls judged too
-// (JudgeCalls, not strict).
-func StateWithCalls(res *probe.Result, diff lockstore.Diff, calls []contracts.Outcome) State {
+// stateRules are the states, most severe first: the order the status page
+// lists servers in. A server's state is the first whose kinds hold its
+// worst failing finding (Worst); pending and ok have none. A new state is
+// one row here (and its kind in Severity); the page, the API, the logs and
+// the history follow.
+var stateRules = []stateRule{
+	{StateFailed, LevelCritical, []Kind{KindConfigError, KindProbeFailed}},
+	{StateForbidden, LevelCritical, []Kind{KindForbidden}},
+	{StateMissing, LevelCritical, []Kind{KindMissing}},
+	{StateCallFailed, LevelCritical, []Kind{KindCallFailed}},
+	{StatePending, LevelPending, nil},
+	{StateOK, LevelOK, nil},
+}
+
+// States lists every state, most severe first.
+func States() []State {
+	out := make([]State, len(stateRules))
+	for i, r := range stateRules {
+		out[i] = r.state
+	}
+	return out
+}
+
+// Rank is the place of s in States: lower is more severe. A state this
+// version does not know ranks after every known one.
+func (s State) Rank() int {
+	if i := slices.IndexFunc(stateRules, func(r stateRule) bool { return r.state == s }); i >= 0 {
+		return i
+	}
+	return len(stateRules)
+}
+
+// Level is how loud s is; a state this version does not know is a
+// warning.
+func (s State) Level() Level {
+	if i := s.Rank(); i < len(stateRules) {
+		return stateRules[i].level
+	}
+	return LevelWarning
+}
+
+// Problem reports whether s counts as a problem: anything but ok and
+// pending.
+func (s State) Problem() bool {
+	l := s.Level()
+	return l != LevelOK && l != LevelPending
+}
+
+// stateOfKind is the state of a server whose worst failing finding is k:
+// ok when no row holds it (KindOK, a kind that does not fail when not
+// strict).
+func stateOfKind(k Kind) State {
+	for _, r := range stateRules {
+		if slices.Contains(r.kinds, k) {
+			return r.state
+		}
+	}
+	return StateOK
+}
+
+// Judgement is a server's verdict with what it is about: the state, and
+// what the log line, the page and the history name with it. The daemon
+// judges once, when it records a probe (or the lock or the contracts
+// change), and keeps the judgement; everything that shows a state reads
+// it.
+type Judgement struct {
+	State State
+	// Reason is the failure reason of a failed probe.
+	Reason probe.Reason
+	// Missing and Forbidden are the diff's, for a server missing a locked
+	// tool or offering a forbidden one.
+	Missing   []string
+	Forbidden []string
+	// Calls are the tools whose latest canary call failed, in tool order;
+	// none after a failed probe (its calls were never made).
+	Calls []string
+}
+
+// JudgeServer judges a server's last probe against its diff, with the
+// latest outcome of each of its canary calls (not strict: what the daemon
+// shows). A nil result is pending.
+func JudgeServer(res *probe.Result, diff lockstore.Diff, calls []contracts.Outcome) Judgement {
 	if res == nil {
-		return StatePending
+		return Judgement{State: StatePending}
 	}
 	findings := Judge(res, diff, false)
 	if res.OK {
 		findings = append(findings, JudgeCalls(calls, nil, false)...)
 	}
 	kind, _ := Worst(findings)
-	return stateOfKind(kind)
+	j := Judgement{State: stateOfKind(kind)}
+	switch j.State {
+	case StateFailed:
+		j.Reason = res.Reason
+	case StateMissing, StateForbidden:
+		j.Missing, j.Forbidden = diff.Missing, diff.Forbidden
+	}
+	for _, f := range findings {
+		if f.Kind == KindCallFailed {
+			j.Calls = append(j.Calls, f.Tools...)
+		}
+	}
+	return j
 }
 
-func stateOfKind(k Kind) State {
-	switch k {
-	case KindConfigError, KindProbeFailed:
-		return StateFailed
-	case KindForbidden:
-		return StateForbidden
-	case KindMissing:
-		return StateMissing
-	case KindCallFailed:
-		return StateCallFailed
-	}
-	return StateOK
+// Equal reports whether two judgements say the same: a change of state,
+// of the failure reason, or of the tools named is a change.
+func (j Judgement) Equal(o Judgement) bool {
+	return j.State == o.State && j.Reason == o.Reason &&
+		slices.Equal(j.Missing, o.Missing) && slices.Equal(j.Forbidden, o.Forbidden) &&
+		slices.Equal(j.Calls, o.Calls)
 }

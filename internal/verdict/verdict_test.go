@@ -1,13 +1,15 @@
 package verdict
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-func TestStateOf(t *testing.T) {
+func TestJudgeServerState(t *testing.T) {
 	ok := &probe.Result{OK: true}
 	cases := []struct {
 		name string
@@ -28,8 +30,8 @@ func TestStateOf(t *testing.T) {
 		{"a duplicate name is not a failure", ok, lockstore.Diff{Locked: true, Duplicate: []string{"a"}}, StateOK},
 	}
 	for _, c := range cases {
-		if got := StateOf(c.res, c.diff); got != c.want {
-			t.Errorf("%s: StateOf = %s, want %s", c.name, got, c.want)
+		if got := JudgeServer(c.res, c.diff, nil).State; got != c.want {
+			t.Errorf("%s: JudgeServer = %s, want %s", c.name, got, c.want)
 		}
 	}
 }
@@ -58,5 +60,72 @@ func TestJudgeDuplicate(t *testing.T) {
 	}
 	if k, failed := Worst(Judge(ok, d, true)); !failed || k != KindDuplicate {
 		t.Errorf("strict: %s %v, want duplicate", k, failed)
+	}
+}
+
+// A canary call that broke its contract makes a listed server call_failed,
+// naming the tool; a failed probe's calls were never made, and a missing
+// tool is worse than a failing call.
+func TestJudgeServerWithCalls(t *testing.T) {
+	ok := &probe.Result{OK: true}
+	locked := lockstore.Diff{Locked: true, Expected: []string{"a", "b"}}
+	calls := []contracts.Outcome{
+		{Tool: "a", Passed: false, Reason: contracts.ReasonIsError},
+		{Tool: "b", Passed: true},
+	}
+	j := JudgeServer(ok, locked, calls)
+	if j.State != StateCallFailed || !slices.Equal(j.Calls, []string{"a"}) {
+		t.Errorf("a failing call: %+v, want call_failed naming a", j)
+	}
+	failed := &probe.Result{Reason: probe.ReasonTimeout}
+	notCalled := []contracts.Outcome{{Tool: "a", Reason: contracts.ReasonProbeFailed}}
+	if j := JudgeServer(failed, locked, notCalled); j.State != StateFailed || j.Reason != probe.ReasonTimeout || j.Calls != nil {
+		t.Errorf("a failed probe: %+v, want failed with its reason and no calls", j)
+	}
+	missing := lockstore.Diff{Locked: true, Expected: []string{"a", "b"}, Missing: []string{"b"}}
+	j = JudgeServer(ok, missing, calls)
+	if j.State != StateMissing || !slices.Equal(j.Missing, []string{"b"}) || !slices.Equal(j.Calls, []string{"a"}) {
+		t.Errorf("missing and a failing call: %+v, want missing, naming both", j)
+	}
+	if !j.Equal(JudgeServer(ok, missing, calls)) || j.Equal(JudgeServer(ok, missing, nil)) {
+		t.Errorf("Equal does not tell the failing calls apart")
+	}
+}
+
+// The states are listed most severe first, in the order of their kinds in
+// Severity, and each has a level; a state this version does not know sorts
+// last, as a warning.
+func TestStateOrder(t *testing.T) {
+	last := -1
+	for _, r := range stateRules {
+		for _, k := range r.kinds {
+			i := slices.Index(Severity, k)
+			if i < 0 {
+				t.Errorf("state %s: kind %s is not in Severity", r.state, k)
+			}
+			if i < last {
+				t.Errorf("state %s: kind %s comes before a kind of a more severe state in Severity", r.state, k)
+			}
+			last = i
+		}
+		if r.level == "" {
+			t.Errorf("state %s has no level", r.state)
+		}
+	}
+	states := States()
+	for i, s := range states {
+		if s.Rank() != i {
+			t.Errorf("%s ranks %d, listed %d", s, s.Rank(), i)
+		}
+	}
+	if !slices.Equal(states[:4], []State{StateFailed, StateForbidden, StateMissing, StateCallFailed}) {
+		t.Errorf("states = %v", states)
+	}
+	future := State("credential_expired")
+	if future.Rank() != len(states) || future.Level() != LevelWarning || !future.Problem() {
+		t.Errorf("an unknown state: rank %d level %s problem %t", future.Rank(), future.Level(), future.Problem())
+	}
+	if StateOK.Problem() || StatePending.Problem() || !StateCallFailed.Problem() || StateMissing.Level() != LevelCritical {
+		t.Errorf("problems and levels are wrong")
 	}
 }

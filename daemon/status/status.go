@@ -1,17 +1,24 @@
-package metrics
+// Package status is the daemon's model of what it knows of each server:
+// the last probe, how it compared with the lock, the canary calls, and the
+// judgement made of them when they were recorded. The daemon writes it;
+// the metrics renderer, the status page and the JSON API read it and
+// derive no state of their own.
+package status
 
 import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// ServerStatus is the latest truth about one configured server: its last
-// probe and how that compared with the lock. The daemon keeps one per server;
-// the collector, the status page and the JSON API all read it.
-type ServerStatus struct {
+// Server is the latest truth about one configured server: its last probe,
+// how that compared with the lock, and the judgement of both. The daemon
+// keeps one per server; the metrics, the status page and the JSON API all
+// read it.
+type Server struct {
 	Name      string
 	Transport probe.Transport // as configured
 	Schedule  string
@@ -39,14 +46,18 @@ type ServerStatus struct {
 	// Calls are the server's contracted canary calls, one per contract
 	// sorted by tool; empty for a server without contracts. A tool leaves
 	// with its contract.
-	Calls []CallStatus
+	Calls []Call
 	// CallInterval is the time between scheduled calls; zero for a cron
 	// call_schedule.
 	CallInterval time.Duration
+	// Judgement is the verdict on Last, Diff and the latest outcome of
+	// each call, made when any of them was last recorded: the state every
+	// output shows.
+	Judgement verdict.Judgement
 }
 
-// CallStatus is what the daemon knows of one contracted tool's calls.
-type CallStatus struct {
+// Call is what the daemon knows of one contracted tool's calls.
+type Call struct {
 	Tool string
 	// Last is the outcome of the latest call; nil until one ends.
 	Last *contracts.Outcome
@@ -62,7 +73,7 @@ type CallStatus struct {
 
 // LatestCalls are the last outcomes of the calls made so far, in the order
 // of their tools.
-func (st *ServerStatus) LatestCalls() []contracts.Outcome {
+func (st *Server) LatestCalls() []contracts.Outcome {
 	var out []contracts.Outcome
 	for _, c := range st.Calls {
 		if c.Last != nil {
@@ -72,8 +83,8 @@ func (st *ServerStatus) LatestCalls() []contracts.Outcome {
 	return out
 }
 
-// Source gives the collector the current statuses, sorted by name. It is
-// called at every scrape and must be cheap and safe for concurrent use.
+// Source gives the current statuses, sorted by name. The metrics handler
+// calls it at every scrape: it must be cheap and safe for concurrent use.
 type Source interface {
-	Statuses() []ServerStatus
+	Statuses() []Server
 }
