@@ -81,7 +81,21 @@ type Options struct {
 	// PeerURLs are the status pages of the other replicas or shards, linked
 	// from this one.
 	PeerURLs []string
+	// Probe probes one server once. Default runner.Probe; a test gives a
+	// function that answers without a server (see ProbeFunc).
+	Probe ProbeFunc
 }
+
+// ProbeFunc is how the daemon probes a server once, with runner.Probe's
+// contract: take a slot of pool (a stdio server also a stdio slot), call
+// req.OnStart once it has one, probe within the server's deadline, and
+// return the Observation, a canceled one when ctx ends first. Every
+// scheduled, call and on-demand probe goes through it, as every probe of
+// blackbox_exporter goes through its prober functions: it is the one seam
+// between the daemon's schedules and the servers, so the daemon's timing
+// is tested with a function that needs no server (and, in a
+// testing/synctest bubble, no real time).
+type ProbeFunc func(ctx context.Context, pool *runner.Pool, s config.Server, req runner.Request) runner.Observation
 
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
@@ -95,6 +109,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Load == nil {
 		o.Load = config.Load
+	}
+	if o.Probe == nil {
+		o.Probe = runner.Probe
 	}
 	if o.FirstRoundSpread <= 0 {
 		o.FirstRoundSpread = 5 * time.Second

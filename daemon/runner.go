@@ -142,7 +142,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	}
 	defer waited() // a probe that never started
 
-	obs := runner.Probe(ctx, pool, cfg, runner.Request{
+	obs := d.opts.Probe(ctx, pool, cfg, runner.Request{
 		Era:          s.rememberedEra(),
 		Fingerprint:  wantFingerprints,
 		Fingerprints: &s.fingerprints, // the caller holds s's flight: no other probe of s runs
@@ -175,7 +175,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	// level then drops is measurable.
 	if ce := d.log.Check(zap.DebugLevel, "probe finished"); ce != nil {
 		ce.Write(zap.String("server", s.name), zap.String("trigger", trigger),
-			zap.String("state", string(t.now.state)), zap.Bool("ok", res.OK), zap.String("reason", string(res.Reason)),
+			zap.String("state", string(t.now.State)), zap.Bool("ok", res.OK), zap.String("reason", string(res.Reason)),
 			zap.Int("tools", len(res.Tools)), zap.Duration("duration", res.Timings.Total))
 	}
 	if t.changed() {
