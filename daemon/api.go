@@ -71,7 +71,7 @@ func newAPIServer(dt details) apiServer {
 	st := dt.Status
 	a := apiServer{
 		Name:            st.Name,
-		State:           stateOfStatus(st),
+		State:           st.Judgement.State,
 		Calls:           newAPICalls(st),
 		Transport:       st.Transport,
 		Schedule:        st.Schedule,
@@ -206,7 +206,7 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 // which records none.
 func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st status.Server, withTranscript bool) {
 	fmt.Fprintf(b, "Probe of server %q\n\n", name)
-	fmt.Fprintf(b, "state:            %s\n", stateOf(res, st.Diff))
+	fmt.Fprintf(b, "state:            %s\n", st.Judgement.State)
 	fmt.Fprintf(b, "ok:               %t\n", res.OK)
 	if !res.OK {
 		fmt.Fprintf(b, "reason:           %s\n", res.Reason)

@@ -58,6 +58,7 @@ func newFleet(tb testing.TB, n int) *Daemon {
 		}
 		switch k := i % 100; {
 		case k == 7:
+			s.judge()
 			continue // pending: not probed yet
 		case k < 3:
 			res.OK, res.Tools = false, nil
@@ -82,6 +83,7 @@ func newFleet(tb testing.TB, n int) *Daemon {
 		if res.OK {
 			st.LastOK = res
 		}
+		s.judge()
 	}
 	return d
 }
@@ -277,6 +279,7 @@ func TestStatusPageScreenshots(t *testing.T) {
 					}
 					s.status.Last, s.status.LastOK = ok, ok
 				}
+				s.judge()
 			}
 		}
 		if n == 10000 { // and mcpwatch's own problem as a banner

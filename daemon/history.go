@@ -29,13 +29,17 @@ type Record struct {
 	Extra           []string      `json:"extra,omitempty"`
 	Forbidden       []string      `json:"forbidden,omitempty"`
 	StderrTail      string        `json:"stderr_tail,omitempty"`
+	FailedCalls     []string      `json:"failed_calls,omitempty"`
 }
 
-func newRecord(seq uint64, trigger string, res *probe.Result, diff lockstore.Diff) Record {
+// newRecord is the record of a probe, with the judgement made of the
+// server when it was recorded (its calls included).
+func newRecord(seq uint64, trigger string, res *probe.Result, diff lockstore.Diff, j verdict.Judgement) Record {
 	r := Record{
 		Seq:             seq,
 		Trigger:         trigger,
-		State:           stateOf(res, diff),
+		State:           j.State,
+		FailedCalls:     j.Calls,
 		Started:         res.Started,
 		Duration:        res.Timings.Total,
 		DurationSeconds: res.Timings.Total.Seconds(),
@@ -73,6 +77,7 @@ func (h *history) add(r Record) {
 		r.Missing = sameOr(prev.Missing, r.Missing)
 		r.Extra = sameOr(prev.Extra, r.Extra)
 		r.Forbidden = sameOr(prev.Forbidden, r.Forbidden)
+		r.FailedCalls = sameOr(prev.FailedCalls, r.FailedCalls)
 	}
 	h.all.add(r)
 	if r.State != verdict.StateOK {

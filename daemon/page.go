@@ -105,7 +105,7 @@ func newRow(dt details, now time.Time) row {
 		Href:      "server/" + url.PathEscape(st.Name),
 		APIHref:   "api/v1/servers/" + url.PathEscape(st.Name),
 		ProbeHref: "probe?" + url.Values{"server": {st.Name}, "debug": {"true"}}.Encode(),
-		State:     stateOfStatus(st),
+		State:     st.Judgement.State,
 		Calls:     newCallsView(st, dt.CallSchedule),
 		Transport: st.Transport,
 		Schedule:  st.Schedule,
@@ -339,7 +339,7 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	lowerQ := strings.ToLower(q.q)
 	entries := make([]entry, 0, len(statuses))
 	for i := range statuses {
-		e := entry{status: statuses[i], state: stateOfStatus(statuses[i])}
+		e := entry{status: statuses[i], state: statuses[i].Judgement.State}
 		if e.state.Problem() {
 			view.Problems++ // of the whole fleet, whatever the filters
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -43,13 +44,12 @@ type server struct {
 	// flight is the probe of this server running now, nil when none: never
 	// two at once. A scheduled firing that finds one is skipped; a /probe
 	// request waits for it (see flight.go).
-	flight    *flight
-	status    status.Server
-	era       probe.Era // the era the last successful probe found; "" to detect
-	history   history
-	judgement *judgement // of the last probe; nil before the first
-	seq       uint64     // probes recorded
-	skipped   uint64     // scheduled firings skipped because a probe was still running
+	flight  *flight
+	status  status.Server
+	era     probe.Era // the era the last successful probe found; "" to detect
+	history history
+	seq     uint64 // probes recorded
+	skipped uint64 // scheduled firings skipped because a probe was still running
 	// observed are the tools the last probe listed (scrubbed), as the lock
 	// compares them (nil after a failed probe), with their fingerprints when
 	// the lock has any for the server; lock is the lock status.Diff was made
@@ -67,7 +67,7 @@ type server struct {
 
 func newServer(parent context.Context, cfg config.Server, sched schedule, interval time.Duration, historyLimit int) *server {
 	ctx, cancel := context.WithCancel(parent)
-	return &server{
+	s := &server{
 		name:     cfg.Name,
 		ctx:      ctx,
 		cancel:   cancel,
@@ -83,6 +83,8 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 		},
 		history: newHistory(historyLimit),
 	}
+	s.status.Judgement = verdict.JudgeServer(nil, lockstore.Diff{}, nil) // pending
+	return s
 }
 
 // snapshot returns a copy of the status that shares nothing mutable with
@@ -105,6 +107,17 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 	s.status.Schedule = cfg.Schedule
 	s.status.Interval = interval
 	s.status.Calls = keepCalls(s.status.Calls, cfg.Contracts)
+	s.judge() // a failing call whose contract left fails no more
+}
+
+// judge judges the server's last probe, its diff and the latest outcome of
+// each of its calls, and keeps the judgement in its status: the one place
+// a server's state is decided, whenever one of them changes. Every output
+// reads the judgement kept. Called with s.mu held.
+func (s *server) judge() verdict.Judgement {
+	st := &s.status
+	st.Judgement = verdict.JudgeServer(st.Last, st.Diff, st.LatestCalls())
+	return st.Judgement
 }
 
 // setCalls takes the call schedule of a plan, with a new generation.
@@ -227,12 +240,12 @@ func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, ju
 	}
 	s.lock = lock
 	s.status.Diff = s.diff(lock, forbid)
-	if s.judgement == nil {
-		return transition{}, false
+	was := s.status.Judgement
+	now := s.judge()
+	if s.status.Last == nil {
+		return transition{}, false // pending: nothing to judge yet
 	}
-	t = transition{was: s.judgement, now: verdictOf(s.status.Last, s.status.Diff, s.status.Calls), res: s.status.Last, diff: s.status.Diff, calls: s.status.Calls}
-	s.judgement = keepVerdict(t.now)
-	return t, true
+	return transition{was: was, now: now, res: s.status.Last, diff: s.status.Diff, calls: s.status.Calls}, true
 }
 
 func expectedNames(entry lockstore.Entry, locked bool) []string {
@@ -305,11 +318,10 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 		s.recordCalls(calls)
 	}
 
+	was := st.Judgement // read before judge replaces it
+	t := transition{first: s.seq == 0, was: was, now: s.judge(), res: res, diff: st.Diff, calls: st.Calls}
 	s.seq++
-	s.history.add(newRecord(s.seq, trigger, res, st.Diff))
-
-	t := transition{was: s.judgement, now: verdictOf(res, st.Diff, st.Calls), res: res, diff: st.Diff, calls: st.Calls}
-	s.judgement = keepVerdict(t.now)
+	s.history.add(newRecord(s.seq, trigger, res, st.Diff, t.now))
 	return t
 }
 
@@ -332,14 +344,6 @@ func infoOf(ok *probe.Result) *probe.Result {
 		Timings:         probe.Timings{Total: ok.Timings.Total},
 		Duration:        ok.Duration,
 	}
-}
-
-// keepVerdict copies a judgement out of its transition. A pointer into the
-// transition would keep the whole of it alive, with its result and its own
-// "was", which points into the transition before: every result the server
-// ever returned, tool schemas included, chained and never freed.
-func keepVerdict(v judgement) *judgement {
-	return &v
 }
 
 // details is what the server page and the JSON API show of one server.

@@ -1,97 +1,35 @@
 package daemon
 
 import (
-	"slices"
 	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
-	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// stateOf judges one probe against its diff. A nil result is pending.
-func stateOf(res *probe.Result, diff lockstore.Diff) verdict.State {
-	return verdict.JudgeServer(res, diff, nil).State
-}
-
-// stateOfStatus judges a server's last probe and its last canary calls.
-func stateOfStatus(st status.Server) verdict.State {
-	return verdict.JudgeServer(st.Last, st.Diff, st.LatestCalls()).State
-}
-
-// failingCalls are the tools whose last call failed, in tool order.
-func failingCalls(calls []status.Call) []string {
-	var out []string
-	for _, c := range calls {
-		if c.Last != nil && !c.Last.Passed && c.Last.Reason != contracts.ReasonProbeFailed {
-			out = append(out, c.Tool)
-		}
-	}
-	return out
-}
-
-// judgement is what a state-change log line is about. Two probes with the
-// same judgement make no line at info level, however their timings or error
-// wording differ; a change of the missing set or of the failure reason does.
-type judgement struct {
-	state     verdict.State
-	reason    probe.Reason
-	missing   []string
-	forbidden []string
-	calls     []string // tools whose last call failed
-}
-
-func verdictOf(res *probe.Result, diff lockstore.Diff, calls []status.Call) judgement {
-	var latest []contracts.Outcome
-	for _, c := range calls {
-		if c.Last != nil {
-			latest = append(latest, *c.Last)
-		}
-	}
-	v := judgement{state: verdict.StatePending}
-	if res != nil {
-		v.state = verdict.JudgeServer(res, diff, latest).State
-	}
-	switch v.state {
+// wasFields are the "was" of a transition, in the shape of the fields of
+// the line itself: was=missing was_missing=a,b; was=failed
+// was_reason=timeout; was=call_failed was_calls=a.
+func wasFields(was verdict.Judgement) []zap.Field {
+	f := []zap.Field{zap.String("was", string(was.State))}
+	switch was.State {
 	case verdict.StateFailed:
-		v.reason = res.Reason
+		f = append(f, zap.String("was_reason", string(was.Reason)))
 	case verdict.StateMissing, verdict.StateForbidden:
-		v.missing, v.forbidden = diff.Missing, diff.Forbidden
-	}
-	if v.state != verdict.StateFailed {
-		v.calls = failingCalls(calls)
-	}
-	return v
-}
-
-func (v judgement) equal(o judgement) bool {
-	return v.state == o.state && v.reason == o.reason &&
-		slices.Equal(v.missing, o.missing) && slices.Equal(v.forbidden, o.forbidden) &&
-		slices.Equal(v.calls, o.calls)
-}
-
-// fields are the "was" of a transition, in the shape of the fields of the
-// line itself: was=missing was_missing=a,b; was=failed was_reason=timeout.
-func (v judgement) fields() []zap.Field {
-	f := []zap.Field{zap.String("was", string(v.state))}
-	switch v.state {
-	case verdict.StateFailed:
-		f = append(f, zap.String("was_reason", string(v.reason)))
-	case verdict.StateMissing, verdict.StateForbidden:
-		if len(v.missing) > 0 {
-			f = append(f, names("was_missing", v.missing))
+		if len(was.Missing) > 0 {
+			f = append(f, names("was_missing", was.Missing))
 		}
-		if len(v.forbidden) > 0 {
-			f = append(f, names("was_forbidden", v.forbidden))
+		if len(was.Forbidden) > 0 {
+			f = append(f, names("was_forbidden", was.Forbidden))
 		}
 	case verdict.StateCallFailed:
-		f = append(f, names("was_calls", v.calls))
+		f = append(f, names("was_calls", was.Calls))
 	}
 	return f
 }
@@ -104,29 +42,33 @@ func names(key string, list []string) zap.Field {
 }
 
 // transition is a server's judgement before and after a probe, or a change
-// of the lock, with what the line about it names.
+// of the lock, with what the line about it names. Two judgements that are
+// Equal make no line at info level, however their timings or error
+// wording differ; a change of the missing set, of the failure reason or of
+// the failing calls does.
 type transition struct {
-	was   *judgement // nil for the server's first probe
-	now   judgement
+	first bool // the server's first probe: was is pending
+	was   verdict.Judgement
+	now   verdict.Judgement
 	res   *probe.Result
 	diff  lockstore.Diff
 	calls []status.Call
 }
 
-func (t transition) changed() bool { return t.was == nil || !t.was.equal(t.now) }
+func (t transition) changed() bool { return t.first || !t.was.Equal(t.now) }
 
 // logTransition writes the one line for a server whose judgement changed.
 // What the server sent (tool names, its error, its stderr) goes through
 // sanitize: the encoders escape line breaks and ESC, not bidirectional
 // controls or C1 codes.
 func logTransition(log *zap.Logger, server string, t transition) {
-	was, now, res, diff := t.was, t.now, t.res, t.diff
-	fields := []zap.Field{zap.String("server", server), zap.String("state", string(now.state))}
-	if was != nil {
-		fields = append(fields, was.fields()...)
+	now, res, diff := t.now, t.res, t.diff
+	fields := []zap.Field{zap.String("server", server), zap.String("state", string(now.State))}
+	if !t.first {
+		fields = append(fields, wasFields(t.was)...)
 	}
-	level, msg := zapcore.WarnLevel, ""
-	switch now.state {
+	level, msg := zapcore.WarnLevel, string(now.State)
+	switch now.State {
 	case verdict.StateOK:
 		level, msg = zapcore.InfoLevel, "recovered"
 		fields = append(fields, zap.Int("tools", len(res.Tools)))
@@ -145,9 +87,10 @@ func logTransition(log *zap.Logger, server string, t transition) {
 		fields = append(fields, names("forbidden", diff.Forbidden), zap.Int("tools", len(res.Tools)))
 	case verdict.StateCallFailed:
 		msg = "tool calls failing"
-		fields = append(fields, names("calls", now.calls))
+		fields = append(fields, names("calls", now.Calls))
+		// The first failing call's reason and message.
 		for _, c := range t.calls {
-			if c.Last != nil && !c.Last.Passed {
+			if c.Last != nil && len(now.Calls) > 0 && c.Tool == now.Calls[0] {
 				fields = append(fields, zap.String("tool", sanitize.Text(c.Tool)), zap.String("reason", string(c.Last.Reason)), zap.String("error", sanitize.Text(c.Last.Message)))
 				break
 			}
@@ -159,9 +102,9 @@ func logTransition(log *zap.Logger, server string, t transition) {
 			fields = append(fields, zap.String("stderr", sanitize.Text(tail)))
 		}
 	}
-	if was == nil {
+	if t.first {
 		msg = "first probe: " + msg
-		if now.state == verdict.StateOK {
+		if now.State == verdict.StateOK {
 			msg = "first probe: ok"
 		}
 	}
