@@ -92,7 +92,9 @@ func TestManyStdioProbesLeakNothing(t *testing.T) {
 
 	waitFor(t, "50 probes", func() bool { return total() >= 50 })
 	goroutines, files := runtime.NumGoroutine(), openFiles(t)
-	waitFor(t, "500 probes", func() bool { return total() >= 500 })
+	// 500 spawns take seconds on an idle machine and minutes on a loaded
+	// one: only the bound fails the test, so it is generous.
+	waitForWithin(t, "500 probes", 5*time.Minute, func() bool { return total() >= 500 })
 	goroutinesAfter, filesAfter := runtime.NumGoroutine(), openFiles(t)
 
 	for _, st := range h.d.Statuses() {

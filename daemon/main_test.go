@@ -143,7 +143,14 @@ func (h *harness) status(name string) apiServer {
 // makes the test fail, never a tight timing.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitForWithin(t, what, 20*time.Second, cond)
+}
+
+// waitForWithin is waitFor with its bound: for work that scales with the
+// machine's load, such as hundreds of process spawns.
+func waitForWithin(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
