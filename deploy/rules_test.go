@@ -25,7 +25,7 @@ const (
 	runbookURL = "https://github.com/mcpwatch/mcpwatch/blob/main/deploy/RUNBOOK.md"
 )
 
-// The alerts the project promises (README, Alerting), by severity.
+// The alerts the project promises (docs/metrics.md, Alerts), by severity.
 var wantAlerts = map[string]string{
 	"McpToolsMissing":            "critical",
 	"McpServerNoTools":           "critical",
@@ -307,5 +307,35 @@ func TestShortenForUsage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// docs/metrics.md's table of alerts names every promised alert with its
+// severity, and no other.
+func TestAlertsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Alerts\n")
+	if !ok {
+		t.Fatal("docs/metrics.md has no '## Alerts' section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	documented := map[string]string{}
+	for _, row := range regexp.MustCompile(`(?m)^\| (Mcp\w+) \| ([a-z /]+) \|`).FindAllStringSubmatch(section, -1) {
+		documented[row[1]] = strings.ReplaceAll(row[2], " / ", "|")
+	}
+	for name, severity := range wantAlerts {
+		if got, ok := documented[name]; !ok {
+			t.Errorf("docs/metrics.md does not list %s", name)
+		} else if got != severity {
+			t.Errorf("docs/metrics.md gives %s severity %q; the rules give %q", name, got, severity)
+		}
+	}
+	for name := range documented {
+		if _, ok := wantAlerts[name]; !ok {
+			t.Errorf("docs/metrics.md lists %s, which the rules do not have", name)
+		}
 	}
 }

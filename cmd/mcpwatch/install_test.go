@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The install paths the README gives (go install, the container image, the
+// The install paths the docs give (go install, the container image, the
 // GitHub Actions example) are checked here against what they install: the
 // module path, the Go version, and flags the commands accept.
 
@@ -113,19 +113,33 @@ func TestGitHubActionsExample(t *testing.T) {
 	}
 }
 
-// The README's install line and its GitHub Actions step hold what works.
-func TestReadmeInstallAndCI(t *testing.T) {
+// The install lines of the README and of docs/deployment.md name this
+// module's command (at @latest or a release), and the GitHub Actions step of
+// docs/preflight.md parses with check's own flags.
+func TestDocsInstallAndCI(t *testing.T) {
 	module, _ := goMod(t)
-	readme := string(readFile(t, "../../README.md"))
-	if want := "go install " + module + "/cmd/mcpwatch@latest"; !strings.Contains(readme, want) {
-		t.Errorf("README.md does not say %q", want)
+	install := regexp.MustCompile(`go install (\S+)@(\S+)`)
+	for _, page := range []string{"README.md", "docs/deployment.md"} {
+		text := string(readFile(t, "../../"+page))
+		lines := install.FindAllStringSubmatch(text, -1)
+		if len(lines) == 0 {
+			t.Errorf("%s has no go install line", page)
+		}
+		for _, l := range lines {
+			if l[1] != module+"/cmd/mcpwatch" {
+				t.Errorf("%s: %q installs %s; want %s/cmd/mcpwatch", page, l[0], l[1], module)
+			}
+			if l[2] != "latest" && !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(l[2]) {
+				t.Errorf("%s: %q: want @latest or a release @vX.Y.Z", page, l[0])
+			}
+		}
 	}
-	runs := regexp.MustCompile(`(?m)^\s*run: (mcpwatch check.*)$`).FindAllStringSubmatch(readme, -1)
+	runs := regexp.MustCompile(`(?m)^\s*run: (mcpwatch check.*)$`).FindAllStringSubmatch(string(readFile(t, "../../docs/preflight.md")), -1)
 	if len(runs) == 0 {
-		t.Fatal("README.md has no GitHub Actions step running mcpwatch check")
+		t.Fatal("docs/preflight.md has no GitHub Actions step running mcpwatch check")
 	}
 	for _, r := range runs {
-		checkCommand(t, "README.md", r[1])
+		checkCommand(t, "docs/preflight.md", r[1])
 	}
 }
 

@@ -1,7 +1,7 @@
 // Command gen writes deploy/kubernetes/common/prometheusrule.yaml: the
 // prometheus-operator PrometheusRule holding the groups of
 // deploy/prometheus/rules/mcpwatch.rules.yml, so the rules are kept in one
-// file. Run it with `go generate ./deploy/...`; a test fails when the
+// file. Run it with `cd deploy/kubernetes && go generate ./...`; a test fails when the
 // committed file differs from what it writes.
 package main
 
