@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/dialguard"
 )
 
 // maxResponseHeaderBytes bounds what a hostile server can make us hold in
@@ -90,6 +92,10 @@ func newTransport(tlsConfig *tls.Config) *http.Transport {
 	base, _ := http.DefaultTransport.(*http.Transport)
 	transport := base.Clone()
 	transport.TLSClientConfig = tlsConfig
+	// A request that carries a dial policy (an OAuth client's discovery
+	// and token requests) is dialed only within it; the probe's own
+	// requests carry none.
+	transport.DialContext = dialguard.Dial(transport.DialContext)
 	transport.MaxResponseHeaderBytes = maxResponseHeaderBytes
 	transport.IdleConnTimeout = 30 * time.Second
 	return transport

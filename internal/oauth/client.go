@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/dialguard"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -33,7 +35,8 @@ const (
 type Client struct {
 	mu  sync.Mutex
 	cfg Config
-	srv *url.URL // cfg.ServerURL, parsed
+	srv *url.URL          // cfg.ServerURL, parsed
+	net dialguard.Network // how names resolve and what is public: the system's, but in tests
 
 	ep    *endpoints    // nil until discovered
 	token *oauth2.Token // the cached access token; nil when none
@@ -78,8 +81,55 @@ func (c *Client) update(cfg Config) {
 
 // RoundTripper implements probe.Authorizer.
 func (c *Client) RoundTripper(base http.RoundTripper) http.RoundTripper {
-	return &transport{c: c, base: base, origin: originOf(c.srv),
-		hc: &http.Client{Transport: base, CheckRedirect: noRedirects}}
+	return &transport{c: c, base: base, origin: originOf(c.srv)}
+}
+
+// httpClient is the client of discovery and token requests over base: no
+// redirects (a credential goes to the URL discovered, and no other), and
+// every connection dialed within the reach of reachFor.
+// The caller holds c.mu.
+func (c *Client) httpClient(base http.RoundTripper, serverLocal bool) *http.Client {
+	configured := c.cfg.TokenURL
+	return &http.Client{
+		Transport: dialguard.Transport(base, c.net, func(r *http.Request) dialguard.Reach {
+			return reachFor(r.URL, serverLocal, configured)
+		}),
+		CheckRedirect: noRedirects,
+	}
+}
+
+// reachFor is where a discovery or token request may go. A server on a
+// public address over https keeps its authorization on public addresses
+// over https: what it publishes cannot aim mcpwatch's client credentials at
+// a loopback, private or link-local address (another local service, the
+// cloud metadata address), nor send them in the clear. A server that is
+// itself plain http, or on such an address, may name authorization on any
+// address, over plain http only to a local one. A token_url the
+// configuration names is the operator's choice and goes anywhere.
+func reachFor(u *url.URL, serverLocal bool, configured string) dialguard.Reach {
+	switch {
+	case configured != "" && u.String() == configured:
+		return dialguard.Anywhere
+	case u.Scheme == "https" && serverLocal:
+		return dialguard.Anywhere
+	case u.Scheme == "https":
+		return dialguard.Public
+	case u.Scheme == "http" && serverLocal:
+		return dialguard.Local
+	}
+	return 0
+}
+
+// serverLocal reports whether the MCP server is itself plain http or on a
+// loopback, private or link-local address, looked up now: only then may
+// its authorization be too. A name that does not resolve counts as public,
+// the stricter rule.
+func (c *Client) serverLocal(ctx context.Context) bool {
+	if c.srv.Scheme == "http" {
+		return true
+	}
+	r, err := c.net.HostReach(ctx, c.srv.Hostname())
+	return err == nil && r == dialguard.Local
 }
 
 var _ probe.Authorizer = (*Client)(nil)
@@ -121,8 +171,7 @@ func maps(m map[string]uint64) map[string]uint64 {
 // transport is the client's RoundTripper for one probe.
 type transport struct {
 	c      *Client
-	base   http.RoundTripper
-	hc     *http.Client // discovery and token requests
+	base   http.RoundTripper // the probe's; discovery and token requests go through it too
 	origin string
 
 	// mu guards tok: the token this probe got, used for the rest of it
@@ -155,7 +204,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.mu.Unlock()
 	if tok == "" {
 		var err error
-		if tok, err = t.c.current(ctx, t.hc); err != nil {
+		if tok, err = t.c.current(ctx, t.base); err != nil {
 			return nil, err
 		}
 	}
@@ -173,7 +222,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, t.c.refused(ch)
 			}
 			renewed = true
-			if tok, err = t.c.renew(ctx, t.hc, ch, tok); err != nil {
+			if tok, err = t.c.renew(ctx, t.base, ch, tok); err != nil {
 				return nil, err
 			}
 			continue
@@ -187,7 +236,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, t.c.insufficient(ch)
 			}
 			steppedUp = true
-			if tok, err = t.c.stepUp(ctx, t.hc, ch); err != nil {
+			if tok, err = t.c.stepUp(ctx, t.base, ch); err != nil {
 				return nil, err
 			}
 			continue
@@ -201,7 +250,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // once sends req with the current token and hands back whatever comes.
 func (t *transport) once(req *http.Request) (*http.Response, error) {
-	tok, err := t.c.current(req.Context(), t.hc)
+	tok, err := t.c.current(req.Context(), t.base)
 	if err != nil {
 		req.Body.Close()
 		return nil, err
@@ -236,7 +285,7 @@ func discard(resp *http.Response) {
 // current is the token to send first: the cached one while it is valid, a
 // new one when discovery is done and it is not, none before discovery (the
 // server's 401 starts it).
-func (c *Client) current(ctx context.Context, hc *http.Client) (string, error) {
+func (c *Client) current(ctx context.Context, base http.RoundTripper) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ep == nil {
@@ -247,7 +296,7 @@ func (c *Client) current(ctx context.Context, hc *http.Client) (string, error) {
 		asked = c.scopes(nil)
 	}
 	tok, err := oauth2.ReuseTokenSourceWithExpiry(c.token, fetcher(func() (*oauth2.Token, error) {
-		return c.fetch(ctx, hc, asked)
+		return c.fetch(ctx, base, asked)
 	}), expiryMargin).Token()
 	if err != nil {
 		return "", err
@@ -257,11 +306,12 @@ func (c *Client) current(ctx context.Context, hc *http.Client) (string, error) {
 
 // renew answers a 401: discovery the first time, then a new token (the
 // one sent, if any, was refused).
-func (c *Client) renew(ctx context.Context, hc *http.Client, ch *probe.Challenge, sent string) (string, error) {
+func (c *Client) renew(ctx context.Context, base http.RoundTripper, ch *probe.Challenge, sent string) (string, error) {
+	local := c.serverLocal(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ep == nil {
-		ep, err := discover(ctx, hc, c.srv, c.cfg.TokenURL, usesAssertion(c.cfg), ch)
+		ep, err := discover(ctx, c.httpClient(base, local), c.srv, local, c.cfg.TokenURL, usesAssertion(c.cfg), ch)
 		if err != nil {
 			c.failures[FailDiscovery]++
 			return "", c.discoveryFailure(ctx, err)
@@ -274,7 +324,7 @@ func (c *Client) renew(ctx context.Context, hc *http.Client, ch *probe.Challenge
 	if c.token != nil && c.token.AccessToken == sent {
 		c.refusedToken, c.token = sent, nil // refused: never sent again
 	}
-	tok, err := c.fetch(ctx, hc, c.scopes(ch))
+	tok, err := c.fetch(ctx, base, c.scopes(ch))
 	if err != nil {
 		return "", err
 	}
@@ -282,7 +332,7 @@ func (c *Client) renew(ctx context.Context, hc *http.Client, ch *probe.Challenge
 }
 
 // stepUp asks for a token with the challenge's scope added.
-func (c *Client) stepUp(ctx context.Context, hc *http.Client, ch *probe.Challenge) (string, error) {
+func (c *Client) stepUp(ctx context.Context, base http.RoundTripper, ch *probe.Challenge) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	scopes := slices.Clone(c.asked)
@@ -291,7 +341,7 @@ func (c *Client) stepUp(ctx context.Context, hc *http.Client, ch *probe.Challeng
 			scopes = append(scopes, s)
 		}
 	}
-	tok, err := c.fetch(ctx, hc, scopes)
+	tok, err := c.fetch(ctx, base, scopes)
 	if err != nil {
 		return "", err
 	}
@@ -331,8 +381,9 @@ func (f fetcher) Token() (*oauth2.Token, error) { return f() }
 
 // fetch gets a new access token at the token endpoint and caches it; a
 // rotated refresh token is written back first. The caller holds c.mu.
-func (c *Client) fetch(ctx context.Context, hc *http.Client, scopes []string) (*oauth2.Token, error) {
+func (c *Client) fetch(ctx context.Context, base http.RoundTripper, scopes []string) (*oauth2.Token, error) {
 	ep := c.ep
+	hc := c.httpClient(base, ep.serverLocal)
 	method := chooseAuthMethod(c.cfg, ep)
 	refreshToken := c.refreshToken()
 	if c.cfg.Grant == GrantRefreshToken && refreshToken == "" {
@@ -438,7 +489,11 @@ func refreshTokenExpiry(tok *oauth2.Token, rt string) time.Time {
 
 func (c *Client) discoveryFailure(ctx context.Context, err error) *probe.Failure {
 	reason := probe.ReasonUnauthorized
+	var refused *dialguard.RefusedError
 	switch {
+	case errors.As(err, &refused):
+		// A policy decision, not a connection problem: the server's
+		// metadata leads where its credentials may not go.
 	case ctx.Err() == context.DeadlineExceeded:
 		reason = probe.ReasonTimeout
 	case ctx.Err() != nil:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,8 +22,11 @@ type endpoints struct {
 	// metadata's issuer, or the server's origin in the 2025-03-26 layout
 	// without metadata; "" when token_url skipped discovery. It is the
 	// audience of a private_key_jwt client assertion.
-	issuer          string
-	tokenURL        string
+	issuer   string
+	tokenURL string
+	// serverLocal is whether the MCP server is plain http or on a local
+	// address, which decides where its authorization may be (reachFor).
+	serverLocal     bool
 	resource        string   // the RFC 8707 resource indicator
 	scopesSupported []string // the resource's, else the authorization server's
 	authMethods     []string // token_endpoint_auth_methods_supported; nil when unknown
@@ -61,18 +63,24 @@ var errNotFound = errors.New("not found")
 // private_key_jwt assertion is addressed to the authorization server's
 // issuer, which only its metadata names; the configured token URL is then
 // used in place of the discovered one.
-func discover(ctx context.Context, hc *http.Client, serverURL *url.URL, tokenURL string, needIssuer bool, ch *probe.Challenge) (*endpoints, error) {
+//
+// local says whether the MCP server is plain http or on a local address:
+// only then may the URLs discovery follows be plain http (reachFor decides
+// the addresses, as each is dialed).
+func discover(ctx context.Context, hc *http.Client, serverURL *url.URL, local bool, tokenURL string, needIssuer bool, ch *probe.Challenge) (*endpoints, error) {
 	resource := canonicalResource(serverURL)
 	if tokenURL != "" && !needIssuer {
-		return &endpoints{tokenURL: tokenURL, resource: resource, found: "token_url from the configuration"}, nil
+		return &endpoints{tokenURL: tokenURL, serverLocal: local, resource: resource, found: "token_url from the configuration"}, nil
 	}
-	ep, err := discoverMetadata(ctx, hc, serverURL, resource, ch)
+	d := discovery{hc: hc, local: local}
+	ep, err := d.metadata(ctx, serverURL, resource, ch)
 	if err != nil {
 		if tokenURL != "" {
 			return nil, fmt.Errorf("private_key_jwt addresses its assertion to the authorization server's issuer, which discovery could not find although token_url is set: %w", err)
 		}
 		return nil, err
 	}
+	ep.serverLocal = local
 	if tokenURL != "" {
 		ep.tokenURL = tokenURL
 		ep.found += "; token_url from the configuration"
@@ -80,7 +88,22 @@ func discover(ctx context.Context, hc *http.Client, serverURL *url.URL, tokenURL
 	return ep, nil
 }
 
-func discoverMetadata(ctx context.Context, hc *http.Client, serverURL *url.URL, resource string, ch *probe.Challenge) (*endpoints, error) {
+// discovery is one discovery's requests: hc, and whether the server is
+// local (plain http allowed).
+type discovery struct {
+	hc    *http.Client
+	local bool
+}
+
+// plainHTTPRule is what a refusal of a plain http URL says.
+const plainHTTPRule = "plain http is allowed only when the MCP server itself is plain http or on a loopback, private or link-local address"
+
+// acceptable allows https, and plain http when the server is local.
+func (d discovery) acceptable(u *url.URL) bool {
+	return u.Scheme == "https" || (u.Scheme == "http" && d.local)
+}
+
+func (d discovery) metadata(ctx context.Context, serverURL *url.URL, resource string, ch *probe.Challenge) (*endpoints, error) {
 	origin := originURL(serverURL)
 
 	// RFC 9728: the challenge's resource_metadata, else the well-known
@@ -95,7 +118,7 @@ func discoverMetadata(ctx context.Context, hc *http.Client, serverURL *url.URL, 
 		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource")
 	}
 	var prm resourceMetadata
-	prmURL, err := firstFound(ctx, hc, candidates, &prm)
+	prmURL, err := d.firstFound(ctx, candidates, &prm)
 	if err != nil && !errors.Is(err, errNotFound) {
 		return nil, err
 	}
@@ -106,7 +129,7 @@ func discoverMetadata(ctx context.Context, hc *http.Client, serverURL *url.URL, 
 		// 2025-03-26: no resource metadata; the server's origin is the
 		// authorization server, with default endpoints when it publishes
 		// no metadata either.
-		ep, err := serverEndpoints(ctx, hc, origin, true)
+		ep, err := d.serverEndpoints(ctx, origin, true)
 		if err != nil {
 			return nil, err
 		}
@@ -126,10 +149,10 @@ func discoverMetadata(ctx context.Context, hc *http.Client, serverURL *url.URL, 
 	}
 	issuer := prm.AuthorizationServers[0]
 	iu, err := url.Parse(issuer)
-	if err != nil || iu.Host == "" || !secure(iu) {
-		return nil, fmt.Errorf("the protected resource metadata at %s names authorization server %s: not an https URL", show(prmURL), show(issuer))
+	if err != nil || iu.Host == "" || !d.acceptable(iu) {
+		return nil, fmt.Errorf("the protected resource metadata at %s names authorization server %s: not an https URL (%s)", show(prmURL), show(issuer), plainHTTPRule)
 	}
-	ep, err := serverEndpoints(ctx, hc, issuer, false)
+	ep, err := d.serverEndpoints(ctx, issuer, false)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +167,7 @@ func discoverMetadata(ctx context.Context, hc *http.Client, serverURL *url.URL, 
 // serverEndpoints reads the metadata of the authorization server issuer:
 // RFC 8414 and OpenID Connect well-known URLs, path-inserted forms first.
 // defaults allows the 2025-03-26 default endpoints when none is found.
-func serverEndpoints(ctx context.Context, hc *http.Client, issuer string, defaults bool) (*endpoints, error) {
+func (d discovery) serverEndpoints(ctx context.Context, issuer string, defaults bool) (*endpoints, error) {
 	iu, err := url.Parse(issuer)
 	if err != nil {
 		return nil, fmt.Errorf("authorization server %s is not a URL", show(issuer))
@@ -162,7 +185,7 @@ func serverEndpoints(ctx context.Context, hc *http.Client, issuer string, defaul
 		candidates = []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"}
 	}
 	var md serverMetadata
-	mdURL, err := firstFound(ctx, hc, candidates, &md)
+	mdURL, err := d.firstFound(ctx, candidates, &md)
 	switch {
 	case errors.Is(err, errNotFound) && defaults:
 		return &endpoints{issuer: origin, tokenURL: origin + "/token",
@@ -176,8 +199,8 @@ func serverEndpoints(ctx context.Context, hc *http.Client, issuer string, defaul
 		return nil, fmt.Errorf("the metadata at %s is for issuer %s, not %s (RFC 8414 section 3.3)", show(mdURL), show(md.Issuer), show(issuer))
 	}
 	tu, err := url.Parse(md.TokenEndpoint)
-	if md.TokenEndpoint == "" || err != nil || tu.Host == "" || !secure(tu) {
-		return nil, fmt.Errorf("the metadata at %s has no https token_endpoint", show(mdURL))
+	if md.TokenEndpoint == "" || err != nil || tu.Host == "" || !d.acceptable(tu) {
+		return nil, fmt.Errorf("the metadata at %s has no https token_endpoint (%s)", show(mdURL), plainHTTPRule)
 	}
 	return &endpoints{issuer: md.Issuer, tokenURL: md.TokenEndpoint, scopesSupported: md.ScopesSupported,
 		authMethods: md.TokenAuthMethods, grants: md.GrantTypes,
@@ -186,9 +209,9 @@ func serverEndpoints(ctx context.Context, hc *http.Client, issuer string, defaul
 
 // firstFound GETs each URL in turn and decodes the first one that answers
 // 200 into v. All 404 is errNotFound; any other answer or error stops.
-func firstFound(ctx context.Context, hc *http.Client, urls []string, v any) (string, error) {
+func (d discovery) firstFound(ctx context.Context, urls []string, v any) (string, error) {
 	for _, u := range urls {
-		err := getJSON(ctx, hc, u, v)
+		err := d.getJSON(ctx, u, v)
 		if errors.Is(err, errNotFound) {
 			continue
 		}
@@ -197,17 +220,22 @@ func firstFound(ctx context.Context, hc *http.Client, urls []string, v any) (str
 	return "", errNotFound
 }
 
-func getJSON(ctx context.Context, hc *http.Client, raw string, v any) error {
+// getJSON reads one metadata document: the protected resource metadata
+// URL a challenge names is held to the same https rule as every other.
+func (d discovery) getJSON(ctx context.Context, raw string, v any) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return fmt.Errorf("%s is not an http(s) URL", show(raw))
+	}
+	if !d.acceptable(u) {
+		return fmt.Errorf("%s is not an https URL (%s)", show(raw), plainHTTPRule)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", show(raw), err)
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
+	resp, err := d.hc.Do(req)
 	if err != nil {
 		return &transportError{what: "GET " + show(raw), err: err}
 	}
@@ -279,23 +307,6 @@ func originOf(u *url.URL) string {
 		port = map[string]string{"https": "443", "http": "80"}[strings.ToLower(u.Scheme)]
 	}
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
-}
-
-// secure allows https, and plain http only to a loopback address (tests,
-// a local development server): OAuth 2.1 sends credentials only over TLS.
-func secure(u *url.URL) bool {
-	if u.Scheme == "https" {
-		return true
-	}
-	if u.Scheme != "http" {
-		return false
-	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // show prints a URL a server chose: no user info, query or fragment, cut

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/mcpwatch/mcpwatch/internal/dialguard"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -193,7 +194,12 @@ func (c *Client) tokenFailure(ctx context.Context, err error, ep *endpoints, met
 	where := fmt.Sprintf("server %q: OAuth token endpoint %s (grant %s, %s)", c.cfg.Server, show(ep.tokenURL), c.cfg.Grant, method)
 	var re *oauth2.RetrieveError
 	var te *transportError
+	var refused *dialguard.RefusedError
 	switch {
+	case errors.As(err, &refused):
+		return FailDiscovery, &probe.Failure{Reason: probe.ReasonUnauthorized, Err: fmt.Errorf(
+			"%s: %s; the MCP server is on a public address, so its authorization server's token endpoint must be too: fix the authorization server's metadata, or set auth.token_url",
+			where, oneLine(refused.Error()))}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return FailTimeout, &probe.Failure{Reason: probe.ReasonTimeout, Err: fmt.Errorf("%s: no answer before the probe's deadline", where)}
 	case ctx.Err() != nil:
