@@ -28,6 +28,14 @@ offers, or why that could not be told. Exit 0 when the probe succeeded (even
 with zero tools: judging the surface is the lock's job), 1 when it failed,
 2 on a usage error.
 
+--call TOOL then calls one tool in the same session, with --input as its
+arguments, and prints what it answered (text, and the whole result with
+--format json): the way to try a canary before writing its contract. As on a
+schedule, only a tool annotated readOnlyHint: true is called; any other
+needs --allow-side-effects, and one that may be destructive (no
+destructiveHint: false) --allow-destructive too. With --call, exit 0 only
+when the call was made and answered without isError.
+
 Values of --env, --header, --url and the command and its arguments expand
 ${VAR} anywhere in the string, ${VAR:-default} (when VAR is unset or empty)
 and ${file:PATH} (the file's contents, one trailing newline trimmed). An
@@ -56,6 +64,9 @@ Examples:
   mcpwatch probe --url https://mcp.example.com/mcp --oauth-client-id my-client \
       --oauth-refresh-token '${file:/var/lib/mcpwatch/mcp.refresh}'
 
+  # Try a canary call by hand before writing its contract:
+  mcpwatch probe --call echo --input '{"message": "hi"}' -- npx -y @modelcontextprotocol/server-everything
+
   # A legacy HTTP+SSE server behind a private CA:
   mcpwatch probe --url https://10.0.0.5:8443/sse --transport sse --ca-file ca.pem
 `
@@ -78,6 +89,7 @@ type probeFlags struct {
 	command    []string
 	oauth      oauthFlags
 	oauthOn    bool
+	call       callFlags
 }
 
 func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
@@ -97,6 +109,7 @@ func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs.StringVar(&f.maxMessage, "max-message-bytes", "4MiB", "largest JSON-RPC message or HTTP body accepted (`size`: 1048576, 512KiB, 4MiB)")
 	fs.BoolVar(&f.transcript, "transcript", false, "record every message sent and received (debugging; header values are never recorded)")
 	f.oauth.register(fs)
+	f.call.register(fs)
 	return fs
 }
 
@@ -133,6 +146,11 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 			return exitUsage
 		}
 	}
+	var called *callOutcome
+	if f.call.tool != "" {
+		called = &callOutcome{}
+		opts.AfterList = f.call.hook(called)
+	}
 	var res *probe.Result
 	if err != nil {
 		res = configFailure(err)
@@ -149,15 +167,32 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 			scrubbed = runner.WithSecrets(target, client.Secrets())
 		}
 		res = runner.Scrub(f.written(), scrubbed, res)
+		if called != nil && called.result != nil {
+			called.result = runner.ScrubCall(f.written(), scrubbed, called.result)
+		}
 	}
 
 	if err := f.out.write(c, map[string]func(io.Writer) error{
 		"text": func(w io.Writer) error {
 			printResult(w, res, describeTarget(&f))
 			printCredentials(w, res.Credentials, time.Now())
+			if called != nil {
+				called.print(w)
+			}
 			return nil
 		},
 		"json": func(w io.Writer) error {
+			if called != nil {
+				b, err := json.Marshal(res)
+				if err == nil {
+					b, err = withCall(b, called)
+				}
+				if err != nil {
+					return err
+				}
+				_, err = w.Write(b)
+				return err
+			}
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(res)
@@ -166,7 +201,7 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpwatch probe: write the result: %v\n", err)
 		return exitFailed
 	}
-	if !res.OK {
+	if !res.OK || (called != nil && !called.ok()) {
 		return exitFailed
 	}
 	return exitOK
@@ -194,6 +229,9 @@ func (f *probeFlags) check(fs *pflag.FlagSet) error {
 		}
 	}
 	if err := checkEra(f.era); err != nil {
+		return err
+	}
+	if err := f.call.check(fs); err != nil {
 		return err
 	}
 	if err := f.out.check(); err != nil {

@@ -124,24 +124,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 // rules apply, with the spec's defaults. The error names the tool and the
 // fix.
 func Permit(t probe.Tool, c Contract, destructiveOptIn bool) error {
-	h, annotated := t.Hints()
-	if h.ReadOnlyHint != nil && *h.ReadOnlyHint {
+	n := Needs(t)
+	if !n.SideEffects {
 		return nil
 	}
-	what := "is not annotated readOnlyHint: true"
-	if !annotated {
-		what = "sends no annotations, so nothing says it only reads"
-	}
 	if !c.AllowSideEffects {
-		return fmt.Errorf("tool %s %s; mcpwatch calls only read-only tools: set \"allowSideEffects\": true in its contract if calling it is harmless, or remove the contract", c.Tool, what)
+		return fmt.Errorf("tool %s %s; mcpwatch calls only read-only tools: set \"allowSideEffects\": true in its contract if calling it is harmless, or remove the contract", c.Tool, n.Why)
 	}
-	destructive := h.DestructiveHint == nil || *h.DestructiveHint
-	if destructive && !destructiveOptIn {
-		why := "is annotated destructiveHint: true"
-		if h.DestructiveHint == nil {
-			why = "has no destructiveHint: false (a tool that is not read-only is destructive unless it says otherwise)"
-		}
-		return fmt.Errorf("tool %s %s; to call it on a schedule anyway, list it under allow_destructive_calls of its server in mcpwatch.yml", c.Tool, why)
+	if n.Destructive && !destructiveOptIn {
+		return fmt.Errorf("tool %s %s; to call it on a schedule anyway, list it under allow_destructive_calls of its server in mcpwatch.yml", c.Tool, n.DestructiveWhy)
 	}
 	return nil
 }

@@ -54,12 +54,7 @@ func (s scrubber) outcomes(in []contracts.Outcome) []contracts.Outcome {
 		for j, a := range o.Attempts {
 			a.Response = s.cut(a.Response)
 			if a.Call != nil {
-				c := *a.Call
-				c.Error = s.str(c.Error)
-				c.RPCMessage = s.cut(c.RPCMessage)
-				c.Content = s.raw(c.Content)
-				c.StructuredContent = s.raw(c.StructuredContent)
-				a.Call = &c
+				a.Call = s.call(a.Call)
 			}
 			assertions := make([]contracts.Assertion, len(a.Assertions))
 			for k, as := range a.Assertions {
@@ -73,6 +68,23 @@ func (s scrubber) outcomes(in []contracts.Outcome) []contracts.Outcome {
 		out[i] = o
 	}
 	return out
+}
+
+// call scrubs what one tools/call came back with.
+func (s scrubber) call(in *probe.CallResult) *probe.CallResult {
+	c := *in
+	c.Error = s.str(c.Error)
+	c.RPCMessage = s.cut(c.RPCMessage)
+	c.Content = s.raw(c.Content)
+	c.StructuredContent = s.raw(c.StructuredContent)
+	return &c
+}
+
+// ScrubCall returns a copy of a tools/call's result with the target's
+// secret values replaced, as Scrub does for a probe's result (mcpwatch
+// probe --call).
+func ScrubCall(written, expanded probe.Target, c *probe.CallResult) *probe.CallResult {
+	return newScrubber(written, expanded).call(c)
 }
 
 // cut scrubs a line that may have been cut short ("…"): besides whole
