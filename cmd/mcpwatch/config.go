@@ -121,6 +121,12 @@ func verdict(problems []error) string {
 // built-in defaults, the lock ./mcp-tools.lock.json (or $MCP_TOOL_LOCK).
 // source describes what was read, for messages.
 func loadConfig(file string, getenv func(string) string) (*config.Config, string, error) {
+	return loadConfigWith(new(config.Loader), file, getenv)
+}
+
+// loadConfigWith is loadConfig with a Loader that keeps what imports read
+// between loads (the daemon's reloads ask a registry only for changes).
+func loadConfigWith(loader *config.Loader, file string, getenv func(string) string) (*config.Config, string, error) {
 	if file != "" && isClientConfig(file) {
 		if _, err := os.Stat(file); err != nil {
 			return nil, file, fmt.Errorf("read client config: %w", err)
@@ -134,11 +140,11 @@ func loadConfig(file string, getenv func(string) string) (*config.Config, string
 		return cfg, file, err
 	}
 	if file != "" {
-		cfg, err := config.Load(file)
+		cfg, err := loader.Load(file)
 		return cfg, file, err
 	}
 	if _, err := os.Stat("mcpwatch.yml"); err == nil {
-		cfg, err := config.Load("mcpwatch.yml")
+		cfg, err := loader.Load("mcpwatch.yml")
 		return cfg, "mcpwatch.yml", err
 	}
 	source := config.DefaultClientConfig

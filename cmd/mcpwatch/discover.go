@@ -81,7 +81,7 @@ func cmdDiscover(_ context.Context, c *cli, args []string) int {
 	}
 	host.Projects, host.KnownProjects, host.Clients = f.projects, f.knownProjects, clients
 	res := discover.Find(host)
-	servers := config.Discovered(res, config.BuiltinDefaults())
+	servers := config.FoundServers(res, config.BuiltinDefaults())
 
 	if err := f.out.write(c, map[string]func(io.Writer) error{
 		"text": func(w io.Writer) error { return writeDiscoverText(w, res, servers) },
@@ -104,7 +104,7 @@ func clientNames() string {
 	return strings.Join(names, ", ")
 }
 
-func discoverProblems(res discover.Result, servers []config.DiscoveredServer) int {
+func discoverProblems(res discover.Result, servers []config.FoundServer) int {
 	n := 0
 	for _, f := range res.Files {
 		if f.Err != nil {
@@ -123,7 +123,7 @@ func describeOrigin(o discover.Origin) string {
 	return fmt.Sprintf("%s %s %s (%s)", o.Client, o.Scope, o.File, config.KeyPath(o.Key...))
 }
 
-func writeDiscoverText(w io.Writer, res discover.Result, servers []config.DiscoveredServer) error {
+func writeDiscoverText(w io.Writer, res discover.Result, servers []config.FoundServer) error {
 	fmt.Fprintf(w, "%d client config file(s):\n", len(res.Files))
 	for _, f := range res.Files {
 		what := fmt.Sprintf("%d server(s)", f.Servers)
@@ -195,7 +195,7 @@ type discoverOrigin struct {
 	Project string          `json:"project"`
 }
 
-func writeDiscoverJSON(w io.Writer, res discover.Result, servers []config.DiscoveredServer) error {
+func writeDiscoverJSON(w io.Writer, res discover.Result, servers []config.FoundServer) error {
 	rep := discoverReport{Files: []discoverFile{}, Servers: []discoverServer{}, OK: discoverProblems(res, servers) == 0}
 	for _, f := range res.Files {
 		df := discoverFile{Client: f.Client, Scope: f.Scope, Path: f.Path, Project: f.Project, Servers: f.Servers}

@@ -173,8 +173,9 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	// A reload reads the file the start read: an mcpwatch.yml, or a
 	// client config whose servers are watched as they are.
 	configFile, _ := filepath.Abs(defaultConfigFile(f.configFile, c.getenv))
+	loader := new(config.Loader)
 	load := func(path string) (*config.Config, error) {
-		cfg, _, err := loadConfig(path, c.getenv)
+		cfg, _, err := loadConfigWith(loader, path, c.getenv)
 		applyServeEra(cfg, f.era)
 		return cfg, err
 	}

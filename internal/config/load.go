@@ -91,8 +91,12 @@ func BuiltinDefaults() Defaults {
 
 // Load reads and validates an mcpwatch.yml and the client configs it
 // imports. Every problem found is returned, joined; each names the file, the
-// key and the fix. Variables are not read: see Config.Check.
-func Load(path string) (*Config, error) {
+// key and the fix. Variables are not read: see Config.Check. It is a
+// Loader's Load with nothing kept from an earlier load.
+func Load(path string) (*Config, error) { return new(Loader).Load(path) }
+
+// Load is the package's Load, with what the Loader keeps between loads.
+func (l *Loader) Load(path string) (*Config, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
@@ -145,6 +149,16 @@ func Load(path string) (*Config, error) {
 	all := own
 	skippedImport := false
 	for _, im := range imports {
+		if im.source != nil {
+			servers, srcErrs := l.importSource(abs, im, cfg.Defaults, inputs)
+			errs = append(errs, srcErrs...)
+			for _, s := range servers {
+				if !contains(im.exclude, s.Name) {
+					all = append(all, s)
+				}
+			}
+			continue
+		}
 		servers, err := loadClientConfig(im.path, cfg.Defaults, inputs)
 		var pe *fs.PathError
 		switch {
@@ -310,8 +324,9 @@ func decodeInputs(o *object, dir string) map[string]input {
 type importSpec struct {
 	key      string // imports[i], for errors
 	path     string
-	optional bool     // a missing file is skipped (a desktop config absent on a server)
-	exclude  []string // server names not to watch
+	optional bool          // a missing file is skipped (a desktop config absent on a server)
+	exclude  []string      // server names not to watch
+	source   *importSource // host discovery or a registry, instead of a file
 }
 
 func decodeImports(d *decoder, v any, dir string) []importSpec {
@@ -332,7 +347,12 @@ func decodeImports(d *decoder, v any, dir string) []importSpec {
 			spec.path, _ = o.string("path")
 			spec.optional, _ = o.boolean("optional")
 			spec.exclude, _ = o.strings("exclude")
+			spec.source = decodeImportSource(o, spec.path != "", dir)
 			o.finish()
+			if spec.source != nil {
+				specs = append(specs, spec)
+				continue
+			}
 		default:
 			d.errorf(key, "expected a path or {path: ..., optional: ..., exclude: [...]}, got %s", kindOf(item))
 			continue

@@ -8,26 +8,26 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/discover"
 )
 
-// DiscoveredServer is a found server, decoded, or why it cannot be.
-type DiscoveredServer struct {
+// FoundServer is a found server, decoded, or why it cannot be.
+type FoundServer struct {
 	Server  Server // its Name is the found server's unique name
 	Origins []discover.Origin
 	Err     error // the definition is not one mcpwatch can probe; Server is then empty
 }
 
-// Discovered decodes every server res found, with the defaults def and the
+// FoundServers decodes every server res found, with the defaults def and the
 // VS Code inputs of mcpwatch.yml.
-func Discovered(res discover.Result, def Defaults) []DiscoveredServer {
-	return discovered(res, def, nil)
+func FoundServers(res discover.Result, def Defaults) []FoundServer {
+	return foundServers(res, def, nil)
 }
 
-func discovered(res discover.Result, def Defaults, inputs map[string]input) []DiscoveredServer {
-	out := make([]DiscoveredServer, 0, len(res.Servers))
+func foundServers(res discover.Result, def Defaults, inputs map[string]input) []FoundServer {
+	out := make([]FoundServer, 0, len(res.Servers))
 	for _, found := range res.Servers {
 		o := found.Origins[0]
 		d := &decoder{file: o.File}
 		s, ok := clientServer(d, KeyPath(o.Key...), found.Name, o.Spec, o.Project, def, inputs)
-		ds := DiscoveredServer{Origins: found.Origins}
+		ds := FoundServer{Origins: found.Origins}
 		if ok {
 			ds.Server = s
 		} else {
