@@ -43,7 +43,30 @@ type kustomization struct {
 		Name    string `json:"name"`
 		NewName string `json:"newName"`
 		NewTag  string `json:"newTag"`
+		Digest  string `json:"digest,omitempty"`
 	} `json:"images,omitempty"`
+	ConfigMapGenerator []generator `json:"configMapGenerator,omitempty"`
+	SecretGenerator    []generator `json:"secretGenerator,omitempty"`
+}
+
+// generator is a configMapGenerator or secretGenerator entry that makes an
+// object from files (KEY=PATH, or PATH whose base name is the key).
+type generator struct {
+	Name  string   `json:"name"`
+	Files []string `json:"files"`
+}
+
+// files maps each key of the generated object to its file under dir.
+func (g generator) files(dir string) map[string]string {
+	out := map[string]string{}
+	for _, f := range g.Files {
+		key, path, ok := strings.Cut(f, "=")
+		if !ok {
+			key, path = filepath.Base(f), f
+		}
+		out[key] = filepath.Join(dir, path)
+	}
+	return out
 }
 
 // manifests is every object of a kustomization tree (its resources, the
@@ -70,13 +93,13 @@ func decodeStrict(t *testing.T, file string, b []byte, into any) {
 }
 
 // load decodes the kustomization tree rooted at "." (the single-replica
-// layout) and checks that it has every object that layout needs.
+// layout) and checks that it has every object that layout needs, and none of
+// the user's (see TestLayoutsCarryNoUserData).
 func load(t *testing.T) manifests {
 	t.Helper()
 	m := loadTree(t, ".")
-	if m.deployment == nil || m.service() == nil || m.configMap == nil || m.secret == nil ||
-		m.serviceMonitor == nil || m.prometheusRule == nil {
-		t.Fatalf("kustomization.yaml lacks one of Deployment, Service, ConfigMap, Secret, ServiceMonitor, PrometheusRule")
+	if m.deployment == nil || m.service() == nil || m.serviceMonitor == nil || m.prometheusRule == nil {
+		t.Fatalf("kustomization.yaml lacks one of Deployment, Service, ServiceMonitor, PrometheusRule")
 	}
 	return m
 }
@@ -285,94 +308,161 @@ func TestDeployment(t *testing.T) {
 	}
 }
 
-// files maps each path under /etc/mcpwatch to its ConfigMap or Secret key, as
-// the Deployment's projected volume lays them out.
-func projectedFiles(t *testing.T, m manifests) map[string]string {
+// The names of the ConfigMap and the Secret the layouts read and the user
+// creates: what the README's kubectl create commands and the example's
+// generators name.
+const (
+	configMapName = "mcpwatch-config"
+	secretName    = "mcpwatch-secrets"
+)
+
+// etcSources returns the sources of the projected volume the pod mounts at
+// /etc/mcpwatch.
+func etcSources(t *testing.T, pod corev1.PodSpec) []corev1.VolumeProjection {
 	t.Helper()
-	c := m.deployment.Spec.Template.Spec.Containers[0]
-	var mountVolume string
-	for _, vm := range c.VolumeMounts {
+	var volume string
+	for _, vm := range pod.Containers[0].VolumeMounts {
 		if vm.MountPath == "/etc/mcpwatch" {
-			mountVolume = vm.Name
+			volume = vm.Name
 		}
 	}
-	files := map[string]string{}
-	for _, v := range m.deployment.Spec.Template.Spec.Volumes {
-		if v.Name != mountVolume || v.Projected == nil {
-			continue
-		}
-		for _, src := range v.Projected.Sources {
-			switch {
-			case src.ConfigMap != nil:
-				if src.ConfigMap.Name != m.configMap.Name {
-					t.Errorf("projected ConfigMap %q, the kustomization has %q", src.ConfigMap.Name, m.configMap.Name)
-				}
-				for _, it := range src.ConfigMap.Items {
-					if _, ok := m.configMap.Data[it.Key]; !ok {
-						t.Errorf("ConfigMap has no key %q", it.Key)
-					}
-					files["/etc/mcpwatch/"+it.Path] = "configmap:" + it.Key
-				}
-			case src.Secret != nil:
-				if src.Secret.Name != m.secret.Name {
-					t.Errorf("projected Secret %q, the kustomization has %q", src.Secret.Name, m.secret.Name)
-				}
-				for _, it := range src.Secret.Items {
-					if _, ok := m.secret.StringData[it.Key]; !ok {
-						t.Errorf("Secret has no key %q", it.Key)
-					}
-					files["/etc/mcpwatch/"+it.Path] = "secret:" + it.Key
-				}
-			}
+	for _, v := range pod.Volumes {
+		if v.Name == volume && v.Projected != nil {
+			return v.Projected.Sources
 		}
 	}
-	if len(files) == 0 {
-		t.Fatal("no projected volume mounted at /etc/mcpwatch")
-	}
-	return files
+	t.Fatal("no projected volume mounted at /etc/mcpwatch")
+	return nil
 }
 
-// TestConfigMapConfigLoads loads the ConfigMap's mcpwatch.yml with the
-// config package, parses its lock with the lock store, and checks that every
-// ${file:...} it reads is a file the pod has.
-func TestConfigMapConfigLoads(t *testing.T) {
-	m := load(t)
-	files := projectedFiles(t, m)
-	for _, want := range []string{"/etc/mcpwatch/mcpwatch.yml", "/etc/mcpwatch/mcp-tools.lock.json"} {
-		if _, ok := files[want]; !ok {
-			t.Errorf("the pod has no %s (files: %v)", want, files)
+// checkReadsUserData checks that a pod reads its configuration from the
+// ConfigMap and its tokens from the Secret the user creates, named as given
+// (kustomize renames generated ones), every key of each as a file of
+// /etc/mcpwatch: no items list, which would tie the manifests to the keys
+// of one example. The Secret is optional (a server whose token file is
+// missing fails with reason config); the ConfigMap is not.
+func checkReadsUserData(t *testing.T, pod corev1.PodSpec, configMap, secret string) {
+	t.Helper()
+	var haveConfig, haveSecret bool
+	for _, src := range etcSources(t, pod) {
+		switch {
+		case src.ConfigMap != nil:
+			haveConfig = true
+			if src.ConfigMap.Name != configMap || len(src.ConfigMap.Items) > 0 || src.ConfigMap.Optional != nil && *src.ConfigMap.Optional {
+				t.Errorf("projected ConfigMap %q (items %v, optional %v): want %q, whole and required", src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, configMap)
+			}
+		case src.Secret != nil:
+			haveSecret = true
+			if src.Secret.Name != secret || len(src.Secret.Items) > 0 || src.Secret.Optional == nil || !*src.Secret.Optional {
+				t.Errorf("projected Secret %q (items %v, optional %v): want %q, whole and optional", src.Secret.Name, src.Secret.Items, src.Secret.Optional, secret)
+			}
+		default:
+			t.Errorf("an unexpected source in /etc/mcpwatch: %+v", src)
 		}
 	}
+	if !haveConfig || !haveSecret {
+		t.Errorf("/etc/mcpwatch projects ConfigMap %v, Secret %v: want both", haveConfig, haveSecret)
+	}
+}
 
-	yml := m.configMap.Data["mcpwatch.yml"]
-	path := filepath.Join(t.TempDir(), "mcpwatch.yml")
-	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
+// TestLayoutsCarryNoUserData: applying a layout (kubectl apply -k) must
+// never overwrite what the user owns, their configuration, lock and tokens,
+// so no layout holds a ConfigMap or a Secret; the pods read the ones the
+// user creates.
+func TestLayoutsCarryNoUserData(t *testing.T) {
+	for _, dir := range []string{".", "ha-pair", "sharded"} {
+		t.Run(dir, func(t *testing.T) {
+			m := loadTree(t, dir)
+			if m.configMap != nil || m.secret != nil {
+				t.Fatalf("the layout carries a ConfigMap (%v) or a Secret (%v): applying it would overwrite the user's", m.configMap != nil, m.secret != nil)
+			}
+			var pod corev1.PodSpec
+			if m.deployment != nil {
+				pod = m.deployment.Spec.Template.Spec
+			} else {
+				pod = m.statefulSet.Spec.Template.Spec
+			}
+			checkReadsUserData(t, pod, configMapName, secretName)
+		})
 	}
-	cfg, err := config.Load(path)
+}
+
+// exampleDir is the overlay that generates the ConfigMap and Secret from
+// files, for a first try and as a model of the user's own.
+const exampleDir = "../../examples/kubernetes"
+
+// TestExampleConfigLoads loads the example overlay's mcpwatch.yml with the
+// config package, parses its lock with the lock store, and checks that every
+// ${file:...} it reads is a file the pod has: a key of the generated Secret
+// (tokens) or ConfigMap, each a file of /etc/mcpwatch.
+func TestExampleConfigLoads(t *testing.T) {
+	var k kustomization
+	decodeStrict(t, exampleDir, read(t, filepath.Join(exampleDir, "kustomization.yaml")), &k)
+	if len(k.ConfigMapGenerator) != 1 || k.ConfigMapGenerator[0].Name != configMapName ||
+		len(k.SecretGenerator) != 1 || k.SecretGenerator[0].Name != secretName {
+		t.Fatalf("the example must generate ConfigMap %s and Secret %s: %+v %+v", configMapName, secretName, k.ConfigMapGenerator, k.SecretGenerator)
+	}
+	configFiles, secretFiles := k.ConfigMapGenerator[0].files(exampleDir), k.SecretGenerator[0].files(exampleDir)
+	podFile := func(key string) string { return "/etc/mcpwatch/" + key }
+	inPod := map[string]string{}
+	for key := range configFiles {
+		inPod[podFile(key)] = "configmap"
+	}
+	for key := range secretFiles {
+		if inPod[podFile(key)] != "" {
+			t.Errorf("key %s is in both the ConfigMap and the Secret: one file would hide the other", key)
+		}
+		inPod[podFile(key)] = "secret"
+	}
+
+	yml, ok := configFiles["mcpwatch.yml"]
+	if !ok {
+		t.Fatalf("the example's ConfigMap has no mcpwatch.yml: %v", configFiles)
+	}
+	cfg, err := config.Load(yml)
 	if err != nil {
-		t.Fatalf("ConfigMap mcpwatch.yml: %v", err)
+		t.Fatalf("%s: %v", yml, err)
 	}
-	if _, ok := files[cfg.Lock]; !ok {
-		t.Errorf("lock %s is not a file of the pod", cfg.Lock)
+	if inPod[cfg.Lock] != "configmap" {
+		t.Errorf("lock %s is not a ConfigMap file of the pod (%v)", cfg.Lock, inPod)
 	}
-	lock, err := lockstore.Parse([]byte(m.configMap.Data["mcp-tools.lock.json"]))
+	lockKey := strings.TrimPrefix(cfg.Lock, "/etc/mcpwatch/")
+	lock, err := lockstore.Parse(read(t, configFiles[lockKey]))
 	if err != nil {
-		t.Fatalf("ConfigMap mcp-tools.lock.json: %v", err)
+		t.Fatalf("the example's lock: %v", err)
 	}
 	for _, s := range cfg.Servers {
 		if _, ok := lock.Entry(s.Name); !ok {
 			t.Errorf("server %s has no entry in the lock", s.Name)
 		}
 	}
-
-	refs := regexp.MustCompile(`\$\{file:([^}]+)\}`).FindAllStringSubmatch(yml, -1)
+	refs := regexp.MustCompile(`\$\{file:([^}]+)\}`).FindAllStringSubmatch(string(read(t, yml)), -1)
 	if len(refs) == 0 {
 		t.Fatal("mcpwatch.yml reads no token from a file; the Secret is unused")
 	}
 	for _, r := range refs {
-		if src, ok := files[r[1]]; !ok || !strings.HasPrefix(src, "secret:") {
-			t.Errorf("${file:%s}: not a Secret file of the pod (files: %v)", r[1], files)
+		if inPod[r[1]] != "secret" {
+			t.Errorf("${file:%s}: not a Secret file of the pod (files: %v)", r[1], inPod)
+		}
+	}
+}
+
+// TestImagePinned: every layout runs a released version (the newest in
+// CHANGELOG.md), never a tag that moves such as latest.
+func TestImagePinned(t *testing.T) {
+	released := regexp.MustCompile(`(?m)^## \[(\d+\.\d+\.\d+)\]`).FindSubmatch(read(t, "../../CHANGELOG.md"))
+	if released == nil {
+		t.Fatal("CHANGELOG.md names no released version (## [X.Y.Z] - DATE)")
+	}
+	want := "v" + string(released[1])
+	for _, dir := range []string{".", "ha-pair", "sharded"} {
+		var k kustomization
+		decodeStrict(t, dir, read(t, filepath.Join(dir, "kustomization.yaml")), &k)
+		if len(k.Images) != 1 {
+			t.Fatalf("%s: images %+v: want the one image, pinned", dir, k.Images)
+		}
+		if img := k.Images[0]; img.NewTag != want {
+			t.Errorf("%s: image %s:%s; want the latest release, %s", dir, img.NewName, img.NewTag, want)
 		}
 	}
 }

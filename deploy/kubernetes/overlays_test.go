@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os/exec"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,8 +39,11 @@ func TestStatefulSetComponent(t *testing.T) {
 func checkStatefulSetLayout(t *testing.T, deployment *appsv1.Deployment, m manifests) {
 	t.Helper()
 	sts, pm, pdb := m.statefulSet, m.podMonitor, m.pdb
-	if sts == nil || pm == nil || pdb == nil || m.configMap == nil || m.secret == nil || m.prometheusRule == nil {
-		t.Fatalf("lacks one of StatefulSet, PodMonitor, PodDisruptionBudget, ConfigMap, Secret, PrometheusRule")
+	if sts == nil || pm == nil || pdb == nil || m.prometheusRule == nil {
+		t.Fatalf("lacks one of StatefulSet, PodMonitor, PodDisruptionBudget, PrometheusRule")
+	}
+	if m.configMap != nil || m.secret != nil {
+		t.Errorf("carries a ConfigMap or a Secret: applying it would overwrite the user's")
 	}
 	if m.deployment != nil || m.serviceMonitor != nil {
 		t.Errorf("has a Deployment or a ServiceMonitor besides the StatefulSet: every pod would be run or scraped twice")
@@ -150,6 +154,27 @@ func TestOverlaysRender(t *testing.T) {
 	if base.deployment == nil || base.serviceMonitor == nil || base.statefulSet != nil || base.podMonitor != nil {
 		t.Errorf("the base renders without its Deployment and ServiceMonitor, or with a StatefulSet")
 	}
+	if base.configMap != nil || base.secret != nil {
+		t.Errorf("the base renders a ConfigMap or a Secret: kubectl apply -k would overwrite the user's")
+	}
+	checkReadsUserData(t, base.deployment.Spec.Template.Spec, configMapName, secretName)
+	t.Run("example", func(t *testing.T) {
+		// The example generates both, and kustomize points the pod at the
+		// generated (hash-suffixed) names.
+		m := render(t, tool, exampleDir)
+		if m.configMap == nil || m.secret == nil || m.deployment == nil {
+			t.Fatal("the example renders without its ConfigMap, Secret or Deployment")
+		}
+		for _, name := range []string{m.configMap.Name, m.secret.Name} {
+			if !regexp.MustCompile(`^(` + configMapName + `|` + secretName + `)-[a-z0-9]+$`).MatchString(name) {
+				t.Errorf("generated %q: want a name with a content hash, which no apply of the base can overwrite", name)
+			}
+		}
+		checkReadsUserData(t, m.deployment.Spec.Template.Spec, m.configMap.Name, m.secret.Name)
+		if _, ok := m.secret.Data["report-token"]; !ok {
+			t.Errorf("the example's Secret has no report-token: %v", m.secret.Data)
+		}
+	})
 	for dir, replicas := range overlays {
 		t.Run(dir, func(t *testing.T) {
 			m := render(t, tool, dir)
@@ -198,7 +223,7 @@ func TestOverlaysRender(t *testing.T) {
 					}
 				}
 			}
-			for _, obj := range []map[string]string{sts.Labels, m.podMonitor.Labels, m.pdb.Labels, m.configMap.Labels} {
+			for _, obj := range []map[string]string{sts.Labels, m.podMonitor.Labels, m.pdb.Labels} {
 				if obj["app.kubernetes.io/part-of"] != "mcpwatch" {
 					t.Errorf("an object lacks the label app.kubernetes.io/part-of=mcpwatch: %v", obj)
 				}
