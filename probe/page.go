@@ -168,7 +168,7 @@ func (c *httpConn) callDecode(ctx context.Context, method string, params any, de
 		}
 		return decode(json.NewDecoder(bytes.NewReader(raw)))
 	}
-	id, resp, err := c.send(ctx, method, params)
+	id, resp, modern, err := c.send(ctx, method, params)
 	if err != nil {
 		return err
 	}
@@ -179,12 +179,13 @@ func (c *httpConn) callDecode(ctx context.Context, method string, params any, de
 		return err
 	}
 	if isEventStream(mt) {
-		msg, err := c.readStream(ctx, resp.Body, id, what)
-		if err != nil {
-			return err
+		var raw json.RawMessage
+		msg, err := c.readStream(ctx, resp.Body, id, what, modern)
+		if err == nil {
+			raw, err = responseResult(msg, method, resp.StatusCode)
 		}
-		raw, err := responseResult(msg, method, resp.StatusCode)
-		if err != nil {
+		// A modern stream that dropped is sent again, as call does.
+		if raw, err = c.resend(ctx, method, params, raw, err, 1); err != nil {
 			return err
 		}
 		return decode(json.NewDecoder(bytes.NewReader(raw)))

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // sseEvent is one dispatched server-sent event.
@@ -25,6 +27,10 @@ type sseReader struct {
 	sc   *bufio.Scanner
 	max  int64
 	eols *sseLineSplitter
+	// retry is the last retry: interval the stream set (how long to wait
+	// before resuming it), when hasRetry.
+	retry    time.Duration
+	hasRetry bool
 }
 
 func newSSEReader(r io.Reader, max int64) *sseReader {
@@ -90,6 +96,10 @@ func (r *sseReader) next() (sseEvent, error) {
 				ev.ID = string(value)
 			}
 			fields = true
+		case "retry":
+			if d, ok := parseRetry(value); ok {
+				r.retry, r.hasRetry = d, true
+			}
 		}
 	}
 	if err := r.sc.Err(); err != nil {
@@ -99,6 +109,28 @@ func (r *sseReader) next() (sseEvent, error) {
 		return sseEvent{}, err
 	}
 	return sseEvent{}, io.EOF
+}
+
+// maxStreamRetry bounds a retry: interval: a server's hour is taken as one,
+// and a deadline shorter than that decides anyway.
+const maxStreamRetry = time.Hour
+
+// parseRetry reads a retry: field's value, milliseconds in ASCII digits
+// (anything else is ignored, as the format says).
+func parseRetry(v []byte) (time.Duration, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	for _, b := range v {
+		if b < '0' || b > '9' {
+			return 0, false
+		}
+	}
+	ms, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || ms > int64(maxStreamRetry/time.Millisecond) {
+		return maxStreamRetry, true // digits beyond int64 or an hour
+	}
+	return time.Duration(ms) * time.Millisecond, true
 }
 
 func (r *sseReader) tooLarge() error {

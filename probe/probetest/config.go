@@ -99,6 +99,15 @@ const (
 	// isError) whose only text block is CallErrorTextBody, as servers that
 	// wrap a failed fetch do.
 	CallErrorText Behavior = "call-error-text"
+
+	// DropStream (streamable HTTP) answers every request with an event
+	// stream and cuts the first stream of each method short: after its
+	// priming event (an id, and retry: Config.RetryMS) the connection
+	// drops without the reply. In the legacy era the reply is kept and
+	// sent on the GET that resumes the stream with that Last-Event-ID (and
+	// the session id); the modern era has no resumption (GET is 405), and
+	// the request sent again with a new id is answered.
+	DropStream Behavior = "drop-stream"
 )
 
 // What the advertise-then-fail behaviors answer a call with.
@@ -115,12 +124,13 @@ func Behaviors() []Behavior {
 		InsufficientScope403, ServerError500, SlowBody, PingFirst, ListChanged,
 		ExitOnUnknownFirst, SilentOnUnknown,
 		CallIsError, CallRPCError, CallUnauthorized401, CallErrorText,
+		DropStream,
 	}
 }
 
 // httpOnly reports whether a behavior has no meaning over stdio.
 func (b Behavior) httpOnly() bool {
-	return b == Unauthorized401 || b == InsufficientScope403 || b == ServerError500 || b == CallUnauthorized401
+	return b == Unauthorized401 || b == InsufficientScope403 || b == ServerError500 || b == CallUnauthorized401 || b == DropStream
 }
 
 // Era is the protocol generation a test server speaks. The zero value means
@@ -157,6 +167,7 @@ const (
 	ManyToolsPageSize = 100
 	HugeLineBytes     = 50 << 20 // padding in the HugeLine reply; the line is a little longer
 	DripIntervalMS    = 200      // SlowBody: milliseconds between two bytes
+	DropRetryMS       = 50       // DropStream: the retry: interval announced, unless Config.RetryMS
 	// StuckCursorValue is the nextCursor StuckCursor returns on every page.
 	StuckCursorValue = "stuck"
 )
@@ -195,6 +206,9 @@ type Config struct {
 	// text/event-stream (a priming event with an id and empty data, then the
 	// reply), as the TypeScript SDK does, instead of application/json.
 	SSEResponses bool `json:",omitempty"`
+	// RetryMS is the retry: interval (milliseconds) DropStream announces
+	// before it drops a stream; default DropRetryMS.
+	RetryMS int `json:",omitempty"`
 	// StartDelayMS (stdio) keeps a server from reading or answering anything
 	// for that many milliseconds after it starts: a slow start, such as npx
 	// installing a package or a runtime loading its modules.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Server is a test MCP server over HTTP: it serves streamable HTTP itself
@@ -25,6 +26,9 @@ type Server struct {
 	streams  map[string]*sseStream      // legacy HTTP+SSE streams, by sessionId
 	waiting  map[string]chan *inMessage // our own requests to clients, by id
 	nextID   int
+	dropped  map[string]time.Time       // DropStream: when the first stream of each method dropped
+	replays  map[string]replay          // DropStream: replies kept for a resuming GET, by Last-Event-ID
+	resumes  []Resume
 }
 
 // NewServer returns a test server for cfg. It panics on an invalid Config.
@@ -39,6 +43,8 @@ func NewServer(cfg Config) *Server {
 		sessions: map[string]*session{},
 		streams:  map[string]*sseStream{},
 		waiting:  map[string]chan *inMessage{},
+		dropped:  map[string]time.Time{},
+		replays:  map[string]replay{},
 	}
 }
 

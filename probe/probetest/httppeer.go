@@ -22,6 +22,7 @@ type httpPeer struct {
 	streamable bool      // streamable HTTP: a priming event and event ids; legacy SSE: neither
 	streaming  bool
 	nextEvent  int
+	idPrefix   string // before each event id: a stream that may be resumed has ids of its own
 }
 
 func (s *Server) newPeer(w http.ResponseWriter, r *http.Request, streamable bool) *httpPeer {
@@ -50,7 +51,7 @@ func (p *httpPeer) startStream() error {
 		return nil
 	}
 	p.nextEvent++
-	_, err := io.WriteString(p.body, "id: "+strconv.Itoa(p.nextEvent)+"\ndata: \n\n")
+	_, err := io.WriteString(p.body, "id: "+p.idPrefix+strconv.Itoa(p.nextEvent)+"\ndata: \n\n")
 	p.flush()
 	return err
 }
@@ -64,7 +65,7 @@ func (p *httpPeer) writeEvent(name string, data io.Reader) error {
 	head := "event: " + name + "\n"
 	if p.streamable {
 		p.nextEvent++
-		head += "id: " + strconv.Itoa(p.nextEvent) + "\n"
+		head += "id: " + p.idPrefix + strconv.Itoa(p.nextEvent) + "\n"
 	}
 	_, err := io.Copy(p.body, io.MultiReader(strings.NewReader(head+"data: "), data, strings.NewReader("\n\n")))
 	p.flush()

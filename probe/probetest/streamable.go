@@ -141,6 +141,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session, m
 		s.hang(r.Context())
 		return
 	}
+	if s.core.cfg.Behavior == DropStream && rep.httpStatus() == http.StatusOK {
+		s.dropStream(r, p, rep, msg.Method, modern)
+		return
+	}
 	if p.streaming || (s.core.cfg.SSEResponses && rep.httpStatus() == http.StatusOK) {
 		if p.startStream() == nil {
 			_ = p.event("message", rep)
@@ -166,6 +170,10 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.legacySession(w, r) == nil {
+		return
+	}
+	if last := r.Header.Get("Last-Event-ID"); last != "" && s.core.cfg.Behavior == DropStream {
+		s.resumeStream(w, r, last)
 		return
 	}
 	p := s.newPeer(w, r, true)
