@@ -26,8 +26,8 @@ type Server struct {
 	streams  map[string]*sseStream      // legacy HTTP+SSE streams, by sessionId
 	waiting  map[string]chan *inMessage // our own requests to clients, by id
 	nextID   int
-	dropped  map[string]time.Time       // DropStream: when the first stream of each method dropped
-	replays  map[string]replay          // DropStream: replies kept for a resuming GET, by Last-Event-ID
+	dropped  map[string]time.Time // DropStream: when the first stream of each method dropped
+	replays  map[string]replay    // DropStream: replies kept for a resuming GET, by Last-Event-ID
 	resumes  []Resume
 }
 
