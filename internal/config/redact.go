@@ -8,26 +8,26 @@ package config
 //     (references joined by punctuation). A reference names where a secret
 //     lives, not the secret, and seeing it is how a person debugs the wiring.
 //     A literal default is a secret written in the file: "${TOKEN:-<redacted>}".
-//   - URLs: userinfo, query values and the fragment are redacted, and so is
-//     a path segment that looks like a key (24 or more characters mixing
-//     letters and digits, as some hosted servers put in the path).
-//   - args: shown, except the value of a flag whose name says secret
-//     (--token=..., --api-key ..., --password ...), an argument that looks
-//     like a key, and the secret parts of a URL. This is a heuristic: put
-//     secrets in env, where they are always redacted.
+//   - URLs: by secret.RedactURL (userinfo, query values, the fragment and
+//     key-like path segments redacted), references shown as written.
+//   - args: shown, except the value of a flag whose name says credential
+//     (secret.IsCredentialName: --token=..., --api-key ..., --key ...,
+//     --pin ..., --session=...), an argument that looks like a key
+//     (secret.LooksLikeKey), and the secret parts of a URL. This is a
+//     heuristic: put secrets in env, where they are always redacted.
 //   - command, cwd, ca_file, schedule, forbid: shown as written.
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// Redacted is what a secret is printed as.
-const Redacted = "<redacted>"
+// Redacted is what a secret is printed as (secret.Redacted).
+const Redacted = secret.Redacted
 
 // RedactedServer is a Server fit to print or serve as JSON.
 type RedactedServer struct {
@@ -169,8 +169,9 @@ func hasLiteral(t template) bool {
 	return false
 }
 
-// RedactURL returns a URL as it may be printed: userinfo, query values,
-// the fragment and key-like path segments redacted; references kept.
+// RedactURL returns a URL as it may be printed: secret.RedactURL, with
+// its ${...} references shown as written (a literal default of one is
+// redacted by the same rules).
 func RedactURL(raw string) string {
 	if raw == "" {
 		return ""
@@ -196,62 +197,11 @@ func RedactURL(raw string) string {
 		}
 		b.WriteString(ph)
 	}
-	u, err := url.Parse(b.String())
-	if err != nil || u.Opaque != "" {
-		return Redacted
-	}
-	var out strings.Builder
-	if u.Scheme != "" {
-		out.WriteString(u.Scheme + "://")
-	}
-	if u.User != nil {
-		out.WriteString(Redacted + "@")
-	}
-	out.WriteString(u.Host)
-	segments := strings.Split(u.EscapedPath(), "/")
-	for i, seg := range segments {
-		if _, isRef := refs[seg]; !isRef && looksLikeKey(seg) {
-			segments[i] = Redacted
-		}
-	}
-	out.WriteString(strings.Join(segments, "/"))
-	if u.RawQuery != "" {
-		pairs := strings.Split(u.RawQuery, "&")
-		for i, pair := range pairs {
-			k, v, hasValue := strings.Cut(pair, "=")
-			if _, isRef := refs[v]; hasValue && v != "" && !isRef {
-				pairs[i] = k + "=" + Redacted
-			}
-		}
-		out.WriteString("?" + strings.Join(pairs, "&"))
-	}
-	if u.Fragment != "" {
-		out.WriteString("#" + Redacted)
-	}
-	s := out.String()
+	s := secret.RedactURL(b.String(), func(part string) bool { _, isRef := refs[part]; return isRef })
 	for ph, ref := range refs {
 		s = strings.ReplaceAll(s, ph, ref)
 	}
 	return s
-}
-
-// looksLikeKey: long, and mixing letters and digits, like a generated key
-// and unlike a word or a path.
-func looksLikeKey(s string) bool {
-	if len(s) < 24 || strings.ContainsAny(s, "/.") {
-		return false
-	}
-	var letters, digits bool
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case isDigit(c):
-			digits = true
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			letters = true
-		}
-	}
-	return letters && digits
 }
 
 // RedactArgs returns a server's arguments as they may be printed.
@@ -271,48 +221,27 @@ func RedactArgs(args []string) []string {
 			out[i] = Redacted
 		case strings.HasPrefix(a, "-") && strings.Contains(a, "="):
 			name, value, _ := strings.Cut(a, "=")
-			out[i] = name + "=" + redactArgValue(value, secretFlag(name))
+			out[i] = name + "=" + redactArgValue(value, secret.IsCredentialName(name))
 		case strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://"):
 			out[i] = RedactURL(a)
-		case !strings.HasPrefix(a, "-") && looksLikeKey(a) || hasSecretPrefix(a):
+		case !strings.HasPrefix(a, "-") && secret.LooksLikeKey(a):
 			out[i] = Redacted
 		default:
 			out[i] = a
 		}
-		secretNext = strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && secretFlag(a)
+		secretNext = strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && secret.IsCredentialName(a)
 	}
 	return out
 }
 
-func redactArgValue(v string, secret bool) string {
+func redactArgValue(v string, credential bool) string {
 	switch {
 	case v == "":
 		return ""
 	case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"):
 		return RedactURL(v)
-	case secret || looksLikeKey(v) || hasSecretPrefix(v):
+	case credential || secret.LooksLikeKey(v):
 		return RedactValue(v)
 	}
 	return v
-}
-
-// secretFlag: a flag whose name says its value is a credential.
-func secretFlag(flag string) bool {
-	name := strings.ToLower(strings.TrimLeft(flag, "-"))
-	for _, w := range []string{"token", "secret", "password", "passwd", "apikey", "api-key", "api_key", "auth", "credential", "private-key", "bearer"} {
-		if strings.Contains(name, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasSecretPrefix: the well-known prefixes of provider keys.
-func hasSecretPrefix(s string) bool {
-	for _, p := range []string{"sk-", "sk_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "glpat-", "AKIA"} {
-		if strings.HasPrefix(s, p) && len(s) >= len(p)+8 {
-			return true
-		}
-	}
-	return false
 }

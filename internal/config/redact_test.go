@@ -71,6 +71,14 @@ func TestRedactArgs(t *testing.T) {
 	if got := RedactArgs(in); !reflect.DeepEqual(got, want) {
 		t.Errorf("RedactArgs\n got: %q\nwant: %q", got, want)
 	}
+	// Every flag whose name says credential hides its value, by the same
+	// rule the scrubber uses for short values: these once printed as
+	// "--key hunter22 --session=s3cr3tval --pin 4821".
+	in = []string{"--key", "hunter22", "--session=s3cr3tval", "--pin", "4821", "--apiKey", "k1", "--port", "8080"}
+	want = []string{"--key", "<redacted>", "--session=<redacted>", "--pin", "<redacted>", "--apiKey", "<redacted>", "--port", "8080"}
+	if got := RedactArgs(in); !reflect.DeepEqual(got, want) {
+		t.Errorf("RedactArgs\n got: %q\nwant: %q", got, want)
+	}
 	if RedactArgs(nil) != nil {
 		t.Error("RedactArgs(nil) is not nil")
 	}

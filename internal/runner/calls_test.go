@@ -34,9 +34,9 @@ func callServer(url string, cs []contracts.Contract) config.Server {
 // comes back is scrubbed of the server's secrets, echoed ones included.
 func TestProbeCallsScrubbed(t *testing.T) {
 	tools := append(probetest.DefaultTools(), probetest.EchoTool())
-	url := httpServer(t, probetest.Config{Tools: tools, Token: secret})
+	url := httpServer(t, probetest.Config{Tools: tools, Token: runnerSecret})
 	s := callServer(url, mustContracts(t, `{"tools":{
-		"echo":{"input":{"message":"my token is `+secret+`"},"expect":{"contains":"the weather"}},
+		"echo":{"input":{"message":"my token is `+runnerSecret+`"},"expect":{"contains":"the weather"}},
 		"list_report_dates":{"expect":{"contains":"2026-08-01"}}}}`))
 
 	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookupSecret, Calls: true})
@@ -51,7 +51,7 @@ func TestProbeCallsScrubbed(t *testing.T) {
 		t.Errorf("deadline %s, want the probe's and one call timeout per contract", obs.Timeout)
 	}
 	b, _ := json.Marshal(obs.Calls)
-	if strings.Contains(string(b), secret) || strings.Contains(echo.Message, secret) {
+	if strings.Contains(string(b), runnerSecret) || strings.Contains(echo.Message, runnerSecret) {
 		t.Fatalf("a secret in the outcomes: %s", b)
 	}
 	if !strings.Contains(echo.Message, config.Redacted) || !strings.Contains(string(echo.Input), config.Redacted) ||

@@ -14,12 +14,12 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
-const secret = "runner-s3cret-9f8e7d"
+const runnerSecret = "runner-s3cret-9f8e7d"
 
 // lookupSecret reads TOKEN as the secret; every other variable is unset.
 func lookupSecret(name string) (string, bool) {
 	if name == "TOKEN" {
-		return secret, true
+		return runnerSecret, true
 	}
 	return "", false
 }
@@ -39,10 +39,10 @@ func httpServer(t *testing.T, cfg probetest.Config) string {
 // A tool whose name held one is named in SecretNames.
 func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 	tools := probetest.DefaultTools()
-	tools[1].Description = "List report dates (key " + secret + ")"
+	tools[1].Description = "List report dates (key " + runnerSecret + ")"
 	echoed := append(probetest.DefaultTools(), probetest.Tool{
-		Name:        "leak_" + secret,
-		InputSchema: map[string]any{"type": "object", "properties": map[string]any{secret: map[string]any{"const": "k/" + secret}}},
+		Name:        "leak_" + runnerSecret,
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{runnerSecret: map[string]any{"const": "k/" + runnerSecret}}},
 	})
 	cases := []struct {
 		name        string
@@ -62,7 +62,7 @@ func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 		{
 			name: "http tool description",
 			server: config.Server{
-				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: secret, Tools: tools}),
+				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: runnerSecret, Tools: tools}),
 				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
 			},
 			check: func(r *probe.Result) string { return r.Tools[1].Description },
@@ -70,7 +70,7 @@ func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 		{
 			name: "http tool name and schema",
 			server: config.Server{
-				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: secret, Tools: echoed}),
+				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: runnerSecret, Tools: echoed}),
 				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
 			},
 			check:       func(r *probe.Result) string { return r.Tools[2].Name + string(r.Tools[2].InputSchema) },
@@ -97,11 +97,11 @@ func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 			if got := tc.check(obs.Result); !strings.Contains(got, config.Redacted) {
 				t.Errorf("%q does not show the secret as %s: did the server say it?", got, config.Redacted)
 			}
-			if text := resultText(t, obs.Result); strings.Contains(text, secret) {
+			if text := resultText(t, obs.Result); strings.Contains(text, runnerSecret) {
 				t.Errorf("the result holds the secret: %s", text)
 			}
 			for _, tool := range obs.Tools {
-				if strings.Contains(tool.Name+tool.Description+string(tool.InputSchema), secret) {
+				if strings.Contains(tool.Name+tool.Description+string(tool.InputSchema), runnerSecret) {
 					t.Errorf("the observed tools hold the secret: %+v", tool)
 				}
 			}

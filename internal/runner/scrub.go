@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -26,10 +27,9 @@ import (
 //   - A shorter value is replaced only where it stands as a whole word (not
 //     next to a letter or a digit: the whole of a server name or version,
 //     "hunter2" in "bad password hunter2" or in a tool named "leak_hunter2"),
-//     and only when the name it is configured under says credential: every
-//     header whose name does (Authorization, X-Api-Key, Cookie, ...), and an
-//     env variable whose name holds TOKEN, KEY, SECRET, PASSWORD, PASS, PWD,
-//     AUTH, CREDENTIAL, PIN, PAT, COOKIE, SESSION or JWT. Other short values
+//     and only when the name it is configured under says credential
+//     (secret.IsCredentialName, the rule config check's redaction uses too:
+//     Authorization, X-Api-Key, Cookie, REPORT_PIN, DB_PASSWORD, ...). Other short values
 //     (DEBUG=1, LOG_LEVEL=info, REPORT_SCOPE=read) are settings: replacing
 //     every "1" or "info" a server says would make its output unreadable.
 //
@@ -72,12 +72,12 @@ func newScrubber(written, expanded probe.Target) scrubber {
 		}
 	}
 	for name, v := range expanded.Env {
-		add(v, credentialName(name))
+		add(v, secret.IsCredentialName(name))
 	}
 	for name, v := range expanded.Headers {
-		add(v, credentialName(name))
+		add(v, secret.IsCredentialName(name))
 		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
-			add(strings.TrimSpace(cred), credentialName(name))
+			add(strings.TrimSpace(cred), secret.IsCredentialName(name))
 		}
 	}
 	if len(written.Args) == len(expanded.Args) {
@@ -137,24 +137,6 @@ func encodings(v string) []string {
 	}
 	slices.Sort(forms)
 	return slices.Compact(forms)
-}
-
-// credentialName reports whether an env variable or header name says its
-// value is a credential.
-func credentialName(name string) bool {
-	lower := strings.ToLower(name)
-	for _, w := range []string{"token", "secret", "passw", "credential", "auth", "cookie", "session", "apikey", "bearer"} {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	for _, w := range strings.FieldsFunc(lower, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') }) {
-		switch w {
-		case "key", "pass", "pwd", "pin", "pat", "jwt":
-			return true
-		}
-	}
-	return false
 }
 
 // referencedValues returns what the ${...} references of written became in

@@ -88,7 +88,10 @@ func TestScrubberEncodings(t *testing.T) {
 // says credential; a short setting is left alone.
 func TestScrubberShortSecrets(t *testing.T) {
 	target := probe.Target{
-		Env:     map[string]string{"REPORT_PIN": "h2x7", "DEBUG": "1", "LOG_LEVEL": "info"},
+		// LICENSE_KEYS says credential by the rule config check redacts by
+		// too (secret.IsCredentialName); an earlier word list of its own
+		// here did not know it.
+		Env:     map[string]string{"REPORT_PIN": "h2x7", "LICENSE_KEYS": "zq81", "DEBUG": "1", "LOG_LEVEL": "info"},
 		Headers: map[string]string{"Authorization": "Bearer abc12", "X-Region": "eu"},
 	}
 	s := newScrubber(probe.Target{}, target)
@@ -100,6 +103,7 @@ func TestScrubberShortSecrets(t *testing.T) {
 		{"token abc12 expired", "token <redacted> expired"}, // the credential of a header
 		{"Bearer abc12", "<redacted>"},
 		{"YWJjMTI=", "<redacted>"}, // base64 of the credential
+		{"license zq81 refused", "license <redacted> refused"},
 		{"level info, version 1.0.1, region eu", "level info, version 1.0.1, region eu"},
 	}
 	for _, tc := range cases {
