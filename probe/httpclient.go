@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/secret"
 )
 
 // maxResponseHeaderBytes bounds what a hostile server can make us hold in
@@ -347,16 +348,11 @@ func originOf(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
-// redacted shows a URL without user info, query or fragment, where
-// credentials tend to hide, for error messages.
+// redacted shows a URL as errors name it: as the configuration prints it
+// (secret.RedactURL), so userinfo, query values, the fragment and a key in
+// the path never reach a message.
 func redacted(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.RawQuery = ""
-	c.ForceQuery = false
-	c.Fragment = ""
-	c.RawFragment = ""
-	return c.String()
+	return secret.RedactURL(u.String(), nil)
 }
 
 // describeTLS names a certificate or handshake problem in one line.

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -309,15 +310,13 @@ func originOf(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
-// show prints a URL a server chose: no user info, query or fragment, cut
-// to a bounded length.
+// show prints a URL a server chose as every error does (secret.RedactURL),
+// cut to a bounded length.
 func show(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
+	if _, err := url.Parse(raw); err != nil {
 		return "(not a URL)"
 	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	s := u.String()
+	s := secret.RedactURL(raw, nil)
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}
