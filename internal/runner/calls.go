@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
@@ -44,66 +43,18 @@ func notCalled(s config.Server, res *probe.Result) []contracts.Outcome {
 }
 
 // outcomes scrubs the server's secret values from everything a call
-// outcome shows: its input, what came back, every assertion's detail.
+// outcome shows: its input, what came back, every assertion's detail
+// (scrubCopy: every string field).
 func (s scrubber) outcomes(in []contracts.Outcome) []contracts.Outcome {
-	out := make([]contracts.Outcome, len(in))
-	for i, o := range in {
-		o.Input = s.raw(o.Input)
-		o.Message = s.cut(o.Message)
-		attempts := make([]contracts.Attempt, len(o.Attempts))
-		for j, a := range o.Attempts {
-			a.Response = s.cut(a.Response)
-			if a.Call != nil {
-				a.Call = s.call(a.Call)
-			}
-			assertions := make([]contracts.Assertion, len(a.Assertions))
-			for k, as := range a.Assertions {
-				as.Detail = s.cut(as.Detail)
-				assertions[k] = as
-			}
-			a.Assertions = assertions
-			attempts[j] = a
-		}
-		o.Attempts = attempts
-		out[i] = o
-	}
-	return out
-}
-
-// call scrubs what one tools/call came back with.
-func (s scrubber) call(in *probe.CallResult) *probe.CallResult {
-	c := *in
-	c.Error = s.str(c.Error)
-	c.RPCMessage = s.cut(c.RPCMessage)
-	c.Content = s.raw(c.Content)
-	c.StructuredContent = s.raw(c.StructuredContent)
-	return &c
+	return scrubCopy(s, in)
 }
 
 // ScrubCall returns a copy of a tools/call's result with the target's
 // secret values replaced, as Scrub does for a probe's result (mcpwatch
 // probe --call).
 func ScrubCall(written, expanded probe.Target, c *probe.CallResult) *probe.CallResult {
-	return newScrubber(written, expanded).call(c)
-}
-
-// cut scrubs a line that may have been cut short ("…"): besides whole
-// secrets, the start of one left at the cut goes too.
-func (s scrubber) cut(v string) string {
-	v = s.str(v)
-	body, cutShort := strings.CutSuffix(v, "…")
-	if !cutShort {
-		return v
-	}
-	for _, p := range s.patterns {
-		secret := p.text
-		for n := min(len(secret)-1, len(body)); n >= 4; n-- {
-			if strings.HasSuffix(body, secret[:n]) {
-				return body[:len(body)-n] + config.Redacted + "…"
-			}
-		}
-	}
-	return v
+	out := scrubCopy(newScrubber(written, expanded), *c)
+	return &out
 }
 
 // callTimeout is the deadline of a probe of s, with its calls when calls.

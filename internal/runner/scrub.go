@@ -332,48 +332,28 @@ func (s scrubber) holds(v string) bool {
 	return false
 }
 
+// cut scrubs a line that may have been cut short ("…"): besides whole
+// secrets, the start of one left at the cut goes too.
+func (s scrubber) cut(v string) string {
+	v = s.str(v)
+	body, cutShort := strings.CutSuffix(v, "…")
+	if !cutShort {
+		return v
+	}
+	for _, p := range s.patterns {
+		secret := p.text
+		for n := min(len(secret)-1, len(body)); n >= 4; n-- {
+			if strings.HasSuffix(body, secret[:n]) {
+				return body[:len(body)-n] + config.Redacted + "…"
+			}
+		}
+	}
+	return v
+}
+
 // result returns a scrubbed copy of r; r itself is left alone.
 func (s scrubber) result(r *probe.Result) *probe.Result {
-	c := *r
-	if len(s.patterns) == 0 {
-		return &c
-	}
-	c.Error = s.str(c.Error)
-	c.ServerName = s.str(c.ServerName)
-	c.ServerVersion = s.str(c.ServerVersion)
-	c.StderrTail = s.str(c.StderrTail)
-	if c.Challenge != nil {
-		ch := *c.Challenge
-		ch.Description = s.str(ch.Description)
-		ch.Scope = s.str(ch.Scope)
-		ch.ResourceMetadata = s.str(ch.ResourceMetadata)
-		ch.Error = s.str(ch.Error)
-		c.Challenge = &ch
-	}
-	if c.Warnings != nil {
-		c.Warnings = make([]string, len(r.Warnings))
-		for i, w := range r.Warnings {
-			c.Warnings[i] = s.str(w)
-		}
-	}
-	c.Tools = make([]probe.Tool, len(r.Tools))
-	for i, t := range r.Tools {
-		t.Name = s.str(t.Name)
-		t.Title = s.str(t.Title)
-		t.Description = s.str(t.Description)
-		t.InputSchema = s.raw(t.InputSchema)
-		t.OutputSchema = s.raw(t.OutputSchema)
-		t.Annotations = s.raw(t.Annotations)
-		c.Tools[i] = t
-	}
-	if c.Transcript != nil {
-		c.Transcript = make([]probe.TranscriptEntry, len(r.Transcript))
-		for i, e := range r.Transcript {
-			e.Message = s.raw(e.Message)
-			e.Note = s.str(e.Note)
-			c.Transcript[i] = e
-		}
-	}
+	c := scrubCopy(s, *r)
 	return &c
 }
 

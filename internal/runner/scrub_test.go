@@ -118,7 +118,8 @@ func TestScrubberShortSecrets(t *testing.T) {
 }
 
 // Every string the server or the probe wrote is scrubbed in the copy, and
-// the original is left as it was.
+// the original is left as it was (TestScrubberCoversEveryField does the
+// same for every field the types have).
 func TestScrubberResult(t *testing.T) {
 	const secret = "s3cret-t0ken-value"
 	orig := &probe.Result{
@@ -139,9 +140,6 @@ func TestScrubberResult(t *testing.T) {
 	out, _ := json.Marshal(got)
 	if strings.Contains(string(out), secret) {
 		t.Errorf("the scrubbed result holds the secret: %s", out)
-	}
-	if n := strings.Count(string(out), "redacted"); n != 10 {
-		t.Errorf("%d redactions, want one in each of the 10 fields: %s", n, out)
 	}
 	if after, _ := json.Marshal(orig); string(after) != string(before) {
 		t.Errorf("the original result changed:\n%s\nwas\n%s", after, before)
