@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -19,30 +18,44 @@ import (
 //     scheme word ("Bearer <token>"), and what ${...} references put into
 //     the arguments and the URL (not the URL's host).
 //   - A value of minSecretLen characters or more is replaced wherever it
-//     appears, as written and in the encodings a server echoes it in:
-//     URL-encoded (query and path escaping), base64 (standard and URL
-//     alphabets, with and without padding) and JSON-escaped ("\/", "\u0026").
+//     appears. A shorter value is replaced only where it stands as a whole
+//     word (not next to a letter or a digit: the whole of a server name or
+//     version, "hunter2" in "bad password hunter2" or in a tool named
+//     "leak_hunter2"), and only when the name it is configured under says
+//     credential (secret.IsCredentialName, the rule config check's
+//     redaction uses too: Authorization, X-Api-Key, Cookie, REPORT_PIN,
+//     DB_PASSWORD, ...). Other short values (DEBUG=1, LOG_LEVEL=info,
+//     REPORT_SCOPE=read) are settings: replacing every "1" or "info" a
+//     server says would make its output unreadable.
+//   - A secret is found in the forms a server or a log line may carry it
+//     in (see forms and unescape): as written; with its whitespace
+//     collapsed ("a  b" -> "a b", as one-line error messages do); escaped
+//     in any mix of percent-encoding (either case of hex digits, every byte
+//     or only some: encodeURIComponent, Python's quote(s, safe="")), JSON
+//     or Go string escapes (\u00e9, surrogate pairs, \U0001f511, \/, \n,
+//     \x41), up to three times over; form-encoded (spaces as "+"); as hex
+//     (either case), of four bytes or more;
+//     and as base64 (four bytes or more) in either alphabet, padded or not, alone or inside a
+//     longer encoded text ("user:password" as HTTP Basic sends it): the
+//     secret may start at any of the three byte offsets of a base64 group,
+//     and the whole base64 (or hex) text around it is replaced.
 //     Inside JSON (schemas, transcripts) every string, keys included, is
-//     compared decoded, so any JSON escaping of it is caught too.
-//   - A shorter value is replaced only where it stands as a whole word (not
-//     next to a letter or a digit: the whole of a server name or version,
-//     "hunter2" in "bad password hunter2" or in a tool named "leak_hunter2"),
-//     and only when the name it is configured under says credential
-//     (secret.IsCredentialName, the rule config check's redaction uses too:
-//     Authorization, X-Api-Key, Cookie, REPORT_PIN, DB_PASSWORD, ...). Other short values
-//     (DEBUG=1, LOG_LEVEL=info, REPORT_SCOPE=read) are settings: replacing
-//     every "1" or "info" a server says would make its output unreadable.
+//     compared decoded.
 //
 // minSecretLen is the length from which a value is a secret wherever it is
 // configured, and is replaced even inside a longer word.
 const minSecretLen = 8
+
+// maxDecodes is how many times over escaping is undone: a value escaped
+// in a URL that is itself escaped in JSON is two.
+const maxDecodes = 3
 
 // scrubber removes a server's secret values from what the server or the
 // probe said: a server may echo its token on stderr, in an error, in a tool
 // name or description, or in a schema, and nothing mcpwatch prints or keeps
 // may carry it.
 type scrubber struct {
-	patterns []pattern // longest first, so a token inside a header value goes with it
+	patterns []pattern // longest first
 	// needles are the patterns that hold no other one: text holds some
 	// pattern exactly when it holds a needle, so one search per needle
 	// tells whether there is anything to replace.
@@ -54,6 +67,9 @@ type scrubber struct {
 type pattern struct {
 	text string
 	word bool // replaced only as a whole word (a short secret)
+	// run is set for a form that sits inside a longer encoded text (base64,
+	// hex): the whole run of the encoding's characters around it goes.
+	run func(c byte) bool
 }
 
 // newScrubber collects the secrets of a target (see above). written is the
@@ -63,13 +79,7 @@ type pattern struct {
 func newScrubber(written, expanded probe.Target) scrubber {
 	var patterns []pattern
 	add := func(v string, credential bool) {
-		long := len(v) >= minSecretLen
-		if v == "" || !long && !credential {
-			return
-		}
-		for _, form := range encodings(v) {
-			patterns = append(patterns, pattern{text: form, word: !long})
-		}
+		patterns = append(patterns, forms(v, credential)...)
 	}
 	for name, v := range expanded.Env {
 		add(v, secret.IsCredentialName(name))
@@ -98,19 +108,26 @@ func newScrubber(written, expanded probe.Target) scrubber {
 		if d := len(b.text) - len(a.text); d != 0 {
 			return d
 		}
+		if a.word != b.word {
+			if a.word {
+				return 1 // the unconditional form first: it wins a tie
+			}
+			return -1
+		}
 		return strings.Compare(a.text, b.text)
 	})
-	patterns = slices.CompactFunc(patterns, func(a, b pattern) bool { return a.text == b.text && a.word == b.word })
+	// One pattern a text: the first (unconditional) form of a text wins.
+	patterns = slices.CompactFunc(patterns, func(a, b pattern) bool { return a.text == b.text })
 	var needles []string
 	for i, p := range patterns {
 		holdsAnother := false
 		for j, q := range patterns {
-			if j != i && len(q.text) <= len(p.text) && q.text != p.text && strings.Contains(p.text, q.text) {
+			if j != i && len(q.text) < len(p.text) && strings.Contains(p.text, q.text) {
 				holdsAnother = true
 				break
 			}
 		}
-		if !holdsAnother && !slices.Contains(needles, p.text) {
+		if !holdsAnother {
 			needles = append(needles, p.text)
 		}
 	}
@@ -121,22 +138,92 @@ func newScrubber(written, expanded probe.Target) scrubber {
 	return scrubber{patterns: patterns, needles: needles, needleBytes: needleBytes}
 }
 
-// encodings are the forms a server may echo v in: as is, URL-encoded,
-// base64 and JSON-escaped.
-func encodings(v string) []string {
-	forms := []string{
-		v,
-		url.QueryEscape(v), url.PathEscape(v),
-		base64.StdEncoding.EncodeToString([]byte(v)), base64.RawStdEncoding.EncodeToString([]byte(v)),
-		base64.URLEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v)),
+// forms are the patterns of one secret value v: the forms it may be found
+// in once escapes are undone (see the top of this file). v is a secret
+// when it is long or a credential; a form of it shorter than minSecretLen
+// ("a  b  c  d" collapsed) is a whole-word match.
+func forms(v string, credential bool) []pattern {
+	if v == "" || len(v) < minSecretLen && !credential {
+		return nil
 	}
-	for _, html := range []bool{false, true} {
-		quoted := string(quoteJSON(v, html))
-		escaped := quoted[1 : len(quoted)-1]
-		forms = append(forms, escaped, strings.ReplaceAll(escaped, "/", `\/`))
+	var out []pattern
+	text := func(f string) {
+		if f != "" {
+			out = append(out, pattern{text: f, word: len(f) < minSecretLen})
+		}
 	}
-	slices.Sort(forms)
-	return slices.Compact(forms)
+	text(v)
+	text(strings.Join(strings.Fields(v), " ")) // whitespace collapsed, ends trimmed
+	text(url.QueryEscape(v))                   // form-encoded: "+" for a space
+	text(strings.ReplaceAll(v, " ", "+"))      // the same once its %XX escapes are undone
+
+	// Encodings of the bytes: a short form of these would match unrelated
+	// text, so they need a secret of four bytes or more.
+	if len(v) < 4 {
+		return out
+	}
+	const hexDigits, upperHex = "0123456789abcdef", "0123456789ABCDEF"
+	for _, digits := range []string{hexDigits, upperHex} {
+		h := make([]byte, 0, 2*len(v))
+		for i := 0; i < len(v); i++ {
+			h = append(h, digits[v[i]>>4], digits[v[i]&0xf])
+		}
+		out = append(out, pattern{text: string(h), run: isHexDigit})
+	}
+	for _, f := range base64Cores(v) {
+		out = append(out, pattern{text: f, run: isBase64Char})
+	}
+	return out
+}
+
+// base64Cores are the parts of a base64 encoding that v's bytes alone
+// decide, wherever v sits in the encoded text: a base64 character holds
+// six bits, so where v starts at byte offset 1 or 2 of a three-byte group
+// (after "user:" in an HTTP Basic credential, say) its first and last
+// characters mix in the neighbouring bytes. For each of the three offsets
+// k, v is encoded after k bytes and the characters whose bits all come from
+// v are kept; then the same in the URL alphabet.
+func base64Cores(v string) []string {
+	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	var out []string
+	for k := 0; k < 3; k++ {
+		bits := make([]byte, 0, 8*(k+len(v)))
+		for i := 0; i < k; i++ {
+			bits = append(bits, make([]byte, 8)...)
+		}
+		for i := 0; i < len(v); i++ {
+			for b := 7; b >= 0; b-- {
+				bits = append(bits, v[i]>>b&1)
+			}
+		}
+		// Character i covers bits [6i, 6i+6): it is v's alone when
+		// 8k <= 6i and 6i+6 <= 8(k+len(v)).
+		first, end := (8*k+5)/6, 8*(k+len(v))/6
+		if end-first < 4 {
+			continue
+		}
+		var core []byte
+		for i := first; i < end; i++ {
+			n := 0
+			for _, b := range bits[6*i : 6*i+6] {
+				n = n<<1 | int(b)
+			}
+			core = append(core, std[n])
+		}
+		out = append(out, string(core))
+		urlForm := strings.NewReplacer("+", "-", "/", "_").Replace(string(core))
+		out = append(out, urlForm)
+	}
+	return out
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// isBase64Char is a character of either base64 alphabet, padding aside.
+func isBase64Char(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
 }
 
 // referencedValues returns what the ${...} references of written became in
@@ -190,46 +277,116 @@ func isHostOf(raw, v string) bool {
 	return err == nil && u.Host != "" && (v == u.Host || v == u.Hostname())
 }
 
-// str scrubs a string.
+// str scrubs a string: every match of a pattern in it, or in it with its
+// escapes undone (once, twice, three times), is replaced by
+// config.Redacted, as one where matches overlap.
 func (s scrubber) str(v string) string {
-	if !s.holds(v) {
+	if len(s.patterns) == 0 {
 		return v
 	}
-	for _, p := range s.patterns {
-		if !strings.Contains(v, p.text) {
-			continue
-		}
-		if p.word {
-			v = replaceWord(v, p.text)
-		} else {
-			v = strings.ReplaceAll(v, p.text, config.Redacted)
-		}
+	escaped := strings.ContainsAny(v, `%\`)
+	if !escaped && !s.holds(v) {
+		return v
 	}
-	return v
+	var spans []span
+	if s.holds(v) {
+		spans = s.matches(v)
+	}
+	if escaped {
+		spans = append(spans, s.escapedMatches(v)...)
+	}
+	if len(spans) == 0 {
+		return v
+	}
+	return replaceSpans(v, spans)
 }
 
-// replaceWord replaces w in v where it is not next to a letter or a digit
-// (any byte of a multi-byte character counts as a letter).
-func replaceWord(v, w string) string {
+// escapedMatches finds the patterns in v with its escapes undone: each
+// kind apart and one after the other, up to maxDecodes times over. The
+// spans are v's.
+func (s scrubber) escapedMatches(v string) []span {
+	type decoded struct {
+		text  string
+		chain []*layer // v's layers, outermost first
+	}
+	var out []span
+	queue := []decoded{{text: v}}
+	for range maxDecodes {
+		var next []decoded
+		for _, d := range queue {
+			for _, kind := range []escapeKind{percentEscapes, backslashEscapes} {
+				l := unescape(d.text, kind)
+				if l == nil {
+					continue
+				}
+				chain := append(slices.Clip(d.chain), l)
+				if s.holds(l.text) {
+					for _, m := range s.matches(l.text) {
+						for i := len(chain) - 1; i >= 0; i-- {
+							m = chain[i].toParent(m)
+						}
+						out = append(out, m)
+					}
+				}
+				next = append(next, decoded{text: l.text, chain: chain})
+			}
+		}
+		queue = next
+	}
+	return out
+}
+
+// span is the byte range [start, end) of a string.
+type span struct{ start, end int }
+
+// matches finds every pattern in v: longest first, a whole word only where
+// the pattern says so, widened to the encoded run around it where it says
+// so.
+func (s scrubber) matches(v string) []span {
+	var out []span
+	for _, p := range s.patterns {
+		for i := 0; i+len(p.text) <= len(v); {
+			j := strings.Index(v[i:], p.text)
+			if j < 0 {
+				break
+			}
+			at, end := i+j, i+j+len(p.text)
+			if p.word && (at > 0 && wordByte(v[at-1]) || end < len(v) && wordByte(v[end])) {
+				i = at + 1
+				continue
+			}
+			if p.run != nil {
+				for at > 0 && p.run(v[at-1]) {
+					at--
+				}
+				for end < len(v) && p.run(v[end]) {
+					end++
+				}
+				for end < len(v) && v[end] == '=' { // base64 padding
+					end++
+				}
+			}
+			out = append(out, span{at, end})
+			i = end
+		}
+	}
+	return out
+}
+
+// replaceSpans replaces the spans of v, merged where they overlap or touch,
+// by config.Redacted.
+func replaceSpans(v string, spans []span) string {
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
 	var b strings.Builder
 	last := 0
-	for i := 0; i+len(w) <= len(v); {
-		j := strings.Index(v[i:], w)
-		if j < 0 {
-			break
+	for i := 0; i < len(spans); {
+		start, end := spans[i].start, spans[i].end
+		for i++; i < len(spans) && spans[i].start <= end; i++ {
+			end = max(end, spans[i].end)
 		}
-		at, end := i+j, i+j+len(w)
-		if (at == 0 || !wordByte(v[at-1])) && (end == len(v) || !wordByte(v[end])) {
-			b.WriteString(v[last:at])
-			b.WriteString(config.Redacted)
-			last = end
-			i = end
-			continue
-		}
-		i = at + 1
-	}
-	if last == 0 {
-		return v
+		b.WriteString(v[last:start])
+		b.WriteString(config.Redacted)
+		last = end
 	}
 	b.WriteString(v[last:])
 	return b.String()
@@ -249,7 +406,7 @@ func (s scrubber) raw(v json.RawMessage) json.RawMessage {
 	}
 	// The common case, one search per form over the whole value: no form
 	// of a secret anywhere, and no escape that could spell one.
-	escapes := bytes.IndexByte(v, '\\') >= 0
+	escapes := bytes.ContainsAny(v, `%\`)
 	if !escapes && !s.hit(v) {
 		return v
 	}
@@ -264,13 +421,13 @@ func (s scrubber) raw(v json.RawMessage) json.RawMessage {
 		}
 		end := stringEnd(v, i)
 		tok, inner := v[i:end], v[i+1:end-1]
-		escaped := bytes.IndexByte(inner, '\\') >= 0
+		escaped := bytes.ContainsAny(inner, `%\`)
 		if !escaped && !s.hit(inner) {
 			i = end - 1
 			continue
 		}
 		var text string
-		if escaped {
+		if bytes.IndexByte(inner, '\\') >= 0 {
 			_ = json.Unmarshal(tok, &text) // a string of valid JSON: cannot fail
 		} else {
 			text = string(inner)
@@ -288,12 +445,10 @@ func (s scrubber) raw(v json.RawMessage) json.RawMessage {
 }
 
 // quote writes s as a JSON string, "<redacted>" as it reads.
-func quote(s string) []byte { return quoteJSON(s, false) }
-
-func quoteJSON(s string, escapeHTML bool) []byte {
+func quote(s string) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(escapeHTML)
+	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -198,5 +199,39 @@ func BenchmarkScrubResult(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.result(res)
+	}
+}
+
+// Encodings a server or a log line carried a secret in past an earlier
+// scrubber (each once leaked): percent-encoding of every reserved byte
+// (encodeURIComponent, Python's quote(s, safe="")), or of every byte with
+// lowercase hex digits, hex, JSON's \u escapes of non-ASCII (Python's
+// json.dumps), base64 of "user:password" with the password at each byte
+// offset of a base64 group, and whitespace collapsed by a one-line error.
+func TestScrubberEncodingsThatLeaked(t *testing.T) {
+	cases := []struct{ name, secret, said string }{
+		{"encodeURIComponent", "Tr0ub4dor&3 horse", "GET /auth?pw=Tr0ub4dor%263%20horse failed"},
+		{"every byte, lowercase hex", "Tr0ub4dor&3", "pw=" + percentEvery("Tr0ub4dor&3", "%02x") + " rejected"},
+		{"hex, lowercase", "Tr0ub4dor&3", "token " + hex.EncodeToString([]byte("Tr0ub4dor&3")) + " bad"},
+		{"hex, uppercase, in a longer run", "Tr0ub4dor&3", "digest 00" + strings.ToUpper(hex.EncodeToString([]byte("Tr0ub4dor&3"))) + "ff x"},
+		{"JSON escapes of non-ASCII", "pässwörd-42", `{"error":"bad p\u00e4ssw\u00f6rd-42"}`},
+		{"JSON escapes, upper case, surrogates", "clé-🔑-secret", `key "cl\u00E9-\ud83d\udd11-secret"`},
+		{"base64 of user:password, offset 0", "hunter22-long", "Basic " + base64.StdEncoding.EncodeToString([]byte("abc:hunter22-long"))},
+		{"base64 of user:password, offset 1", "hunter22-long", "Basic " + base64.StdEncoding.EncodeToString([]byte("ab:hunter22-long"))},
+		{"base64 of user:password, offset 2", "hunter22-long", "Basic " + base64.StdEncoding.EncodeToString([]byte("user:hunter22-long"))},
+		{"base64 url alphabet, unpadded", "hunter22-long??>>", "t=" + base64.RawURLEncoding.EncodeToString([]byte("user:hunter22-long??>>")) + "&x=1"},
+		{"whitespace collapsed", "correct  horse\tbattery", "login failed for correct horse battery staple"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"SERVICE_PASSWORD": tc.secret}})
+			got := s.str(tc.said)
+			if !strings.Contains(got, "<redacted>") {
+				t.Errorf("str(%q) = %q: nothing redacted", tc.said, got)
+			}
+			if leaked := leaks(got, tc.secret); leaked != "" {
+				t.Errorf("str(%q) = %q: still holds the secret (%s)", tc.said, got, leaked)
+			}
+		})
 	}
 }
