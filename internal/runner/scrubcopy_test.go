@@ -20,7 +20,7 @@ import (
 func TestScrubberCoversEveryField(t *testing.T) {
 	const secret = "s3cret-t0ken-value"
 	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"REPORT_API_TOKEN": secret}})
-	for _, typ := range []reflect.Type{reflect.TypeFor[probe.Result](), reflect.TypeFor[[]contracts.Outcome]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[probe.Result](), reflect.TypeFor[[]contracts.Outcome](), reflect.TypeFor[probe.CallResult]()} {
 		t.Run(typ.String(), func(t *testing.T) {
 			if bad := unscrubbable(typ); len(bad) > 0 {
 				t.Fatalf("the scrubber cannot see into (give them a type it can, or scrub them by hand):\n%s", strings.Join(bad, "\n"))
