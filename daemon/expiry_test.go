@@ -17,27 +17,41 @@ const reportLock = `{"report": ["fetch_daily_report", "list_report_dates"]}` + "
 
 // A credential read from a file that is emptied while the daemon runs (a
 // revoked secret) makes the server list no tools: the daemon reports both
-// locked tools missing, by name, in one log line; written back, the server
-// recovers, in one more line, without a restart.
+// locked tools missing, by name, in one log line however many probes see
+// it; written back, the server recovers, in one more line, without a
+// restart. The probes after the first are asked for one at a time, so the
+// file changes only between two probes.
 func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	dir := t.TempDir()
 	token := writeFile(t, dir, "token", "example-token\n")
 	writeFile(t, dir, "mcp-tools.lock.json", reportLock)
 	path := writeConfig(t, dir, map[string]any{
-		"defaults": map[string]any{"schedule": "@every 100ms", "timeout": "10s"},
+		"defaults": map[string]any{"schedule": "@every 1h", "timeout": "10s"},
 		"servers": map[string]any{
 			"report": stdioServer(probetest.Config{Behavior: probetest.TokenGated},
 				map[string]string{"REPORT_API_TOKEN": "${file:token}"}),
 		},
 	})
 	h := start(t, path, Options{})
+	probeTwice := func() apiServer {
+		t.Helper()
+		for range 2 {
+			if code, body := h.get("/probe?server=report"); code != http.StatusOK {
+				t.Fatalf("/probe = %d %s", code, body)
+			}
+		}
+		return h.status("report")
+	}
 
 	h.waitState("report", verdict.StateOK)
 
 	if err := os.WriteFile(token, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st := h.waitState("report", verdict.StateMissing)
+	st := probeTwice()
+	if st.State != verdict.StateMissing {
+		t.Fatalf("state %s with the token file empty, want missing", st.State)
+	}
 	if got := strings.Join(st.Diff.Missing, " "); got != "fetch_daily_report list_report_dates" {
 		t.Errorf("missing = %q, want both report tools", got)
 	}
@@ -68,7 +82,9 @@ func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	if err := os.WriteFile(token, []byte("example-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.waitState("report", verdict.StateOK)
+	if st := probeTwice(); st.State != verdict.StateOK {
+		t.Fatalf("state %s once the token is back, want ok", st.State)
+	}
 	if m := h.metricsText(); !strings.Contains(m, `mcpwatch_tools_missing{server="report"} 0`) {
 		t.Errorf("/metrics after the token came back lacks missing 0")
 	}
@@ -104,7 +120,7 @@ func TestMissingSecretFile(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "mcp-tools.lock.json", reportLock)
 	path := writeConfig(t, dir, map[string]any{
-		"defaults": map[string]any{"schedule": "@every 100ms"},
+		"defaults": map[string]any{"schedule": "@every 1h"},
 		"servers": map[string]any{
 			"report": stdioServer(probetest.Config{Behavior: probetest.TokenGated},
 				map[string]string{"REPORT_API_TOKEN": "${file:secrets/absent-token}"}),

@@ -40,8 +40,10 @@ import (
 type fakeProber struct {
 	mu      sync.Mutex
 	servers map[string]*fakeServer
-	// Across servers: probes listing tools now, and the most at once.
+	// Across servers: probes listing tools now, and the most at once;
+	// the servers in the order their probes started (took their slot).
 	inFlight, maxInFlight int
+	started               []string
 }
 
 // fakeServer is how one server answers, and what its probes were asked.
@@ -115,6 +117,7 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 
 	f.mu.Lock()
 	fs := f.server(s.Name)
+	f.started = append(f.started, s.Name)
 	fs.probes++
 	fs.eras = append(fs.eras, req.Era)
 	if req.Calls && s.HasCalls() {

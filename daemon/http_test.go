@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -112,42 +110,51 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
-// /-/ready answers 503 until the first round of probes has finished.
+// /-/ready answers 503 until the first round of probes has finished, and
+// 200 from the moment the last of its probes ends: before the end of the
+// first round's spread when the probes end early, at the latest when the
+// slowest of them would have timed out.
 func TestReadyAfterFirstRound(t *testing.T) {
-	dir := t.TempDir()
-	path := writeConfig(t, dir, map[string]any{
-		"servers": map[string]any{"report": stdioServer(probetest.Config{}, nil)},
-	})
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(cfg, Options{FirstRoundSpread: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d.Handler())
-	defer func() {
-		srv.Close()
-		if err := d.Close(t.Context()); err != nil {
-			t.Error(err)
-		}
-	}()
-	ready := func() int {
-		resp, err := http.Get(srv.URL + "/-/ready")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if code := ready(); code != http.StatusServiceUnavailable {
-		t.Errorf("/-/ready before the first round = %d, want 503", code)
-	}
-	d.Start()
-	waitFor(t, "/-/ready to answer 200", func() bool { return ready() == http.StatusOK })
-	if len(d.Statuses()) != 1 || d.Statuses()[0].Last == nil {
-		t.Errorf("ready before the first probe ended")
+	for _, tc := range []struct {
+		name      string
+		took      time.Duration // a probe of b takes this long
+		readyAt   time.Duration // when /-/ready turns 200, at the latest
+		notBefore time.Duration // and not before
+	}{
+		// a and b start within the 5 s spread; b ends 2 s later.
+		{"probes end", 2 * time.Second, 7 * time.Second, 2 * time.Second},
+		// b never answers within its 10 s deadline: ready by the spread,
+		// the timeout and a second of slack.
+		{"a probe hangs", time.Hour, 17 * time.Second, 16 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				fake := newFakeProber()
+				fake.set("b", func(s *fakeServer) { s.took = tc.took })
+				s := simulate(t, t.TempDir(), map[string]any{
+					"defaults": map[string]any{"schedule": "@every 1h", "timeout": "10s"},
+					"servers":  map[string]any{"a": fakeServerConfig(nil), "b": fakeServerConfig(nil)},
+				}, fake, Options{})
+				began := time.Now()
+				ready := func() int { code, _ := s.get("/-/ready"); return code }
+				if code := ready(); code != http.StatusServiceUnavailable {
+					t.Errorf("/-/ready at start = %d, want 503", code)
+				}
+				for ready() != http.StatusOK {
+					if time.Since(began) > tc.readyAt {
+						t.Fatalf("not ready %s after start", time.Since(began))
+					}
+					time.Sleep(100 * time.Millisecond)
+					s.settle()
+				}
+				if took := time.Since(began); took < tc.notBefore {
+					t.Errorf("ready %s after start, before the first round could end", took)
+				}
+				if tc.took < time.Hour && (s.probes("a") != 1 || s.probes("b") != 1) {
+					t.Errorf("ready before the first probes ended")
+				}
+			})
+		})
 	}
 }
 

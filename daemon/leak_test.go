@@ -184,7 +184,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 	marker := newMarker()
 	dir := t.TempDir()
 	path := writeConfig(t, dir, map[string]any{
-		"defaults": map[string]any{"schedule": "@every 50ms"},
+		"defaults": map[string]any{"schedule": "@every 1h"},
 		"servers": map[string]any{
 			"report": stdioServer(probetest.Config{}, map[string]string{"LEAK_MARKER": marker}),
 			"stuck":  stdioServer(probetest.Config{Behavior: probetest.StallToolsList}, map[string]string{"LEAK_MARKER": marker}),

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -11,108 +10,109 @@ import (
 )
 
 // The overall bound holds across servers: with concurrency 2, no more than
-// two of five slow servers are listing tools at once, and two do (the
-// lister holds the first lists until two are in progress).
+// two of five slow servers are probed at once, and two are.
 func TestConcurrencyBound(t *testing.T) {
-	lister := &slowLister{next: probetest.Handler(probetest.Config{}), delay: 100 * time.Millisecond,
-		gather: 2, gathered: make(chan struct{})}
-	srv := httptest.NewServer(lister)
-	defer srv.Close()
-	servers := map[string]any{}
-	for i := range 5 {
-		servers["http-"+strconv.Itoa(i)] = map[string]any{"url": srv.URL, "transport": "http"}
-	}
-	path := writeConfig(t, t.TempDir(), map[string]any{
-		"defaults": map[string]any{"schedule": "@every 10ms", "concurrency": 2},
-		"servers":  servers,
+	bubble(t, func(t *testing.T) {
+		fake := newFakeProber()
+		servers := map[string]any{}
+		for i := range 5 {
+			name := "http-" + strconv.Itoa(i)
+			servers[name] = fakeServerConfig(nil)
+			fake.set(name, func(s *fakeServer) { s.took = 100 * time.Millisecond })
+		}
+		s := simulate(t, t.TempDir(), map[string]any{
+			"defaults": map[string]any{"schedule": "@every 10ms", "concurrency": 2},
+			"servers":  servers,
+		}, fake, Options{})
+		s.until("20 probes", time.Minute, func() bool {
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			n := 0
+			for _, fs := range fake.servers {
+				n += fs.probes
+			}
+			return n >= 20
+		})
+		fake.mu.Lock()
+		most := fake.maxInFlight
+		fake.mu.Unlock()
+		if most != 2 {
+			t.Errorf("at most %d probes ran at once, want exactly the bound 2", most)
+		}
 	})
-	start(t, path, Options{})
-	waitFor(t, "20 tools/list calls", func() bool { return lister.lists.Load() >= 20 })
-	if m := lister.maxInList.Load(); m != 2 {
-		t.Errorf("at most %d probes listed tools at once, want exactly the bound 2", m)
-	}
 }
 
-// The stdio bound holds too: with stdio_concurrency 2, no more than two
-// stalled stdio servers are alive at once, while more shared slots are free.
+// The stdio bound holds for real processes: with stdio_concurrency 2, five
+// stdio servers that stall on tools/list (each holding its slot until its
+// 60 s deadline) have two processes alive, and the other three probes wait
+// for a slot without a process, while shared slots are free.
 func TestStdioConcurrencyBound(t *testing.T) {
 	marker := newMarker()
 	servers := map[string]any{}
 	for i := range 5 {
 		servers["stdio-"+strconv.Itoa(i)] = merge(
 			stdioServer(probetest.Config{Behavior: probetest.StallToolsList}, map[string]string{"LEAK_MARKER": marker}),
-			map[string]any{"timeout": "400ms"})
+			map[string]any{"timeout": "60s"})
 	}
 	path := writeConfig(t, t.TempDir(), map[string]any{
-		"defaults": map[string]any{"schedule": "@every 10ms", "concurrency": 8, "stdio_concurrency": 2},
+		"defaults": map[string]any{"schedule": "@every 1h", "concurrency": 8, "stdio_concurrency": 2},
 		"servers":  servers,
 	})
 	h := start(t, path, Options{})
-	// Watched until ten probes have ended (each holds its server for its
-	// 400 ms timeout), not for a fixed time that a busy machine may spend
-	// before the first server even starts.
-	most := 0
-	waitFor(t, "ten stdio probes", func() bool {
-		most = max(most, len(markedProcesses(t, marker)))
-		probes := uint64(0)
-		for _, st := range h.d.Statuses() {
-			probes += st.Probes
-		}
-		return probes >= 10
+	// Two probes hold the stdio slots, three wait for one: nothing can
+	// change until a deadline a minute away, or Close.
+	waitFor(t, "two probes running and three waiting", func() bool {
+		waiting, inUse, _ := h.d.prio.counts()
+		return waiting == 3 && inUse == 2
 	})
-	if most > 2 {
-		t.Errorf("%d stdio servers alive at once, want at most 2", most)
-	}
-	if most == 0 {
-		t.Errorf("no stdio server was seen running")
-	}
-	for _, st := range h.d.Statuses() {
-		if st.Last != nil && st.Last.Reason != "timeout" {
-			t.Errorf("server %s failed with %q, want timeout", st.Name, st.Last.Reason)
-		}
+	waitFor(t, "the two servers started", func() bool { return len(markedProcesses(t, marker)) >= 2 })
+	if alive := markedProcesses(t, marker); len(alive) != 2 {
+		t.Errorf("%d stdio servers alive at once (%v), want the bound 2", len(alive), alive)
 	}
 }
 
 // A reload that changes a server's schedule applies it at once; a server
 // removed and added back has one schedule, not two.
 func TestReloadReschedules(t *testing.T) {
-	dir := t.TempDir()
-	healthy := stdioServer(probetest.Config{}, nil)
-	write := func(servers map[string]any) {
-		writeConfig(t, dir, map[string]any{"defaults": map[string]any{"schedule": "@every 1h"}, "servers": servers})
-	}
-	write(map[string]any{"a": healthy, "b": healthy})
-	h := start(t, dir+"/mcpwatch.yml", Options{})
-	waitFor(t, "the first round", h.d.Ready)
+	bubble(t, func(t *testing.T) {
+		dir := t.TempDir()
+		fake := newFakeProber()
+		config := func(servers map[string]any) {
+			writeConfig(t, dir, map[string]any{"defaults": map[string]any{"schedule": "@every 1h"}, "servers": servers})
+		}
+		s := simulate(t, dir, map[string]any{
+			"defaults": map[string]any{"schedule": "@every 1h"},
+			"servers":  map[string]any{"a": fakeServerConfig(nil), "b": fakeServerConfig(nil)},
+		}, fake, Options{})
+		s.ready()
 
-	write(map[string]any{"a": merge(healthy, map[string]any{"schedule": "@every 50ms"}), "b": healthy})
-	if err := h.d.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "a on its new schedule", func() bool { return h.status("a").Probes >= 4 })
-	if st := h.status("a"); st.Schedule != "@every 50ms" || st.IntervalSeconds != 0.05 {
-		t.Errorf("schedule %q interval %v after reload", st.Schedule, st.IntervalSeconds)
-	}
+		config(map[string]any{"a": fakeServerConfig(map[string]any{"schedule": "@every 50ms"}), "b": fakeServerConfig(nil)})
+		if err := s.d.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		s.advance(time.Second)
+		// One an hour before, one each 50 ms since the reload: within a
+		// second, the first round's and about 20 more.
+		if n := s.probes("a"); n < 15 || n > 22 {
+			t.Errorf("a was probed %d times in the second after its schedule became @every 50ms", n)
+		}
+		if st := s.status("a"); st.Schedule != "@every 50ms" || st.IntervalSeconds != 0.05 {
+			t.Errorf("schedule %q interval %v after reload", st.Schedule, st.IntervalSeconds)
+		}
 
-	write(map[string]any{"a": healthy})
-	if err := h.d.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	write(map[string]any{"a": healthy, "b": healthy})
-	if err := h.d.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	// b's first slot comes due within AddedSpread, and a fired slot is out
-	// of the timetable until its next one is in: count between firings.
-	var live map[string]int
-	waitFor(t, "the timetable between two firings", func() bool {
-		var settled bool
-		live, settled = h.d.liveSlots()
-		return settled
+		config(map[string]any{"a": fakeServerConfig(nil)})
+		if err := s.d.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		config(map[string]any{"a": fakeServerConfig(nil), "b": fakeServerConfig(nil)})
+		if err := s.d.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		s.settle() // every slot fired is back in the timetable
+		if live, settled := s.d.liveSlots(); !settled || live["a"] != 1 || live["b"] != 1 {
+			t.Errorf("live slots per server = %v (settled %t), want exactly one each", live, settled)
+		}
 	})
-	if live["a"] != 1 || live["b"] != 1 {
-		t.Errorf("live slots per server = %v, want exactly one each", live)
-	}
 }
 
 func TestPprofOnlyWhenEnabled(t *testing.T) {

@@ -1,165 +1,102 @@
 package daemon
 
 import (
-	"bytes"
-	"io"
 	"net/http"
-	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
-	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
-// slowLister wraps a test server: every tools/list waits a while, and the
-// wrapper counts how many are in progress at once.
-type slowLister struct {
-	next  http.Handler
-	delay time.Duration
-	// gather, when positive, holds each tools/list until that many are in
-	// progress at once (once reached, the gate stays open), so a test of a
-	// bound sees it reached whatever the machine's load; only a bound lower
-	// than gather makes a list wait for its probe's deadline.
-	gather      int32
-	gathered    chan struct{}
-	gatherOnce  sync.Once
-	inList      atomic.Int32
-	maxInList   atomic.Int32
-	lists       atomic.Int32
-	failWith500 atomic.Bool
-}
-
-func (s *slowLister) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.failWith500.Load() {
-		http.Error(w, "down for maintenance", http.StatusInternalServerError)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if bytes.Contains(body, []byte(`"tools/list"`)) {
-		n := s.inList.Add(1)
-		for {
-			m := s.maxInList.Load()
-			if n <= m || s.maxInList.CompareAndSwap(m, n) {
-				break
-			}
-		}
-		s.lists.Add(1)
-		defer s.inList.Add(-1)
-		if s.gather > 0 {
-			if n >= s.gather {
-				s.gatherOnce.Do(func() { close(s.gathered) })
-			}
-			select {
-			case <-s.gathered:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		time.Sleep(s.delay)
-	}
-	s.next.ServeHTTP(w, r)
-}
-
 // A server whose probe outlasts its interval is never probed twice at once:
-// firings meanwhile are skipped (and counted), and an on-demand probe waits
-// its turn.
+// firings meanwhile are skipped (and counted, and logged at debug level),
+// and on-demand probes wait their turn.
 func TestNoOverlappingProbesOfOneServer(t *testing.T) {
-	lister := &slowLister{next: probetest.Handler(probetest.Config{}), delay: 150 * time.Millisecond}
-	srv := httptest.NewServer(lister)
-	defer srv.Close()
-	dir := t.TempDir()
-	path := writeConfig(t, dir, map[string]any{
-		"defaults": map[string]any{"schedule": "@every 10ms", "concurrency": 8},
-		"servers":  map[string]any{"slow": map[string]any{"url": srv.URL, "transport": "http"}},
-	})
-	h := start(t, path, Options{})
+	bubble(t, func(t *testing.T) {
+		fake := newFakeProber()
+		fake.set("slow", func(s *fakeServer) { s.took = 150 * time.Millisecond })
+		s := simulate(t, t.TempDir(), map[string]any{
+			"defaults": map[string]any{"schedule": "@every 10ms", "concurrency": 8},
+			"servers":  map[string]any{"slow": fakeServerConfig(nil)},
+		}, fake, Options{})
 
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Go(func() {
-			if code, body := h.get("/probe?server=slow"); code != http.StatusOK {
-				t.Errorf("/probe = %d %s", code, body)
-			}
-		})
-	}
-	wg.Wait()
-	waitFor(t, "ten tools/list calls", func() bool { return lister.lists.Load() >= 10 })
-
-	if m := lister.maxInList.Load(); m != 1 {
-		t.Errorf("%d probes of one server listed tools at once, want 1", m)
-	}
-	if st := h.status("slow"); st.Skipped == 0 {
-		t.Errorf("no firing was skipped although each probe outlasts the interval 15 times")
-	}
-	var skippedLogged bool
-	for _, e := range h.logs.All() {
-		if strings.HasPrefix(e.Message, "probe skipped") {
-			skippedLogged = true
+		var replies []<-chan reply
+		for range 3 {
+			replies = append(replies, s.getAsync("/probe?server=slow"))
 		}
-	}
-	if !skippedLogged {
-		t.Errorf("skipped firings are not logged at debug level")
-	}
+		for _, c := range replies {
+			if r := <-c; r.code != http.StatusOK {
+				t.Errorf("/probe = %d %s", r.code, r.body)
+			}
+		}
+		s.until("ten probes", time.Minute, func() bool { return fake.get("slow").probes >= 10 })
+
+		if m := fake.get("slow").most; m != 1 {
+			t.Errorf("%d probes of one server ran at once, want 1", m)
+		}
+		if st := s.status("slow"); st.Skipped == 0 {
+			t.Errorf("no firing was skipped although each probe outlasts the interval 15 times")
+		}
+		var skippedLogged bool
+		for _, e := range s.logs.All() {
+			if strings.HasPrefix(e.Message, "probe skipped") {
+				skippedLogged = true
+			}
+		}
+		if !skippedLogged {
+			t.Errorf("skipped firings are not logged at debug level")
+		}
+	})
 }
 
-// The era found by a probe is remembered, so later probes skip detection;
-// a failure that suggests the server changed forgets it. The probes after
-// the first are asked for one at a time, so the server fails or heals only
-// between two probes, never in the middle of one.
+// The era found by a probe is remembered and given to the next probes as
+// their hint, so they skip detection; a failure that suggests the server
+// changed forgets it, and the probe after detects again.
 func TestEraIsRememberedAndForgotten(t *testing.T) {
-	ts := probetest.NewServer(probetest.Config{Era: probetest.EraLegacy})
-	defer ts.Close()
-	lister := &slowLister{next: ts}
-	srv := httptest.NewServer(lister)
-	defer srv.Close()
-	dir := t.TempDir()
-	path := writeConfig(t, dir, map[string]any{
-		// February 30th never comes: the first round's probe is the only
-		// scheduled one.
-		"defaults": map[string]any{"schedule": "0 0 30 2 *"},
-		"servers":  map[string]any{"legacy": map[string]any{"url": srv.URL, "transport": "http"}},
-	})
-	h := start(t, path, Options{})
-	probeOnce := func() apiServer {
-		t.Helper()
-		if code, body := h.get("/probe?server=legacy"); code != http.StatusOK {
-			t.Fatalf("GET /probe: %d %s", code, body)
+	bubble(t, func(t *testing.T) {
+		fake := newFakeProber()
+		fake.set("legacy", func(s *fakeServer) { s.era = probe.EraLegacy })
+		s := simulate(t, t.TempDir(), map[string]any{
+			// February 30th never comes: the first round's probe is the only
+			// scheduled one.
+			"defaults": map[string]any{"schedule": "0 0 30 2 *"},
+			"servers":  map[string]any{"legacy": fakeServerConfig(nil)},
+		}, fake, Options{})
+		probeOnce := func() apiServer {
+			t.Helper()
+			if code, body := s.get("/probe?server=legacy"); code != http.StatusOK {
+				t.Fatalf("GET /probe: %d %s", code, body)
+			}
+			return s.status("legacy")
 		}
-		return h.status("legacy")
-	}
+		s.ready()
+		for range 4 {
+			probeOnce()
+		}
+		if st := s.status("legacy"); st.Probes != 5 || st.Era != probe.EraLegacy {
+			t.Fatalf("%d probes, era %q; want 5, legacy", st.Probes, st.Era)
+		}
 
-	waitFor(t, "the first probe", func() bool { return h.status("legacy").Probes >= 1 })
-	for range 4 {
+		fake.set("legacy", func(s *fakeServer) { s.fail = probe.ReasonHTTPStatus })
+		if st := probeOnce(); st.State != verdict.StateFailed || st.Reason != probe.ReasonHTTPStatus {
+			t.Fatalf("state %q reason %q, want failed with http_status", st.State, st.Reason)
+		}
+		fake.set("legacy", func(s *fakeServer) { s.fail = "" })
+		if st := probeOnce(); st.State != verdict.StateOK {
+			t.Fatalf("state %q (reason %q) once the server is back, want ok", st.State, st.Reason)
+		}
 		probeOnce()
-	}
-	st := h.status("legacy")
-	if st.Probes != 5 {
-		t.Fatalf("%d probes, want 5", st.Probes)
-	}
-	if n := ts.Received("server/discover"); n != 1 {
-		t.Errorf("server/discover sent %d times in five probes, want once (the era is remembered)", n)
-	}
-	if st.Era != probe.EraLegacy {
-		t.Errorf("era = %q, want legacy", st.Era)
-	}
-
-	lister.failWith500.Store(true)
-	if st := probeOnce(); st.State != verdict.StateFailed || st.Reason != probe.ReasonHTTPStatus {
-		t.Fatalf("state %q reason %q, want failed with http_status", st.State, st.Reason)
-	}
-	lister.failWith500.Store(false)
-	if st := probeOnce(); st.State != verdict.StateOK {
-		t.Fatalf("state %q (reason %q) once the server is back, want ok", st.State, st.Reason)
-	}
-	if n := ts.Received("server/discover"); n != 2 {
-		t.Errorf("server/discover sent %d times, want 2: the era is detected again after an http_status failure", n)
-	}
+		want := []probe.Era{"", probe.EraLegacy, probe.EraLegacy, probe.EraLegacy, probe.EraLegacy,
+			probe.EraLegacy, // the probe that failed with http_status
+			"",              // detected again
+			probe.EraLegacy}
+		if got := fake.get("legacy").eras; !slices.Equal(got, want) {
+			t.Errorf("era hints %q, want %q", got, want)
+		}
+	})
 }
 
 func TestParseSchedule(t *testing.T) {

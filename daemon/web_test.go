@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,71 +151,108 @@ func TestHostCheck(t *testing.T) {
 	}
 }
 
-// serveReal runs Serve on a loopback listener and returns its address; the
-// daemon stops when the test ends.
-func serveReal(t *testing.T, opts Options) string {
-	t.Helper()
-	h := start(t, quietConfig(t), opts)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.d.Serve(ctx, []net.Listener{l}, "") }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return l.Addr().String()
+// pipeListener is a net.Listener of in-memory connections (net.Pipe): a
+// synctest bubble has no network, and a pipe's deadlines run on the
+// bubble's clock.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
 }
 
-// waitClosed reads conn until the server closes it, failing after a bound
-// far above the timeouts under test.
-func waitClosed(t *testing.T, conn net.Conn, what string) {
-	t.Helper()
-	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	_, err := io.Copy(io.Discard, conn)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("%s: the server kept the connection open", what)
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
 	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+// dial connects to the listener; the caller closes the connection.
+func (l *pipeListener) dial() net.Conn {
+	client, server := net.Pipe()
+	l.conns <- server
+	return client
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// closedWithin reads conn until the server closes it, and reports whether
+// that happened within limit on the bubble's clock.
+func closedWithin(conn net.Conn, limit time.Duration) bool {
+	_ = conn.SetReadDeadline(time.Now().Add(limit))
+	_, err := io.Copy(io.Discard, conn)
+	return !errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // An idle keep-alive connection is closed after IdleTimeout, and one that
-// never finishes its headers after ReadHeaderTimeout.
+// never finishes its headers after ReadHeaderTimeout: Serve, on the
+// bubble's clock.
 func TestHTTPServerTimeouts(t *testing.T) {
-	addr := serveReal(t, Options{IdleTimeout: 200 * time.Millisecond, ReadHeaderTimeout: 200 * time.Millisecond})
+	bubble(t, func(t *testing.T) {
+		s := simulate(t, t.TempDir(), map[string]any{
+			"defaults": map[string]any{"schedule": "@every 1h"},
+			"servers":  map[string]any{"x": fakeServerConfig(nil)},
+		}, newFakeProber(), Options{IdleTimeout: 200 * time.Millisecond, ReadHeaderTimeout: 200 * time.Millisecond})
+		l := newPipeListener()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.d.Serve(ctx, []net.Listener{l}, "") }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		}()
 
-	idle, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = idle.Close() }()
-	if _, err := io.WriteString(idle, "GET /-/healthy HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(idle), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	if resp.Close {
-		t.Fatalf("the server did not keep the connection alive")
-	}
-	waitClosed(t, idle, "idle keep-alive connection")
+		idle := l.dial()
+		defer func() { _ = idle.Close() }()
+		if _, err := io.WriteString(idle, "GET /-/healthy HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(idle), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.Close {
+			t.Fatalf("the server did not keep the connection alive")
+		}
+		began := time.Now()
+		if !closedWithin(idle, time.Minute) {
+			t.Errorf("idle keep-alive connection: the server kept it open")
+		} else if took := time.Since(began); took < 200*time.Millisecond || took > time.Second {
+			t.Errorf("idle keep-alive connection closed after %s, want its IdleTimeout, 200ms", took)
+		}
 
-	slow, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = slow.Close() }()
-	if _, err := io.WriteString(slow, "GET /-/healthy HTTP/1.1\r\nHost: 127.0.0.1\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	waitClosed(t, slow, "connection with unfinished headers")
+		slow := l.dial()
+		defer func() { _ = slow.Close() }()
+		began = time.Now()
+		if _, err := io.WriteString(slow, "GET /-/healthy HTTP/1.1\r\nHost: 127.0.0.1\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !closedWithin(slow, time.Minute) {
+			t.Errorf("connection with unfinished headers: the server kept it open")
+		} else if took := time.Since(began); took < 200*time.Millisecond || took > time.Second {
+			t.Errorf("connection with unfinished headers closed after %s, want its ReadHeaderTimeout, 200ms", took)
+		}
+	})
 }
 
 // The defaults are set: a server built without options still bounds idle
