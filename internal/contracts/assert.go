@@ -2,8 +2,10 @@ package contracts
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,6 +39,54 @@ type answer struct {
 	doc    any
 	raw    []byte // the document as sent, for its member order
 	hasDoc bool
+	// tooDeep is the depth of a document nested deeper than maxDocDepth,
+	// which the assertions do not read (see maxDocDepth); 0 otherwise.
+	tooDeep int
+}
+
+// maxDocDepth caps how deep a result's JSON document may nest for the
+// assertions to read it. The work of a jsonSchema check, and the length of
+// its error, grow with the depth (a recursive $ref wraps its error once per
+// level); a real tool's answer nests a dozen levels, not thousands.
+const maxDocDepth = 64
+
+// jsonDepth is how deep a JSON text nests: 0 for a scalar, 1 for [] or {}.
+// It reads the bytes only, so a document too deep to be worth decoding is
+// never decoded.
+func jsonDepth(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// decodeDoc decodes b into a's document unless it nests too deep; ok is
+// false when b is not JSON.
+func (a *answer) decodeDoc(b []byte) (ok bool) {
+	if d := jsonDepth(b); d > maxDocDepth {
+		if !json.Valid(b) {
+			return false
+		}
+		a.hasDoc, a.raw, a.tooDeep = true, b, d
+		return true
+	}
+	if json.Unmarshal(b, &a.doc) != nil {
+		return false
+	}
+	a.hasDoc, a.raw = true, b
+	return true
 }
 
 func newAnswer(r *probe.CallResult) answer {
@@ -49,8 +99,7 @@ func newAnswer(r *probe.CallResult) answer {
 		return a
 	}
 	a.text = r.Text()
-	if !isNull(r.StructuredContent) && json.Unmarshal(r.StructuredContent, &a.doc) == nil {
-		a.hasDoc, a.raw = true, r.StructuredContent
+	if !isNull(r.StructuredContent) && a.decodeDoc(r.StructuredContent) {
 		if a.text == "" {
 			a.text = string(r.StructuredContent)
 		}
@@ -66,8 +115,7 @@ func newAnswer(r *probe.CallResult) answer {
 		if b.Type != "text" || t == "" || (t[0] != '{' && t[0] != '[') {
 			continue
 		}
-		if json.Unmarshal([]byte(t), &a.doc) == nil {
-			a.hasDoc, a.raw = true, []byte(t)
+		if a.decodeDoc([]byte(t)) {
 			break
 		}
 	}
@@ -184,7 +232,8 @@ func (a answer) describe() string {
 }
 
 // evaluate runs every assertion of e against one answer, in a fixed order.
-func evaluate(e Expect, a answer) []Assertion {
+// ctx is the call's: a jsonSchema check ends with it.
+func evaluate(ctx context.Context, e Expect, a answer) []Assertion {
 	var out []Assertion
 	add := func(name, outcome, detail string) {
 		out = append(out, Assertion{Name: name, Outcome: outcome, Detail: detail})
@@ -227,6 +276,8 @@ func evaluate(e Expect, a answer) []Assertion {
 			add(name, Skipped, "no result to check")
 		case !a.hasDoc:
 			add(name, Fail, "the result has no JSON document (structuredContent, or a text block that parses as JSON): "+a.describe())
+		case a.tooDeep > 0:
+			add(name, Fail, fmt.Sprintf("not checked: the result's JSON document nests %d levels deep, more than the %d mcpwatch reads", a.tooDeep, maxDocDepth))
 		default:
 			ok, detail := check()
 			add(name, map[bool]string{true: Pass, false: Fail}[ok], detail)
@@ -259,12 +310,7 @@ func evaluate(e Expect, a answer) []Assertion {
 		})
 	}
 	if e.schema != nil {
-		content("jsonSchema", func() (bool, string) {
-			if err := e.schema.Validate(a.doc); err != nil {
-				return false, err.Error()
-			}
-			return true, ""
-		})
+		content("jsonSchema", func() (bool, string) { return e.checkSchema(ctx, a.doc) })
 	}
 	for _, s := range e.Contains {
 		if strings.Contains(a.text, s) {
@@ -341,3 +387,56 @@ func firstArray(b []byte) ([]any, bool) {
 		}
 	}
 }
+
+// checkSchema validates doc against e's schema, if the cost bound of the
+// check is within its caps (schemacost.go), and returns by the end of ctx
+// either way: a check cut short by the deadline still ends soon after,
+// since its work is bounded.
+func (e Expect) checkSchema(ctx context.Context, doc any) (bool, string) {
+	c := schemaCost(e.graph, e.schema.Schema(), doc)
+	const why = "a large or deep answer, or a schema whose anyOf, oneOf or allOf branches each recurse"
+	switch {
+	case math.IsInf(c.steps, 1):
+		return false, fmt.Sprintf("not checked: the answer is too large to bound the cost of checking it against the schema (over %d pairs of a value and a schema to weigh; %s)", maxCostPairs, why)
+	case c.steps > maxSchemaSteps || c.text() > maxSchemaTextBytes:
+		return false, fmt.Sprintf("not checked: checking this answer against the schema could take %.2g validation steps (mcpwatch's cap: %d) and build %.2g bytes of error text (cap: %d MiB; %s)",
+			c.steps, maxSchemaSteps, c.text(), maxSchemaTextBytes>>20, why)
+	}
+	done := make(chan error, 1)
+	go func() { done <- e.schema.Validate(doc) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return false, truncate(innermost(err.Error()), maxDetailRead)
+		}
+		return true, ""
+	case <-ctx.Done():
+		return false, "not checked: the call's deadline passed during the check"
+	}
+}
+
+// innermost shortens the validator's error to what failed where: it wraps
+// its error in "validating SCHEMA: " once per schema on the way down, so a
+// failure 60 levels deep would otherwise show only the way, cut.
+func innermost(msg string) string {
+	const wrap = "validating "
+	at, levels := "", 0
+	for strings.HasPrefix(msg, wrap) {
+		name, rest, ok := strings.Cut(msg[len(wrap):], ": ")
+		if !ok {
+			break
+		}
+		at, msg, levels = name, rest, levels+1
+	}
+	switch levels {
+	case 0:
+		return msg
+	case 1:
+		return "at " + at + ": " + msg
+	}
+	return fmt.Sprintf("at %s, %d schemas down: %s", at, levels, msg)
+}
+
+// maxDetailRead is how much of a validator's error is read to make an
+// assertion's one-line detail, which keeps less (oneLine).
+const maxDetailRead = 4096

@@ -78,6 +78,7 @@ type Expect struct {
 	// JSONSchema is the schema as written; schema its resolved form.
 	JSONSchema json.RawMessage
 	schema     *jsonschema.Resolved
+	graph      *schemaGraph // for the cost bound of a check (schemacost.go)
 }
 
 // Status is what a call is expected to do.
@@ -316,7 +317,11 @@ func parseExpect(ej expectJSON) (Expect, error) {
 		if err != nil {
 			return e, fmt.Errorf("jsonSchema: %w", err)
 		}
-		e.JSONSchema, e.schema = compact(ej.JSONSchema), rs
+		g, err := newSchemaGraph(rs)
+		if err != nil {
+			return e, fmt.Errorf("jsonSchema: %w", err)
+		}
+		e.JSONSchema, e.schema, e.graph = compact(ej.JSONSchema), rs, g
 	}
 	return e, nil
 }

@@ -56,7 +56,7 @@ var (
 
 var readOnly = []probe.Tool{{Name: "t", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}}
 
-func parse(t *testing.T, contract string) Contract {
+func parse(t testing.TB, contract string) Contract {
 	t.Helper()
 	f, err := ParseFile([]byte(`{"tools":{"t":` + contract + `}}`))
 	if err != nil {

@@ -174,7 +174,7 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 	for n := 1; ; n++ {
 		r := c.Call(cctx, ct.Tool, ct.Input)
 		a := newAnswer(r)
-		at := Attempt{Call: r, Response: oneLine(a.describe()), Assertions: evaluate(ct.Expect, a), Passed: true}
+		at := Attempt{Call: r, Response: oneLine(a.describe()), Assertions: evaluate(cctx, ct.Expect, a), Passed: true}
 		for i, as := range at.Assertions {
 			at.Assertions[i].Detail = oneLine(as.Detail) // it quotes what the server sent
 			if as.Outcome == Fail {
