@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -83,16 +84,88 @@ type Annotations struct {
 	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
 }
 
-// Hints parses the tool's annotations; ok is false when it has none, or
-// they are not an object.
-func (t Tool) Hints() (a Annotations, ok bool) {
+// ErrNoAnnotations is Hints' error for a tool that sent no annotations.
+var ErrNoAnnotations = errors.New("no annotations")
+
+// Hints reads the tool's annotations exactly as the protocol spells them.
+// encoding/json would match keys regardless of case and let the last of two
+// equal keys win, so {"readOnlyHint": false, "ReadOnlyHint": true} would
+// read as read-only: here a key is a hint only when it is spelled exactly
+// so ("READONLYHINT" is some other key, ignored), and annotations with a key
+// twice, a hint that is not a boolean, or that are not an object are not
+// trusted at all: the error says why, and the caller treats the tool as one
+// that sent none (not read-only, destructive). ErrNoAnnotations: it sent
+// none. A null hint is an absent one.
+func (t Tool) Hints() (Annotations, error) {
 	if isAbsent(t.Annotations) {
-		return a, false
+		return Annotations{}, ErrNoAnnotations
 	}
-	if json.Unmarshal(t.Annotations, &a) != nil {
-		return Annotations{}, false
+	a, err := readHints(t.Annotations)
+	if err != nil {
+		return Annotations{}, err
 	}
-	return a, true
+	return a, nil
+}
+
+func readHints(raw json.RawMessage) (Annotations, error) {
+	var a Annotations
+	hints := map[string]**bool{
+		"readOnlyHint":    &a.ReadOnlyHint,
+		"destructiveHint": &a.DestructiveHint,
+		"idempotentHint":  &a.IdempotentHint,
+		"openWorldHint":   &a.OpenWorldHint,
+	}
+	if !json.Valid(raw) {
+		return a, errors.New("not valid JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if open, err := dec.Token(); err != nil || open != json.Delim('{') {
+		return a, errors.New("not an object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return a, errors.New("not valid JSON")
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return a, fmt.Errorf("the key %q twice", truncate(key, 40))
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return a, errors.New("not valid JSON")
+		}
+		dst, ok := hints[key]
+		if !ok || isAbsent(v) {
+			continue
+		}
+		var b bool
+		if err := json.Unmarshal(v, &b); err != nil {
+			return a, fmt.Errorf("%s is %s, not a boolean", key, jsonKind(v))
+		}
+		*dst = &b
+	}
+	if _, err := dec.Token(); err != nil {
+		return a, errors.New("not valid JSON")
+	}
+	return a, nil
+}
+
+// jsonKind names the kind of a JSON value: "a string", "a number", ...
+func jsonKind(v json.RawMessage) string {
+	switch t := bytes.TrimSpace(v); {
+	case len(t) == 0:
+		return "empty"
+	case t[0] == '"':
+		return "a string"
+	case t[0] == '{':
+		return "an object"
+	case t[0] == '[':
+		return "an array"
+	}
+	return "a number"
 }
 
 type callParams struct {

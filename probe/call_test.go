@@ -57,7 +57,7 @@ func TestCallEveryTransportAndEra(t *testing.T) {
 			if kit.Received("tools/call") != 1 {
 				t.Errorf("server received %d tools/call, want 1", kit.Received("tools/call"))
 			}
-			if h, ok := tools[0].Hints(); !ok || h.ReadOnlyHint == nil || !*h.ReadOnlyHint {
+			if h, err := tools[0].Hints(); err != nil || h.ReadOnlyHint == nil || !*h.ReadOnlyHint {
 				t.Errorf("annotations of %s not kept: %s", tools[0].Name, tools[0].Annotations)
 			}
 		})

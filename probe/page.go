@@ -136,6 +136,9 @@ func (s *session) decodeTools(dec *json.Decoder, names map[string]bool) error {
 		case names[t.Name]:
 			s.obs.warn("tools/list: tool %q is listed more than once", truncate(t.Name, 80))
 		}
+		if _, err := t.Hints(); err != nil && !errors.Is(err, ErrNoAnnotations) {
+			s.obs.warn("tools/list: tool %q sends annotations mcpwatch does not trust (%v): it is treated as unannotated, so not read-only", truncate(t.Name, 80), err)
+		}
 		names[t.Name] = true
 		s.res.Tools = append(s.res.Tools, t)
 	}

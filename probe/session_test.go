@@ -151,6 +151,8 @@ func TestListTools(t *testing.T) {
 		{"a nameless tool is kept and reported", false, pages{"-": `{"tools":[{"description":"?"}]}`}, 0, "", "", "has no name"},
 		{"a warning repeated does not crowd out the next", false, pages{"-": `{"tools":[` + strings.Repeat(`{},`, 30) + `{"name":"a"},{"name":"a"}]}`}, 0,
 			strings.Repeat(",", 30) + "a,a", "", `"a" is listed more than once`},
+		{"untrusted annotations are reported", false, pages{"-": `{"tools":[{"name":"w","annotations":{"readOnlyHint":false,"readOnlyHint":true}}]}`}, 0, "w", "",
+			`tool "w" sends annotations mcpwatch does not trust (the key "readOnlyHint" twice): it is treated as unannotated, so not read-only`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

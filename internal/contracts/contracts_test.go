@@ -201,6 +201,19 @@ func TestPermit(t *testing.T) {
 		{"destructive without opt-in", tool(`{"destructiveHint":true}`), side, false, "annotated destructiveHint: true; to call it on a schedule anyway, list it under allow_destructive_calls"},
 		{"destructive with opt-in", tool(`{"destructiveHint":true}`), side, true, ""},
 		{"destructive, no allowSideEffects, opt-in alone is not enough", tool(`{"destructiveHint":true}`), plain, true, "allowSideEffects"},
+		// Keys are read exactly as the protocol spells them, and a key
+		// sent twice makes the annotations untrusted: nothing says the
+		// tool only reads.
+		{"a key in capitals is not the hint", tool(`{"READONLYHINT":true}`), plain, false, "is not annotated readOnlyHint: true"},
+		{"a key in another case is not the hint", tool(`{"readOnlyHint":false,"ReadOnlyHint":true}`), plain, false, "is not annotated readOnlyHint: true"},
+		{"a Kelvin sign is no k", tool(`{"readOnlyHint":false,"readOnlyHin\u212a":true}`), plain, false, "allowSideEffects"},
+		{"a hint sent twice", tool(`{"readOnlyHint":false,"readOnlyHint":true}`), plain, false, `sends annotations mcpwatch does not trust (the key "readOnlyHint" twice)`},
+		{"a hint sent twice, both true", tool(`{"readOnlyHint":true,"readOnlyHint":true}`), plain, false, "does not trust"},
+		{"a hint that is not a boolean", tool(`{"readOnlyHint":"true"}`), plain, false, "readOnlyHint is a string, not a boolean"},
+		{"annotations that are not an object", tool(`[{"readOnlyHint":true}]`), plain, false, "not an object"},
+		{"untrusted annotations: destructive by default", tool(`{"destructiveHint":false,"destructiveHint":false}`), side, false, "allow_destructive_calls"},
+		{"other keys do not matter", tool(`{"title":"Read","readOnlyHint":true,"x":{"readOnlyHint":false}}`), plain, false, ""},
+		{"null hint is an absent hint", tool(`{"readOnlyHint":null}`), plain, false, "is not annotated readOnlyHint: true"},
 	}
 	for _, c := range cases {
 		err := Permit(c.tool, c.c, c.optIn)

@@ -1,6 +1,11 @@
 package contracts
 
-import "github.com/mcpwatch/mcpwatch/probe"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mcpwatch/mcpwatch/probe"
+)
 
 // OptIns are what calling a tool takes beyond its being listed, read from
 // its annotations: the one rule of what mcpwatch may call, which a
@@ -19,15 +24,19 @@ type OptIns struct {
 }
 
 // Needs says which opt-ins a call of t takes: none for a tool annotated
-// read-only.
+// read-only. Annotations that cannot be trusted (a key twice: see
+// probe.Tool.Hints) count as none.
 func Needs(t probe.Tool) OptIns {
-	h, annotated := t.Hints()
+	h, err := t.Hints()
 	if h.ReadOnlyHint != nil && *h.ReadOnlyHint {
 		return OptIns{}
 	}
 	n := OptIns{SideEffects: true, Why: "is not annotated readOnlyHint: true"}
-	if !annotated {
+	switch {
+	case errors.Is(err, probe.ErrNoAnnotations):
 		n.Why = "sends no annotations, so nothing says it only reads"
+	case err != nil:
+		n.Why = fmt.Sprintf("sends annotations mcpwatch does not trust (%v), so nothing says it only reads", err)
 	}
 	if h.DestructiveHint == nil || *h.DestructiveHint {
 		n.Destructive = true

@@ -120,9 +120,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Any other needs the contract's allowSideEffects; and one that is
 // destructive (destructiveHint true, or absent, which the protocol defines
 // as true) needs the configuration's opt-in as well. A tool that sends no
-// annotations is neither read-only nor known to be harmless: the same
-// rules apply, with the spec's defaults. The error names the tool and the
-// fix.
+// annotations, or annotations that cannot be trusted (a key twice: see
+// probe.Tool.Hints), is neither read-only nor known to be harmless: the
+// same rules apply, with the spec's defaults. The error names the tool and
+// the fix.
 func Permit(t probe.Tool, c Contract, destructiveOptIn bool) error {
 	n := Needs(t)
 	if !n.SideEffects {
