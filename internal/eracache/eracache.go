@@ -133,11 +133,14 @@ func (c *Cache) Keep(names []string) {
 	}
 }
 
-// Save writes the cache atomically, if anything changed since Load.
+// Save writes the cache atomically, if anything changed since Load. Every
+// run calls it, so a run with nothing to write still sweeps the temp file a
+// write killed half-way (kill -9 at the rename) left beside the cache.
 func (c *Cache) Save() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.changed {
+		atomicfile.SweepTemps(c.path)
 		return nil
 	}
 	data, err := json.MarshalIndent(file{Kind: Kind, Servers: c.entries}, "", "  ")

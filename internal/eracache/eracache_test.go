@@ -1,9 +1,12 @@
 package eracache
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -82,5 +85,30 @@ func TestLoadUnusable(t *testing.T) {
 		if hint := Load(path).Hint(s); hint != "" {
 			t.Errorf("%s: hint %q", name, hint)
 		}
+	}
+}
+
+// A write killed at its rename (kill -9) leaves a temp file beside the
+// cache; the next run sweeps it even when it has nothing to write.
+func TestSaveSweepsTempsWithNothingToWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".lock.era")
+	stale := filepath.Join(dir, "..lock.era.tmp-1234") // as atomicfile names it
+	if err := os.WriteFile(stale, []byte(`{"kind":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	c := Load(path)
+	if err := c.Save(); err != nil { // nothing learned: nothing to write
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temp file of the killed write is still there: %v", err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Save wrote a cache with nothing in it: %v", err)
 	}
 }
