@@ -158,6 +158,10 @@ func TestHTTPRunFailures(t *testing.T) {
 			want: probe.ReasonClosed},
 		{name: "stuck cursor", cfg: probetest.Config{Behavior: probetest.StuckCursor, Era: probetest.EraModern},
 			want: probe.ReasonPagination},
+		// 100 pages of one 4 MiB tool: the list stops at the default cap of
+		// 16 MiB, on the fifth page, instead of holding 400 MB.
+		{name: "huge pages", cfg: probetest.Config{Behavior: probetest.HugePages, Era: probetest.EraModern},
+			want: probe.ReasonTooLarge, wantErr: "tools/list: the tools listed so far take more than 16777216 bytes, the probe's cap on the list of one server (page 5)"},
 		{name: "SSE transport against a streamable server", cfg: probetest.Config{Era: probetest.EraModern}, transport: probe.TransportSSE,
 			want: probe.ReasonHTTPStatus, wantStatus: 405},
 		// The SSE fallback's GET finds no event stream: the server does not

@@ -140,6 +140,10 @@ func (s *session) decodeTools(dec *json.Decoder, names map[string]bool) error {
 			s.obs.warn("tools/list: tool %q sends annotations mcpwatch does not trust (%v): it is treated as unannotated, so not read-only", truncate(t.Name, 80), err)
 		}
 		names[t.Name] = true
+		s.listBytes += t.size()
+		if s.listBytes > s.opts.MaxListBytes {
+			return failf(ReasonTooLarge, "tools/list: the tools listed so far take more than %d bytes, the probe's cap on the list of one server", s.opts.MaxListBytes)
+		}
 		s.res.Tools = append(s.res.Tools, t)
 	}
 	if _, err := dec.Token(); err != nil {

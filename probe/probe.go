@@ -13,6 +13,7 @@ const (
 	DefaultMaxMessageBytes = 4 << 20
 	DefaultMaxPages        = 100
 	DefaultMaxTools        = 10_000
+	DefaultMaxListBytes    = 16 << 20
 	DefaultStderrTailBytes = 4 << 10
 	DefaultDiscoverTimeout = 3 * time.Second
 	DefaultMaxRedirects    = 3
@@ -31,6 +32,11 @@ func (o Options) WithDefaults() Options {
 	if o.MaxTools <= 0 {
 		o.MaxTools = DefaultMaxTools
 	}
+	if o.MaxListBytes <= 0 {
+		o.MaxListBytes = DefaultMaxListBytes
+	}
+	// A list may always be as large as one page may be.
+	o.MaxListBytes = max(o.MaxListBytes, o.MaxMessageBytes)
 	if o.StderrTailBytes <= 0 {
 		o.StderrTailBytes = DefaultStderrTailBytes
 	}

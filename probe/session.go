@@ -100,6 +100,9 @@ type session struct {
 	// discoverSilent: server/discover got no answer within its
 	// sub-deadline.
 	discoverSilent bool
+	// listBytes counts the bytes of the tools listed so far, against
+	// Options.MaxListBytes.
+	listBytes int64
 }
 
 // run probes with d, honouring an era pin or hint. Whatever it opened is
@@ -236,6 +239,7 @@ func hintDisproved(ctx context.Context, err error) bool {
 func (s *session) retry(hint Era, err error) {
 	r := s.res
 	r.Tools = r.Tools[:0]
+	s.listBytes = 0
 	r.Pages = 0
 	r.Timings.Pages = nil
 	r.TTLMillis = nil

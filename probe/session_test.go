@@ -354,3 +354,38 @@ func TestRunReleasesOnPanic(t *testing.T) {
 		server.close(context.Background())
 	}
 }
+
+// The tools of one list are capped in bytes across pages: a server
+// listing page after page of one huge tool fails too_large, on the page
+// that passes the cap, and what was read is not kept growing.
+func TestListBytesCap(t *testing.T) {
+	t.Parallel()
+	s := newTestSession()
+	s.opts.MaxMessageBytes = 16 << 10
+	s.opts.MaxListBytes = 32 << 10
+	desc := strings.Repeat("x", 10<<10)
+	c := &scriptConn{answer: func(_ string, params json.RawMessage) (json.RawMessage, error) {
+		n := len(s.res.Timings.Pages)
+		return json.RawMessage(fmt.Sprintf(`{"tools":[{"name":"t%d","description":%q}],"nextCursor":"p%d"}`, n, desc, n+1)), nil
+	}}
+	err := s.listTools(context.Background(), c, nil)
+	var f *Failure
+	if !errors.As(err, &f) || f.Reason != ReasonTooLarge || !strings.Contains(err.Error(), "tools/list: the tools listed so far take more than 32768 bytes, the probe's cap on the list of one server (page 4)") {
+		t.Fatalf("error %v, want too_large on page 4", err)
+	}
+	if len(c.sent) != 4 {
+		t.Errorf("%d pages asked for, want 4", len(c.sent))
+	}
+}
+
+// The list cap is never below the message cap: a list may be as large as
+// one page may.
+func TestListBytesCapDefaults(t *testing.T) {
+	t.Parallel()
+	if o := (Options{}).WithDefaults(); o.MaxListBytes != DefaultMaxListBytes {
+		t.Errorf("default %d", o.MaxListBytes)
+	}
+	if o := (Options{MaxMessageBytes: 64 << 20}).WithDefaults(); o.MaxListBytes != 64<<20 {
+		t.Errorf("with a 64 MiB message cap: %d", o.MaxListBytes)
+	}
+}

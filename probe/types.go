@@ -117,9 +117,15 @@ type Target struct {
 
 // Options bound what a probe may cost. Zero values take the defaults.
 type Options struct {
-	MaxMessageBytes int64         // per JSON-RPC message or HTTP body; default 4 MiB
-	MaxPages        int           // tools/list pages; default 100
-	MaxTools        int           // tools in the whole list, all pages together; default 10,000
+	MaxMessageBytes int64 // per JSON-RPC message or HTTP body; default 4 MiB
+	MaxPages        int   // tools/list pages; default 100
+	MaxTools        int   // tools in the whole list, all pages together; default 10,000
+	// MaxListBytes bounds the bytes of the tools of one list, all pages
+	// together (names, descriptions, schemas, annotations as decoded):
+	// default 16 MiB, and never less than MaxMessageBytes. Without it a
+	// server could list 100 pages of one 4 MiB tool each, and a daemon
+	// would hold 400 MB for it.
+	MaxListBytes    int64
 	StderrTailBytes int           // kept from a stdio server's stderr; default 4 KiB
 	DiscoverTimeout time.Duration // sub-deadline for server/discover during detection; default 3s
 	MaxRedirects    int           // HTTP redirects followed; default 3
@@ -176,6 +182,12 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// size is what the tool takes in memory, near enough: the bytes of its
+// fields.
+func (t Tool) size() int64 {
+	return int64(len(t.Name) + len(t.Title) + len(t.Description) + len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations))
 }
 
 // Timings are the durations of a probe's phases.

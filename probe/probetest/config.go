@@ -25,6 +25,10 @@ const (
 	// ManyTools lists ManyToolsCount generated tools in pages of
 	// ManyToolsPageSize, chained by nextCursor.
 	ManyTools Behavior = "many-tools"
+	// HugePages lists HugePagesCount pages of one tool each, every tool
+	// with a description of HugePageDescriptionBytes: each page within a
+	// client's 4 MiB message cap, the whole list 400 MB.
+	HugePages Behavior = "huge-pages"
 	// StuckCursor returns the same nextCursor on every page, forever.
 	StuckCursor Behavior = "stuck-cursor"
 	// StallToolsList answers the handshake and everything else, and never
@@ -119,7 +123,7 @@ const (
 // Behaviors lists every behavior, in the order of the documentation.
 func Behaviors() []Behavior {
 	return []Behavior{
-		Healthy, TokenGated, Scoped, ManyTools, StuckCursor, StallToolsList,
+		Healthy, TokenGated, Scoped, ManyTools, HugePages, StuckCursor, StallToolsList,
 		Unresponsive, ExitAtOnce, HugeLine, Banner, WrongID, Unauthorized401,
 		InsufficientScope403, ServerError500, SlowBody, PingFirst, ListChanged,
 		ExitOnUnknownFirst, SilentOnUnknown,
@@ -163,11 +167,13 @@ func LegacyVersions() []string {
 
 // Sizes and paces of the misbehaviors, so tests can assert on them.
 const (
-	ManyToolsCount    = 1000
-	ManyToolsPageSize = 100
-	HugeLineBytes     = 50 << 20 // padding in the HugeLine reply; the line is a little longer
-	DripIntervalMS    = 200      // SlowBody: milliseconds between two bytes
-	DropRetryMS       = 50       // DropStream: the retry: interval announced, unless Config.RetryMS
+	ManyToolsCount           = 1000
+	ManyToolsPageSize        = 100
+	HugePagesCount           = 100
+	HugePageDescriptionBytes = 4<<20 - 64<<10
+	HugeLineBytes            = 50 << 20 // padding in the HugeLine reply; the line is a little longer
+	DripIntervalMS           = 200      // SlowBody: milliseconds between two bytes
+	DropRetryMS              = 50       // DropStream: the retry: interval announced, unless Config.RetryMS
 	// StuckCursorValue is the nextCursor StuckCursor returns on every page.
 	StuckCursorValue = "stuck"
 )
@@ -188,7 +194,7 @@ func ReadOnly() map[string]any { return map[string]any{"readOnlyHint": true} }
 type Config struct {
 	Behavior Behavior `json:",omitempty"`
 	Era      Era      `json:",omitempty"`
-	// Tools default to DefaultTools(). ManyTools ignores them.
+	// Tools default to DefaultTools(). ManyTools and HugePages ignore them.
 	Tools []Tool `json:",omitempty"`
 	// Token is the credential TokenGated, Scoped and Unauthorized401 expect.
 	// Empty means any non-empty credential is accepted (Unauthorized401:

@@ -17,7 +17,7 @@ import (
 // replies core returns; core decides what to answer and how to misbehave.
 type core struct {
 	cfg       Config
-	manyTools []Tool      // ManyTools: generated once
+	manyTools []Tool      // ManyTools and HugePages: generated once
 	hugeSent  atomic.Bool // HugeLine: only the first request gets the huge line
 }
 
@@ -31,6 +31,13 @@ func newCore(cfg Config) *core {
 				Description: fmt.Sprintf("Generated tool number %d", i),
 				InputSchema: map[string]any{"type": "object"},
 			}
+		}
+	}
+	if c.cfg.Behavior == HugePages {
+		desc := strings.Repeat("d", HugePageDescriptionBytes) // one string, shared by every tool
+		c.manyTools = make([]Tool, HugePagesCount)
+		for i := range c.manyTools {
+			c.manyTools[i] = Tool{Name: fmt.Sprintf("huge_%02d", i), Description: desc, InputSchema: map[string]any{"type": "object"}}
 		}
 	}
 	return c
@@ -242,7 +249,7 @@ func (c *core) addModernFields(result map[string]any, cacheable bool) {
 // toolsFor is the tool set a client with these credentials sees.
 func (c *core) toolsFor(cr creds) []Tool {
 	switch c.cfg.Behavior {
-	case ManyTools:
+	case ManyTools, HugePages:
 		return c.manyTools
 	case TokenGated:
 		if !cr.token {
@@ -258,23 +265,27 @@ func (c *core) toolsFor(cr creds) []Tool {
 	return c.cfg.Tools
 }
 
-// page cuts one page out of tools. Only ManyTools and StuckCursor paginate;
+// page cuts one page out of tools. Only ManyTools, HugePages and StuckCursor paginate;
 // an empty cursor means the first page everywhere.
 func (c *core) page(tools []Tool, cursor string) (page []Tool, next *string, ok bool) {
 	switch c.cfg.Behavior {
 	case StuckCursor:
 		stuck := StuckCursorValue
 		return tools, &stuck, true
-	case ManyTools:
+	case ManyTools, HugePages:
+		size := ManyToolsPageSize
+		if c.cfg.Behavior == HugePages {
+			size = 1
+		}
 		start := 0
 		if cursor != "" {
 			n, err := strconv.Atoi(strings.TrimPrefix(cursor, "offset-"))
-			if err != nil || !strings.HasPrefix(cursor, "offset-") || n <= 0 || n >= len(tools) || n%ManyToolsPageSize != 0 {
+			if err != nil || !strings.HasPrefix(cursor, "offset-") || n <= 0 || n >= len(tools) || n%size != 0 {
 				return nil, nil, false
 			}
 			start = n
 		}
-		end := min(start+ManyToolsPageSize, len(tools))
+		end := min(start+size, len(tools))
 		if end < len(tools) {
 			s := "offset-" + strconv.Itoa(end)
 			next = &s
