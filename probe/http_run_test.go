@@ -126,6 +126,7 @@ func TestHTTPRunFailures(t *testing.T) {
 		era       probe.Era
 		headers   map[string]string
 		timeout   time.Duration
+		opts      probe.Options
 
 		want       probe.Reason
 		wantStatus int
@@ -158,10 +159,12 @@ func TestHTTPRunFailures(t *testing.T) {
 			want: probe.ReasonClosed},
 		{name: "stuck cursor", cfg: probetest.Config{Behavior: probetest.StuckCursor, Era: probetest.EraModern},
 			want: probe.ReasonPagination},
-		// 100 pages of one 4 MiB tool: the list stops at the default cap of
-		// 16 MiB, on the fifth page, instead of holding 400 MB.
-		{name: "huge pages", cfg: probetest.Config{Behavior: probetest.HugePages, Era: probetest.EraModern},
-			want: probe.ReasonTooLarge, wantErr: "tools/list: the tools listed so far take more than 16777216 bytes, the probe's cap on the list of one server (page 5)"},
+		// 100 pages of one tool of 60 KiB against a list cap of 256 KiB
+		// (the default is 16 MiB, for 4 MiB pages): the list stops on the
+		// fifth page instead of growing to 6 MB.
+		{name: "huge pages", cfg: probetest.Config{Behavior: probetest.HugePages, Era: probetest.EraModern, DescriptionBytes: 60 << 10},
+			opts: probe.Options{MaxMessageBytes: 64 << 10, MaxListBytes: 256 << 10},
+			want: probe.ReasonTooLarge, wantErr: "tools/list: the tools listed so far take more than 262144 bytes, the probe's cap on the list of one server (page 5)"},
 		{name: "SSE transport against a streamable server", cfg: probetest.Config{Era: probetest.EraModern}, transport: probe.TransportSSE,
 			want: probe.ReasonHTTPStatus, wantStatus: 405},
 		// The SSE fallback's GET finds no event stream: the server does not
@@ -176,7 +179,7 @@ func TestHTTPRunFailures(t *testing.T) {
 			if timeout == 0 {
 				timeout = 10 * time.Second
 			}
-			res := runProbe(t, probe.Target{URL: url, Transport: tt.transport, Era: tt.era, Headers: tt.headers}, timeout, probe.Options{})
+			res := runProbe(t, probe.Target{URL: url, Transport: tt.transport, Era: tt.era, Headers: tt.headers}, timeout, tt.opts)
 			if res.OK || res.Reason != tt.want || res.HTTPStatus != tt.wantStatus {
 				t.Fatalf("ok %v, reason %q, status %d (%s); want %q, %d", res.OK, res.Reason, res.HTTPStatus, res.Error, tt.want, tt.wantStatus)
 			}

@@ -26,8 +26,9 @@ const (
 	// ManyToolsPageSize, chained by nextCursor.
 	ManyTools Behavior = "many-tools"
 	// HugePages lists HugePagesCount pages of one tool each, every tool
-	// with a description of HugePageDescriptionBytes: each page within a
-	// client's 4 MiB message cap, the whole list 400 MB.
+	// with a description of Config.DescriptionBytes (default
+	// HugePageDescriptionBytes: each page within a client's 4 MiB message
+	// cap, the whole list 400 MB).
 	HugePages Behavior = "huge-pages"
 	// StuckCursor returns the same nextCursor on every page, forever.
 	StuckCursor Behavior = "stuck-cursor"
@@ -219,6 +220,9 @@ type Config struct {
 	// for that many milliseconds after it starts: a slow start, such as npx
 	// installing a package or a runtime loading its modules.
 	StartDelayMS int `json:",omitempty"`
+	// DescriptionBytes is the length of a HugePages tool's description;
+	// default HugePageDescriptionBytes.
+	DescriptionBytes int `json:",omitempty"`
 	// SpawnLog (stdio), when set, is a file each server process appends a
 	// line with its pid to as it starts, so a test can count the processes
 	// a probe started.

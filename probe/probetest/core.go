@@ -34,7 +34,11 @@ func newCore(cfg Config) *core {
 		}
 	}
 	if c.cfg.Behavior == HugePages {
-		desc := strings.Repeat("d", HugePageDescriptionBytes) // one string, shared by every tool
+		size := c.cfg.DescriptionBytes
+		if size <= 0 {
+			size = HugePageDescriptionBytes
+		}
+		desc := strings.Repeat("d", size) // one string, shared by every tool
 		c.manyTools = make([]Tool, HugePagesCount)
 		for i := range c.manyTools {
 			c.manyTools[i] = Tool{Name: fmt.Sprintf("huge_%02d", i), Description: desc, InputSchema: map[string]any{"type": "object"}}
