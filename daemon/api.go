@@ -1,12 +1,15 @@
 package daemon
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
@@ -124,7 +127,7 @@ func sumDurations(ds []time.Duration) time.Duration {
 	return sum
 }
 
-func (d *Daemon) handleAPIServers(w http.ResponseWriter, _ *http.Request) {
+func (d *Daemon) handleAPIServers(w http.ResponseWriter, r *http.Request) {
 	names := d.serverNames()
 	out := struct {
 		Servers []apiServer `json:"servers"`
@@ -136,28 +139,39 @@ func (d *Daemon) handleAPIServers(w http.ResponseWriter, _ *http.Request) {
 		}
 		out.Servers = append(out.Servers, newAPIServer(s.details()))
 	}
-	writeJSON(w, http.StatusOK, out)
+	d.writeJSON(w, r, http.StatusOK, out)
 }
 
 func (d *Daemon) handleAPIServer(w http.ResponseWriter, r *http.Request) {
 	s, ok := d.lookup(r.PathValue("name"))
 	if !ok {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no server of that name in the running configuration"})
+		d.writeJSON(w, r, http.StatusNotFound, map[string]string{"error": "no server of that name in the running configuration"})
 		return
 	}
 	dt := s.details()
 	a := newAPIServer(dt)
 	a.History = dt.History
-	writeJSON(w, http.StatusOK, a)
+	d.writeJSON(w, r, http.StatusOK, a)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON answers v as indented JSON with code: every JSON answer of the
+// daemon goes through it. The document is encoded whole before anything
+// is written, so a value that cannot be encoded (a time past year 9999, a
+// NaN) is a 500 and a log line naming the path, never a 200 with an empty
+// or cut body.
+func (d *Daemon) writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		d.log.Error("cannot encode the JSON answer", zap.String("path", r.URL.Path), zap.Error(err))
+		writeText(w, http.StatusInternalServerError, "the answer could not be encoded as JSON; the daemon's log says why.\n")
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
 }
 
 // handleProbe probes one server now, through the same path and pool as the

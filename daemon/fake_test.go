@@ -54,6 +54,8 @@ type fakeServer struct {
 	took   time.Duration
 	era    probe.Era
 	stderr string
+	// credentials are the expiries and refreshes the probe reports.
+	credentials *probe.CredentialStatus
 	// calls are the outcomes of the tools' canary calls; a contracted
 	// tool not in it passes.
 	calls map[string]contracts.Outcome
@@ -162,7 +164,7 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 	res := &probe.Result{
 		OK: fs.fail == "", Reason: fs.fail, Transport: runner.Transport(s),
 		Era: fs.era, ProtocolVersion: "2025-06-18", ServerName: "fake", ServerVersion: "1.0.0",
-		StderrTail: fs.stderr, Started: started, Tools: []probe.Tool{},
+		StderrTail: fs.stderr, Started: started, Tools: []probe.Tool{}, Credentials: fs.credentials,
 	}
 	if res.Era == "" {
 		res.Era = probe.EraModern
