@@ -47,18 +47,39 @@ func crossOriginGuard() *http.CrossOriginProtection {
 	return c
 }
 
-// sameSiteOnly refuses a GET a browser marks as cross-site or same-site
-// but not same-origin: /probe starts work, and an <img> on any page must
-// not start it. Prometheus, curl and the status page's own links pass.
+// sameSiteOnly refuses a GET from another site's page (see crossSite):
+// /probe starts work, and an <img> on any page must not start it.
+// Prometheus, curl and the status page's own links pass.
 func sameSiteOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Header.Get("Sec-Fetch-Site") {
-		case "", "same-origin", "none":
-			next.ServeHTTP(w, r)
-		default:
+		if crossSite(r) {
 			writeText(w, http.StatusForbidden, "cross-site request refused: /probe is for Prometheus, scripts and this daemon's own pages.\n")
+			return
 		}
+		next.ServeHTTP(w, r)
 	})
+}
+
+// crossSite reports whether a browser sent r for a page of another
+// origin: its Sec-Fetch-Site says so (anything but same-origin, or none
+// for an address typed in), or, from a browser too old to send
+// Sec-Fetch-Site, its Origin names another host (or is the opaque "null"
+// of a sandboxed frame or a file). Clients that are not browsers send
+// neither header and pass.
+func crossSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return false
+	case "":
+	default:
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host)
 }
 
 // hostCheck refuses requests whose Host header hostAllowed refuses.
