@@ -67,3 +67,33 @@ func TestAPIWithAnUnencodableTimeIs500(t *testing.T) {
 		}
 	})
 }
+
+// The pages show the protocol version a server speaks; its era is a
+// detail (a tooltip, a note on the server page), not a word in the row
+// that reads like a fault.
+func TestPagesShowTheProtocolVersion(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		fake := newFakeProber()
+		fake.set("old", func(s *fakeServer) { s.era = probe.EraLegacy })
+		s := simulate(t, t.TempDir(), map[string]any{
+			"defaults": map[string]any{"schedule": "@every 1h"},
+			"servers":  map[string]any{"old": fakeServerConfig(nil)},
+		}, fake, Options{})
+		s.ready()
+		_, page := s.get("/")
+		row := page[strings.Index(page, "<tbody>"):]
+		if !strings.Contains(row, `>2025-06-18</span>`) || !strings.Contains(row, `title="spoken with the initialize handshake`) {
+			t.Errorf("the status page's row lacks the protocol version with the era in its tooltip:\n%s", row)
+		}
+		if strings.Contains(row, ">legacy") || strings.Contains(page, "Era / version") {
+			t.Errorf("the status page shows the era as a word in the row:\n%s", row)
+		}
+		_, page = s.get("/server/old")
+		if !strings.Contains(page, "<dt>Protocol version</dt>") || !strings.Contains(page, "(spoken with the initialize handshake") {
+			t.Errorf("the server page lacks the protocol version and its era's note")
+		}
+		if st := s.status("old"); st.ProtocolVersion != "2025-06-18" || st.Era != probe.EraLegacy {
+			t.Errorf("API: protocol_version %q era %q", st.ProtocolVersion, st.Era)
+		}
+	})
+}

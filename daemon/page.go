@@ -55,7 +55,11 @@ type row struct {
 	State     verdict.State
 	Transport probe.Transport
 	Schedule  string
+	// Version is the protocol version the server speaks, which the pages
+	// show; Era, the protocol generation, is a detail (EraNote says it in
+	// words), not a verdict.
 	Era       probe.Era
+	EraNote   string
 	Version   string
 	Probed    bool // a probe has finished
 	OK        bool // the last probe succeeded
@@ -121,7 +125,7 @@ func newRow(dt details, now time.Time) row {
 		}
 	}
 	if ok := st.LastOK; ok != nil {
-		r.Era, r.Version = ok.Era, ok.ProtocolVersion
+		r.Era, r.Version, r.EraNote = ok.Era, ok.ProtocolVersion, eraNote(ok.Era)
 	}
 	last := st.Last
 	if last == nil {
@@ -139,12 +143,26 @@ func newRow(dt details, now time.Time) row {
 		r.Reason, r.Error = last.Reason, last.Error
 		return r
 	}
-	r.Era, r.Version = last.Era, last.ProtocolVersion
+	r.Era, r.Version, r.EraNote = last.Era, last.ProtocolVersion, eraNote(last.Era)
 	r.Tools = len(last.Tools)
 	r.ToolNames = last.ToolNames()
 	r.Missing, r.Extra, r.Forbidden, r.Duplicate = st.Diff.Missing, st.Diff.Extra, st.Diff.Forbidden, st.Diff.Duplicate
 	r.Changed = append(append([]string(nil), st.Diff.SchemaChanged...), st.Diff.DescriptionChanged...)
 	return r
+}
+
+// eraNote says what a protocol era means, for the pages' tooltip and the
+// server page: the era is how mcpwatch spoke to the server, no fault.
+func eraNote(era probe.Era) string {
+	switch era {
+	case probe.EraLegacy:
+		return "spoken with the initialize handshake (protocol versions 2024-11-05 to 2025-11-25)"
+	case probe.EraModern:
+		return "spoken statelessly (protocol versions 2026-07-28 and later)"
+	case "":
+		return ""
+	}
+	return string(era) + " era"
 }
 
 // age is a duration for people: "4s", "3m12s", "2h5m".
