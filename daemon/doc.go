@@ -4,6 +4,12 @@
 // server, reloads its configuration without dropping a working one, and
 // serves metrics, a status page, a JSON API and health endpoints over HTTP.
 //
+// Each server is judged once, when a probe (with its canary calls), a
+// change of the lock or a change of its contracts is recorded, and the
+// judgement is kept in its status (package status) and its history: the
+// status page, the JSON API, the logs, /probe and the metrics read it and
+// derive no state of their own.
+//
 // A Daemon owns every goroutine it starts: Close cancels them all (running
 // probes included, which kills their process groups) and waits for them.
 //
