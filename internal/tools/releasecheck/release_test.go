@@ -1,0 +1,218 @@
+package releasecheck
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goreleaser/goreleaser/v2/pkg/config"
+)
+
+// root is the repository, from this directory.
+const root = "../../.."
+
+func read(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// load reads .goreleaser.yaml as GoReleaser reads it: strictly, so an unknown
+// or misspelt key is an error, and every value into its type.
+func load(t *testing.T) config.Project {
+	t.Helper()
+	p, err := config.Load(filepath.Join(root, ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatalf(".goreleaser.yaml: %v", err)
+	}
+	return p
+}
+
+func TestConfigIsStrict(t *testing.T) {
+	yml := strings.Replace(read(t, ".goreleaser.yaml"), "\n    binary: mcpwatch\n", "\n    binary: mcpwatch\n    binary_name: mcpwatch\n", 1)
+	if _, err := config.LoadReader(strings.NewReader(yml)); err == nil || !strings.Contains(err.Error(), "binary_name") {
+		t.Fatalf("a misspelt key loaded without an error naming it (%v): this test would miss one", err)
+	}
+}
+
+// deprecated lists the fields set in v whose GoReleaser type marks them
+// deprecated: 'goreleaser check' fails on them.
+func deprecated(v reflect.Value, path string) []string {
+	var out []string
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			out = append(out, deprecated(v.Elem(), path)...)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name := strings.Split(f.Tag.Get("yaml"), ",")[0]
+			if name == "" {
+				name = f.Name
+			}
+			if strings.Contains(f.Tag.Get("jsonschema"), "deprecated=true") && !v.Field(i).IsZero() {
+				out = append(out, path+name)
+			}
+			out = append(out, deprecated(v.Field(i), path+name+".")...)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			out = append(out, deprecated(v.Index(i), path)...)
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			out = append(out, deprecated(v.MapIndex(k), path)...)
+		}
+	}
+	return out
+}
+
+// xVars returns the variables a set of ldflags stamps with -X.
+func xVars(flags string) []string {
+	var vars []string
+	for _, m := range regexp.MustCompile(`-X\s+([\w./-]+)=`).FindAllStringSubmatch(flags, -1) {
+		vars = append(vars, m[1])
+	}
+	slices.Sort(vars)
+	return vars
+}
+
+func TestRelease(t *testing.T) {
+	p := load(t)
+	if p.Version != 2 {
+		t.Errorf("version: %d, want 2 (GoReleaser v2's format)", p.Version)
+	}
+	if d := deprecated(reflect.ValueOf(p), ""); len(d) > 0 {
+		t.Errorf("deprecated keys, which goreleaser check refuses: %v", d)
+	}
+
+	// One build: the command, static, stamped as 'make build' stamps it.
+	if len(p.Builds) != 1 {
+		t.Fatalf("%d builds, want mcpwatch's one", len(p.Builds))
+	}
+	b := p.Builds[0]
+	if b.Main != "./cmd/mcpwatch" || b.Binary != "mcpwatch" {
+		t.Errorf("builds main %q binary %q, want ./cmd/mcpwatch and mcpwatch", b.Main, b.Binary)
+	}
+	if !slices.Contains(b.Env, "CGO_ENABLED=0") {
+		t.Errorf("build env %v: want CGO_ENABLED=0, a static binary as the Makefile and the Dockerfile build", b.Env)
+	}
+	if !slices.Contains(b.Flags, "-trimpath") {
+		t.Errorf("build flags %v: want -trimpath", b.Flags)
+	}
+	for _, want := range [][2]string{{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "arm64"}} {
+		if !slices.Contains(b.Goos, want[0]) || !slices.Contains(b.Goarch, want[1]) {
+			t.Errorf("no %s/%s build: goos %v goarch %v", want[0], want[1], b.Goos, b.Goarch)
+		}
+	}
+	makeLd := regexp.MustCompile(`(?m)^LDFLAGS\s*:=((?:.*\\\n)*.*)$`).FindStringSubmatch(read(t, "Makefile"))
+	if makeLd == nil {
+		t.Fatal("the Makefile has no LDFLAGS := line")
+	}
+	ld := strings.Join(b.Ldflags, " ")
+	if got, want := xVars(ld), xVars(makeLd[1]); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("the release stamps %v, 'make build' stamps %v: keep them the same", got, want)
+	}
+	if !strings.Contains(ld, "version.Version=v{{ .Version }}") {
+		t.Errorf("ldflags %q: the version must read as the tag does (v{{ .Version }}), as 'go install ...@vX.Y.Z' shows it", ld)
+	}
+
+	// Archives of that build, with the licence and what a reader needs.
+	if len(p.Archives) != 1 || !slices.Equal(p.Archives[0].IDs, []string{b.ID}) {
+		t.Fatalf("archives %+v: want one, of build %q", p.Archives, b.ID)
+	}
+	var files []string
+	for _, f := range p.Archives[0].Files {
+		files = append(files, f.Source)
+		matches, err := filepath.Glob(filepath.Join(root, f.Source))
+		if err != nil || len(matches) == 0 {
+			t.Errorf("archive file %q matches nothing in the repository", f.Source)
+		}
+	}
+	for _, want := range []string{"LICENSE", "NOTICE", "README.md", "CHANGELOG.md"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("the archives leave out %s (files: %v)", want, files)
+		}
+	}
+	if p.Checksum.Disable || p.Checksum.Algorithm != "sha256" || p.Checksum.NameTemplate == "" {
+		t.Errorf("checksum %+v: want a sha256 checksums file", p.Checksum)
+	}
+
+	// The image: that build, on the Dockerfile's base, tagged by version
+	// only, named as the Kubernetes manifests name it, with its digest
+	// published.
+	if len(p.DockersV2) != 1 {
+		t.Fatalf("%d dockers_v2 entries, want one image", len(p.DockersV2))
+	}
+	d := p.DockersV2[0]
+	if !slices.Equal(d.IDs, []string{b.ID}) {
+		t.Errorf("the image packs builds %v, want %q", d.IDs, b.ID)
+	}
+	if _, err := os.Stat(filepath.Join(root, d.Dockerfile)); err != nil {
+		t.Errorf("dockerfile: %v", err)
+	}
+	if len(d.Tags) == 0 {
+		t.Error("the image has no tag")
+	}
+	for _, tag := range d.Tags {
+		if tag != "v{{ .Version }}" {
+			t.Errorf("image tag %q: tag by version only (v{{ .Version }}); a tag that moves changes what runs unreviewed", tag)
+		}
+	}
+	kustomization := read(t, "deploy/kubernetes/kustomization.yaml")
+	for _, image := range d.Images {
+		if !strings.Contains(kustomization, "newName: "+image+"\n") {
+			t.Errorf("image %s is not the one deploy/kubernetes runs", image)
+		}
+	}
+	if !slices.Contains(d.Platforms, "linux/amd64") || !slices.Contains(d.Platforms, "linux/arm64") {
+		t.Errorf("image platforms %v: want linux/amd64 and linux/arm64, as the binaries", d.Platforms)
+	}
+	if p.DockerDigest.Disable != "" && p.DockerDigest.Disable != "false" {
+		t.Errorf("docker_digest is disabled: the release would not say the digest to pin")
+	}
+}
+
+// finalStage returns the instructions of a Dockerfile's last stage that make
+// the image what it is to run, continuation lines joined, comments left out.
+func finalStage(t *testing.T, name string) map[string]string {
+	t.Helper()
+	text := strings.ReplaceAll(read(t, name), "\\\n", " ")
+	var stage map[string]string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		word, rest, _ := strings.Cut(line, " ")
+		switch word {
+		case "FROM":
+			stage = map[string]string{"FROM": rest}
+		case "USER", "WORKDIR", "EXPOSE", "ENTRYPOINT", "CMD":
+			stage[word] = rest
+		}
+	}
+	return stage
+}
+
+// The release image runs as the image 'docker build .' makes: same base,
+// user, port, entry point and command.
+func TestReleaseDockerfileMatchesDockerfile(t *testing.T) {
+	p := load(t)
+	want := finalStage(t, "Dockerfile")
+	got := finalStage(t, p.DockersV2[0].Dockerfile)
+	if len(want) < 6 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s's image differs from the Dockerfile's:\n got  %v\n want %v", p.DockersV2[0].Dockerfile, got, want)
+	}
+	if !strings.Contains(read(t, p.DockersV2[0].Dockerfile), "COPY $TARGETPLATFORM/mcpwatch ") {
+		t.Errorf("%s does not copy the binary GoReleaser built ($TARGETPLATFORM/mcpwatch)", p.DockersV2[0].Dockerfile)
+	}
+}
