@@ -84,43 +84,56 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		clean, extras := Strip(data)
+		empty := len(bytes.TrimSpace(clean)) == 0
 		for _, strict := range []bool{true, false} {
-			var v any
-			err := Decode("client.json", data, strict, &v)
-			clean, extras := Strip(data)
+			// Into raw JSON, any JSON is accepted (a number too large for
+			// a float64 is JSON, but no value of Go).
+			var raw json.RawMessage
+			err := Decode("client.json", data, strict, &raw)
 			switch {
 			case err == nil && strict && (!json.Valid(data) || len(extras) > 0):
 				t.Fatalf("strict: accepted %q, which is not JSON", data)
 			case err == nil && !json.Valid(clean):
 				t.Fatalf("accepted %q, which is not JSON once stripped", data)
-			case err != nil && strict && json.Valid(data) && len(bytes.TrimSpace(data)) > 0:
+			case err != nil && strict && json.Valid(data) && !empty:
 				t.Fatalf("strict: refused JSON %q: %v", data, err)
-			case err != nil && !strict && json.Valid(clean) && len(bytes.TrimSpace(clean)) > 0:
+			case err != nil && !strict && json.Valid(clean) && !empty:
 				t.Fatalf("refused %q, which is JSON once stripped: %v", data, err)
-			case err == nil:
-				continue
 			}
-			if errors.Is(err, ErrEmpty) {
-				if len(bytes.TrimSpace(clean)) > 0 {
-					t.Fatalf("ErrEmpty for %q", data)
-				}
-				continue
-			}
-			lines := bytes.Count(data, []byte("\n")) + 1
-			for _, e := range unwrapAll(err) {
-				var je *Error
-				if !errors.As(e, &je) {
-					t.Fatalf("error %T %v: not a placed *Error", e, e)
-				}
-				if je.Line < 0 || je.Line > lines || je.Line > 0 && je.Col < 1 {
-					t.Fatalf("error placed at %d:%d in a file of %d lines: %v", je.Line, je.Col, lines, je)
-				}
-			}
-			if strings.Contains(err.Error(), fuzzSecret) {
-				t.Fatalf("the error quotes the file: %v", err)
-			}
+			// As a client config is read: an object, or a placed error.
+			_, err = Object("client.json", data, strict)
+			checkError(t, data, err, empty)
 		}
 	})
+}
+
+// checkError: err is nil, ErrEmpty for an empty file, or errors placed in
+// the file that quote nothing of it.
+func checkError(t *testing.T, data []byte, err error, empty bool) {
+	t.Helper()
+	switch {
+	case err == nil:
+		return
+	case errors.Is(err, ErrEmpty):
+		if !empty {
+			t.Fatalf("ErrEmpty for %q", data)
+		}
+		return
+	}
+	lines := bytes.Count(data, []byte("\n")) + 1
+	for _, e := range unwrapAll(err) {
+		var je *Error
+		if !errors.As(e, &je) {
+			t.Fatalf("error %T %v: not a placed *Error", e, e)
+		}
+		if je.Line < 0 || je.Line > lines || je.Line > 0 && je.Col < 1 {
+			t.Fatalf("error placed at %d:%d in a file of %d lines: %v", je.Line, je.Col, lines, je)
+		}
+	}
+	if strings.Contains(err.Error(), fuzzSecret) {
+		t.Fatalf("the error quotes the file: %v", err)
+	}
 }
 
 // unwrapAll flattens errors.Join.
