@@ -1,0 +1,12 @@
+package oauth_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks that no goroutine outlives the tests: token requests and discovery go through HTTP clients whose connections must be closed, and a client must stop nothing it started.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,12 @@
+package registry
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks that no goroutine outlives the tests: reading the registry goes through an HTTP client whose connections must be closed.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
