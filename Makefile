@@ -18,7 +18,7 @@ GOLANGCI_LINT ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/go
 # product's module graph.
 SUBMODULES := dashboards deploy/kubernetes internal/tools/releasecheck
 
-.PHONY: all build run test lint e2e bench build-bench bench-scale clean
+.PHONY: all build run test lint fuzz e2e bench build-bench bench-scale clean
 
 all: build
 
@@ -67,6 +67,19 @@ test:
 	@set -e; for m in $(SUBMODULES); do echo "cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./..."; \
 	  (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...); done
 	@$(CC_CHECK) || echo "*** make test: the tests above ran WITHOUT the race detector: $(NO_RACE). ***" >&2
+
+# Every fuzz target (func Fuzz... in the root module's tests) for FUZZTIME each, one after the
+# other; go test alone (make test) runs their seed corpora. A failure leaves its input in the
+# package's testdata/fuzz/FuzzNAME/: commit it with the fix. docs/development.md, Fuzzing.
+FUZZTIME ?= 15s
+fuzz:
+	@set -e; for file in $$(git grep -l '^func Fuzz' -- '*_test.go' ':!dashboards' ':!deploy/kubernetes'); do \
+	  dir=./$$(dirname $$file); \
+	  for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+	    echo "== $$target ($$dir, $(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$dir; \
+	  done; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
