@@ -294,21 +294,24 @@ func (q indexQuery) href() string {
 }
 
 // entry is one server as the status page sorts and filters it, before a
-// row is built for the servers on the page shown.
+// row is built for the servers on the page shown: a pointer into the
+// statuses read for the page, so ten thousand servers are not copied
+// twice.
 type entry struct {
-	status status.Server
-	state  verdict.State
+	status *status.Server
 }
+
+func (e entry) state() verdict.State { return e.status.Judgement.State }
 
 // matches is the text filter: a case-insensitive substring of the name,
 // the transport, the failure reason or error, or a missing tool's name.
-func (e *entry) matches(lowerQ string) bool {
+func (e entry) matches(lowerQ string) bool {
 	if lowerQ == "" {
 		return true
 	}
-	st := &e.status
+	st := e.status
 	if strings.Contains(strings.ToLower(st.Name), lowerQ) || strings.Contains(string(st.Transport), lowerQ) ||
-		strings.Contains(string(e.state), lowerQ) {
+		strings.Contains(string(e.state()), lowerQ) {
 		return true
 	}
 	if last := st.Last; last != nil && !last.OK &&
@@ -357,15 +360,15 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	lowerQ := strings.ToLower(q.q)
 	entries := make([]entry, 0, len(statuses))
 	for i := range statuses {
-		e := entry{status: statuses[i], state: statuses[i].Judgement.State}
-		if e.state.Problem() {
+		e := entry{status: &statuses[i]}
+		if e.state().Problem() {
 			view.Problems++ // of the whole fleet, whatever the filters
 		}
 		if !e.matches(lowerQ) {
 			continue
 		}
-		counts[e.state]++
-		if q.state == "" || string(e.state) == q.state {
+		counts[e.state()]++
+		if q.state == "" || string(e.state()) == q.state {
 			entries = append(entries, e)
 		}
 	}
@@ -393,7 +396,7 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	}
 
 	slices.SortFunc(entries, func(a, b entry) int {
-		return cmp.Or(a.state.Rank()-b.state.Rank(), strings.Compare(a.status.Name, b.status.Name))
+		return cmp.Or(a.state().Rank()-b.state().Rank(), strings.Compare(a.status.Name, b.status.Name))
 	})
 	view.Matching = len(entries)
 	view.Pages = max(1, (len(entries)+q.perPage-1)/q.perPage)
@@ -403,7 +406,7 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	view.From, view.To = from+1, to
 	view.Rows = make([]row, 0, to-from)
 	for i := from; i < to; i++ {
-		view.Rows = append(view.Rows, newIndexRow(entries[i].status, now))
+		view.Rows = append(view.Rows, newIndexRow(*entries[i].status, now))
 	}
 	if view.Pages > 1 {
 		at := func(n int) string { l := q; l.page = n; return l.href() }

@@ -83,7 +83,7 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 		},
 		history: newHistory(historyLimit),
 	}
-	s.status.Judgement = verdict.JudgeServer(nil, lockstore.Diff{}, nil) // pending
+	s.judge() // pending: nothing recorded yet
 	return s
 }
 
