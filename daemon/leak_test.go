@@ -233,7 +233,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 		if err != nil {
 			t.Errorf("Serve returned %v, want nil", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // only the bound fails the test: a loaded machine is slow to reap
 		t.Fatal("Serve did not return after its context ended")
 	}
 	t.Logf("shutdown with a stalled probe took %s", time.Since(began))
