@@ -54,7 +54,7 @@ func TestCallFailureIsJudgedOnce(t *testing.T) {
 
 		// The calls pass again; three passing probes fill the last three.
 		fake.set("report", func(s *fakeServer) { s.calls = nil })
-		s.until("the server to recover", 20*time.Minute, func() bool { return s.status("report").State == verdict.StateOK })
+		s.until("the server to recover", 20*time.Minute, func() bool { return s.server("report").snapshot().Judgement.State == verdict.StateOK })
 		for range 3 {
 			if code, body := s.get("/probe?server=report"); code != http.StatusOK {
 				t.Fatalf("/probe = %d %s", code, body)
