@@ -92,6 +92,27 @@ type AuthConfig struct {
 	// metadata at all: the authorization server is the MCP server's origin.
 	NoResourceMetadataInChallenge bool
 	Legacy20250326                bool
+
+	// The authorization code grant, served when Grants lists
+	// authorization_code (see authcode.go): an authorization endpoint that
+	// answers at once as Consent says, PKCE (S256) required.
+	Consent Consent
+	// RedirectURIs are the configured client's redirect URIs; default
+	// http://127.0.0.1/callback. A loopback one matches any port (RFC 8252).
+	RedirectURIs []string
+	// CIMD publishes client_id_metadata_document_supported: a client_id
+	// that is an https URL is fetched with CIMDClient (default
+	// http.DefaultClient) and must be a document naming itself and the
+	// redirect URI.
+	CIMD       bool
+	CIMDClient *http.Client
+	// Registration publishes an RFC 7591 registration_endpoint.
+	Registration bool
+	// NoRefreshTokenOnCode leaves the refresh token out of the code
+	// exchange's answer; NoPKCE leaves code_challenge_methods_supported out
+	// of the metadata.
+	NoRefreshTokenOnCode bool
+	NoPKCE               bool
 }
 
 // TokenRequest is what a client sent to the token endpoint.
@@ -121,6 +142,11 @@ type AuthServer struct {
 	retired  []string       // refresh tokens rotated away
 	// assertionAudiences are the aud claims of the client assertions sent.
 	assertionAudiences []string
+
+	clients        map[string]*client // registered and document clients, by client_id
+	codes          map[string]*authCode
+	authorizations []AuthorizationRequest
+	registrations  int
 }
 
 type grantedToken struct {
@@ -143,7 +169,11 @@ func NewAuthServer(cfg AuthConfig) *AuthServer {
 	if cfg.ExpiresIn == 0 {
 		cfg.ExpiresIn = 3600
 	}
-	a := &AuthServer{cfg: cfg, tokens: map[string]grantedToken{}, refresh: map[string]bool{}, metadata: map[string]int{}}
+	if len(cfg.RedirectURIs) == 0 {
+		cfg.RedirectURIs = []string{"http://127.0.0.1/callback"}
+	}
+	a := &AuthServer{cfg: cfg, tokens: map[string]grantedToken{}, refresh: map[string]bool{}, metadata: map[string]int{},
+		clients: map[string]*client{}, codes: map[string]*authCode{}}
 	if cfg.RefreshToken != "" {
 		a.refresh[cfg.RefreshToken] = true
 	}
@@ -215,6 +245,14 @@ func (a *AuthServer) Issued() []string {
 	for t := range a.refresh {
 		out = append(out, t)
 	}
+	for c := range a.codes {
+		out = append(out, c)
+	}
+	for _, c := range a.clients {
+		if c.secret != "" {
+			out = append(out, c.secret)
+		}
+	}
 	return append(out, a.retired...)
 }
 
@@ -254,6 +292,10 @@ func (a *AuthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveMetadata(w, r)
 	case p == a.tokenPath():
 		a.serveToken(w, r)
+	case p == a.authorizePath() && slices.Contains(a.cfg.Grants, "authorization_code"):
+		a.serveAuthorize(w, r)
+	case p == a.registerPath() && a.cfg.Registration:
+		a.serveRegister(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -278,16 +320,27 @@ func (a *AuthServer) tokenPath() string {
 
 func (a *AuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	iss := a.issuer(r)
-	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                iss,
-		"authorization_endpoint":                iss + "/authorize",
-		"token_endpoint":                        iss + "/token",
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 a.cfg.Grants,
-		"token_endpoint_auth_methods_supported": a.cfg.AuthMethods,
-		"scopes_supported":                      a.cfg.ScopesSupported,
-		"code_challenge_methods_supported":      []string{"S256"},
-	})
+	md := map[string]any{
+		"issuer":                                         iss,
+		"authorization_endpoint":                         iss + "/authorize",
+		"token_endpoint":                                 iss + "/token",
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          a.cfg.Grants,
+		"token_endpoint_auth_methods_supported":          a.cfg.AuthMethods,
+		"scopes_supported":                               a.cfg.ScopesSupported,
+		"code_challenge_methods_supported":               []string{"S256"},
+		"authorization_response_iss_parameter_supported": true,
+	}
+	if a.cfg.NoPKCE {
+		delete(md, "code_challenge_methods_supported")
+	}
+	if a.cfg.Registration {
+		md["registration_endpoint"] = iss + "/register"
+	}
+	if a.cfg.CIMD {
+		md["client_id_metadata_document_supported"] = true
+	}
+	writeJSON(w, http.StatusOK, md)
 }
 
 func (a *AuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
@@ -324,6 +377,10 @@ func (a *AuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"token_type": "Bearer", "expires_in": a.cfg.ExpiresIn, "scope": strings.Join(scopes, " ")}
 	if req.Grant == "client_credentials" && method == AuthNone {
 		answer(http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	if req.Grant == "authorization_code" {
+		a.exchangeCode(w, r, req, method)
 		return
 	}
 	a.mu.Lock()
@@ -364,9 +421,18 @@ func (a *AuthServer) authenticate(r *http.Request) (string, bool) {
 		// RFC 6749 section 2.3.1: form-encoded before base64.
 		id, _ = url.QueryUnescape(id)
 		secret, _ = url.QueryUnescape(secret)
+		if c := a.client(id); c != nil {
+			return AuthBasic, c.method == AuthBasic && secret == c.secret
+		}
 		return AuthBasic, allowed(AuthBasic) && id == a.cfg.ClientID && secret == a.cfg.ClientSecret
 	}
 	f := r.PostForm
+	if c := a.client(f.Get("client_id")); c != nil && f.Get("client_assertion_type") == "" {
+		if f.Get("client_secret") != "" {
+			return AuthPost, c.method == AuthPost && f.Get("client_secret") == c.secret
+		}
+		return AuthNone, c.method == AuthNone
+	}
 	switch {
 	case f.Get("client_assertion_type") != "":
 		if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || a.cfg.ClientKey == nil {
@@ -447,7 +513,7 @@ func (a *AuthServer) Mux(next http.Handler) http.Handler {
 	protected := a.Protect(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if p == a.metadataPath() || p == a.tokenPath() ||
+		if p == a.metadataPath() || p == a.tokenPath() || p == a.authorizePath() || p == a.registerPath() ||
 			strings.HasPrefix(p, "/.well-known/oauth-authorization-server") || strings.HasPrefix(p, "/.well-known/openid-configuration") {
 			a.ServeHTTP(w, r)
 			return
