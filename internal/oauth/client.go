@@ -49,6 +49,9 @@ type Client struct {
 	knownRT       string
 	refreshExpiry time.Time
 	refusedToken  string // the last access token the server refused, still scrubbed
+	regSecret     string // the secret of the client mcpwatch login registered, if any
+	login         *LoginOutcome
+	who           string // the client_id last used, for messages
 	lastRefresh   time.Time
 	failures      map[string]uint64
 }
@@ -153,7 +156,7 @@ func (c *Client) Status() *probe.CredentialStatus {
 func (c *Client) Secrets() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := []string{c.cfg.ClientSecret, c.cfg.RefreshToken, c.rotatedTo, c.refusedToken}
+	out := []string{c.cfg.ClientSecret, c.cfg.RefreshToken, c.rotatedTo, c.refusedToken, c.regSecret}
 	if c.token != nil {
 		out = append(out, c.token.AccessToken, c.token.RefreshToken)
 	}
@@ -384,20 +387,27 @@ func (f fetcher) Token() (*oauth2.Token, error) { return f() }
 func (c *Client) fetch(ctx context.Context, base http.RoundTripper, scopes []string) (*oauth2.Token, error) {
 	ep := c.ep
 	hc := c.httpClient(base, ep.serverLocal)
-	method := chooseAuthMethod(c.cfg, ep)
+	if c.cfg.Grant == GrantAuthorizationCode {
+		return c.signIn(ctx, hc, scopes)
+	}
 	refreshToken := c.refreshToken()
 	if c.cfg.Grant == GrantRefreshToken && refreshToken == "" {
 		return nil, &probe.Failure{Reason: probe.ReasonConfig, Err: fmt.Errorf(
-			"server %q: auth.refresh_token: the file %s is empty; mcpwatch has no browser flow: sign in once with your MCP client and store its refresh token in %s (mode 0600)",
-			c.cfg.Server, c.cfg.RefreshTokenFile, c.cfg.RefreshTokenFile)}
+			"server %q: auth.refresh_token: the file %s is empty: run 'mcpwatch login %s' to sign in and store a refresh token there",
+			c.cfg.Server, c.cfg.RefreshTokenFile, c.cfg.Server)}
 	}
-	cc, err := c.tokenRequest(ep, method, refreshToken, scopes)
+	who, err := c.identity(ep)
+	if err != nil {
+		return nil, err
+	}
+	c.who = who.id
+	cc, err := c.tokenRequest(ep, who, refreshToken, scopes)
 	if err != nil {
 		return nil, err
 	}
 	tok, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
 	if err != nil {
-		reason, f := c.tokenFailure(ctx, err, ep, method, scopes)
+		reason, f := c.tokenFailure(ctx, err, ep, c.cfg.Grant, who.method, scopes)
 		c.failures[reason]++
 		return nil, f
 	}
@@ -531,7 +541,7 @@ func (c *Client) refused(ch *probe.Challenge) error {
 	c.ep, c.token = nil, nil
 	return &probe.Failure{Reason: probe.ReasonUnauthorized, HTTPStatus: http.StatusUnauthorized, Challenge: ch,
 		Err: fmt.Errorf("server %q: the server refused an access token just issued by %s (HTTP 401%s): the call itself failed; check that the authorization server issues tokens for resource %s and that client %q may use it",
-			c.cfg.Server, tokenURL, note, resource, c.cfg.ClientID)}
+			c.cfg.Server, tokenURL, note, resource, c.clientName())}
 }
 
 // insufficient is a 403 insufficient_scope after the step-up: the token
@@ -547,7 +557,15 @@ func (c *Client) insufficient(ch *probe.Challenge) error {
 	}
 	return &probe.Failure{Reason: probe.ReasonForbidden, HTTPStatus: http.StatusForbidden, Challenge: ch,
 		Err: fmt.Errorf("server %q: HTTP 403 insufficient_scope: the server asks for scope %q; a token was asked for scope %q%s and is still refused (one step-up, no more); allow client %q that scope, or set auth.scopes",
-			c.cfg.Server, truncate(ch.Scope, 200), strings.Join(c.asked, " "), granted, c.cfg.ClientID)}
+			c.cfg.Server, truncate(ch.Scope, 200), strings.Join(c.asked, " "), granted, c.clientName())}
+}
+
+// clientName is the client_id to name in messages. The caller holds c.mu.
+func (c *Client) clientName() string {
+	if c.who != "" {
+		return c.who
+	}
+	return c.cfg.ClientID
 }
 
 func (c *Client) resource() string {

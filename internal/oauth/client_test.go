@@ -379,7 +379,7 @@ func TestFailuresNameTheStep(t *testing.T) {
 	t.Run("authorization code only", func(t *testing.T) {
 		_, url := setup(t, probetest.AuthConfig{Grants: []string{"authorization_code"}}, probetest.Config{}, false)
 		res := run(t, newClient(t, oauth.Config{ServerURL: url}), url, "")
-		if res.Reason != probe.ReasonConfig || !strings.Contains(res.Error, "no browser flow") || !strings.Contains(res.Error, "refresh token") {
+		if res.Reason != probe.ReasonConfig || !strings.Contains(res.Error, "mcpwatch login remote") || !strings.Contains(res.Error, "grant: refresh_token") {
 			t.Errorf("%s: %s", res.Reason, res.Error)
 		}
 	})

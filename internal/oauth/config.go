@@ -10,6 +10,10 @@ import (
 const (
 	GrantClientCredentials = "client_credentials"
 	GrantRefreshToken      = "refresh_token"
+	// GrantAuthorizationCode is mcpwatch login's: a person signs in in a
+	// browser, once, and the refresh token it yields is stored for the
+	// refresh_token grant. It is never configured (Grants does not list it).
+	GrantAuthorizationCode = "authorization_code"
 )
 
 // Client authentication methods at the token endpoint.
@@ -51,10 +55,17 @@ type Config struct {
 	Scopes []string
 	// TokenURL, when set, skips discovery.
 	TokenURL string
+
+	// Login is set for mcpwatch login alone (grant authorization_code):
+	// how the person signing in is reached.
+	Login *Login
 }
 
 // Validate reports a configuration that cannot work, naming the key.
 func (c Config) Validate() error {
+	if c.Grant == GrantAuthorizationCode {
+		return c.validateLogin()
+	}
 	switch {
 	case !slices.Contains(Grants, c.Grant):
 		return fmt.Errorf("grant %q: use %s", c.Grant, strings.Join(Grants, " or "))
@@ -70,6 +81,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("grant refresh_token needs refresh_token: ${file:PATH}, the file a rotated refresh token is written back to")
 	case c.Grant == GrantClientCredentials && c.RefreshTokenFile != "":
 		return fmt.Errorf("refresh_token applies to grant refresh_token only; remove it or set grant: refresh_token")
+	}
+	return nil
+}
+
+// validateLogin is Validate for mcpwatch login's configuration.
+func (c Config) validateLogin() error {
+	switch {
+	case c.Login == nil || c.Login.Browser == nil:
+		return fmt.Errorf("grant authorization_code is mcpwatch login's, and needs a way to reach the person signing in")
+	case c.RefreshTokenFile == "":
+		return fmt.Errorf("mcpwatch login needs refresh_token: ${file:PATH}, the file the refresh token is stored in")
+	case c.ClientSecret != "" && c.PrivateKeyFile != "":
+		return fmt.Errorf("client_secret and private_key_file are both set; keep one")
+	case c.ClientID == "" && (c.ClientSecret != "" || c.PrivateKeyFile != ""):
+		return fmt.Errorf("a client secret or key is set without client_id")
 	}
 	return nil
 }

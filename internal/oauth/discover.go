@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/secret"
@@ -32,6 +33,19 @@ type endpoints struct {
 	scopesSupported []string // the resource's, else the authorization server's
 	authMethods     []string // token_endpoint_auth_methods_supported; nil when unknown
 	grants          []string // grant_types_supported; nil when unknown
+
+	// What mcpwatch login needs besides: the authorization endpoint, how
+	// a client without a client_id gets one (a Client ID Metadata
+	// Document, or RFC 7591 registration), PKCE's methods (nil: the
+	// metadata does not say, so no PKCE), and whether the server's scopes
+	// include offline_access. Without metadata (2025-03-26) the default
+	// /authorize and /register, and PKCE assumed, as that revision
+	// required it.
+	authorizationURL string
+	registrationURL  string
+	cimd             bool
+	pkceMethods      []string
+	offlineAccess    bool
 	// found says how, for messages ("resource metadata at ..., metadata at ...").
 	found string
 }
@@ -46,12 +60,17 @@ type resourceMetadata struct {
 // serverMetadata is RFC 8414's authorization server metadata (and OpenID
 // Connect's, which shares these fields), the fields used.
 type serverMetadata struct {
-	Issuer            string   `json:"issuer"`
-	TokenEndpoint     string   `json:"token_endpoint"`
-	GrantTypes        []string `json:"grant_types_supported"`
-	TokenAuthMethods  []string `json:"token_endpoint_auth_methods_supported"`
-	ScopesSupported   []string `json:"scopes_supported"`
-	AuthorizationEndp string   `json:"authorization_endpoint"`
+	Issuer               string   `json:"issuer"`
+	TokenEndpoint        string   `json:"token_endpoint"`
+	GrantTypes           []string `json:"grant_types_supported"`
+	TokenAuthMethods     []string `json:"token_endpoint_auth_methods_supported"`
+	ScopesSupported      []string `json:"scopes_supported"`
+	AuthorizationEndp    string   `json:"authorization_endpoint"`
+	RegistrationEndpoint string   `json:"registration_endpoint"`
+	CodeChallenge        []string `json:"code_challenge_methods_supported"`
+	// ClientIDMetadataDocument is the MCP authorization spec's (2025-11-25)
+	// flag for OAuth Client ID Metadata Documents.
+	ClientIDMetadataDocument bool `json:"client_id_metadata_document_supported"`
 }
 
 // errNotFound is a metadata URL that answered 404: the next one is tried.
@@ -190,6 +209,7 @@ func (d discovery) serverEndpoints(ctx context.Context, issuer string, defaults 
 	switch {
 	case errors.Is(err, errNotFound) && defaults:
 		return &endpoints{issuer: origin, tokenURL: origin + "/token",
+			authorizationURL: origin + "/authorize", registrationURL: origin + "/register", pkceMethods: []string{"S256"},
 			found: "no authorization server metadata (" + strings.Join(showAll(candidates), ", ") + ": 404), so the default endpoint " + show(origin+"/token")}, nil
 	case errors.Is(err, errNotFound):
 		return nil, fmt.Errorf("authorization server %s publishes no metadata (%s: 404)", show(issuer), strings.Join(showAll(candidates), ", "))
@@ -205,7 +225,10 @@ func (d discovery) serverEndpoints(ctx context.Context, issuer string, defaults 
 	}
 	return &endpoints{issuer: md.Issuer, tokenURL: md.TokenEndpoint, scopesSupported: md.ScopesSupported,
 		authMethods: md.TokenAuthMethods, grants: md.GrantTypes,
-		found: "authorization server metadata at " + show(mdURL)}, nil
+		authorizationURL: md.AuthorizationEndp, registrationURL: md.RegistrationEndpoint,
+		cimd: md.ClientIDMetadataDocument, pkceMethods: md.CodeChallenge,
+		offlineAccess: slices.Contains(md.ScopesSupported, "offline_access"),
+		found:         "authorization server metadata at " + show(mdURL)}, nil
 }
 
 // firstFound GETs each URL in turn and decodes the first one that answers

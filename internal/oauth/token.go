@@ -53,29 +53,19 @@ const assertionLifetime = 2 * time.Minute
 // request: the grant (client_credentials, or refresh_token by overriding
 // grant_type, which that package allows), the client authentication, the
 // resource and the scopes.
-func (c *Client) tokenRequest(ep *endpoints, method, refreshToken string, scopes []string) (*clientcredentials.Config, error) {
+func (c *Client) tokenRequest(ep *endpoints, who identity, refreshToken string, scopes []string) (*clientcredentials.Config, error) {
 	cc := &clientcredentials.Config{
-		ClientID:       c.cfg.ClientID,
+		ClientID:       who.id,
 		TokenURL:       ep.tokenURL,
 		Scopes:         scopes,
 		EndpointParams: url.Values{"resource": {ep.resource}},
 	}
-	switch method {
-	case AuthClientSecretBasic:
-		cc.ClientSecret, cc.AuthStyle = c.cfg.ClientSecret, oauth2.AuthStyleInHeader
-	case AuthClientSecretPost:
-		cc.ClientSecret, cc.AuthStyle = c.cfg.ClientSecret, oauth2.AuthStyleInParams
-	case AuthPrivateKeyJWT:
-		signed, err := clientAssertion(c.cfg, ep.issuer)
-		if err != nil {
-			return nil, &probe.Failure{Reason: probe.ReasonConfig,
-				Err: fmt.Errorf("server %q: auth.private_key_file %s: %w; give a PEM RSA, EC or Ed25519 private key", c.cfg.Server, c.cfg.PrivateKeyFile, err)}
-		}
-		cc.AuthStyle = oauth2.AuthStyleInParams
-		cc.EndpointParams.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-		cc.EndpointParams.Set("client_assertion", signed)
-	case AuthNone:
-		cc.AuthStyle = oauth2.AuthStyleInParams
+	var err error
+	if cc.AuthStyle, err = c.authenticate(ep, who, cc.EndpointParams); err != nil {
+		return nil, err
+	}
+	if who.method == AuthClientSecretBasic || who.method == AuthClientSecretPost {
+		cc.ClientSecret = who.secret
 	}
 	if c.cfg.Grant == GrantRefreshToken {
 		cc.EndpointParams.Set("grant_type", GrantRefreshToken)
@@ -104,6 +94,25 @@ func (c assertionClaims) GetIssuer() (string, error)                   { return 
 func (c assertionClaims) GetSubject() (string, error)                  { return c.Subject, nil }
 func (c assertionClaims) GetAudience() (jwt.ClaimStrings, error) {
 	return jwt.ClaimStrings{c.Audience}, nil
+}
+
+// authenticate sets up the client authentication of a token request: the
+// style (basic: the header; otherwise the form), and for private_key_jwt
+// the assertion, added to params.
+func (c *Client) authenticate(ep *endpoints, who identity, params url.Values) (oauth2.AuthStyle, error) {
+	switch who.method {
+	case AuthClientSecretBasic:
+		return oauth2.AuthStyleInHeader, nil
+	case AuthPrivateKeyJWT:
+		signed, err := clientAssertion(c.cfg, ep.issuer)
+		if err != nil {
+			return 0, &probe.Failure{Reason: probe.ReasonConfig,
+				Err: fmt.Errorf("server %q: auth.private_key_file %s: %w; give a PEM RSA, EC or Ed25519 private key", c.cfg.Server, c.cfg.PrivateKeyFile, err)}
+		}
+		params.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		params.Set("client_assertion", signed)
+	}
+	return oauth2.AuthStyleInParams, nil
 }
 
 // clientAssertion signs a private_key_jwt client assertion addressed to the
@@ -180,18 +189,18 @@ func grantProblem(cfg Config, ep *endpoints) string {
 	if len(ep.grants) == 0 || slices.Contains(ep.grants, cfg.Grant) {
 		return ""
 	}
-	if cfg.Grant == GrantClientCredentials && slices.Contains(ep.grants, "authorization_code") {
-		return fmt.Sprintf("the authorization server offers only %s, not client_credentials, and mcpwatch has no browser flow: "+
-			"sign in once with your MCP client, store its refresh token in a file (mode 0600) and set auth: {grant: refresh_token, refresh_token: \"${file:PATH}\", client_id: ...}",
-			strings.Join(boundList(ep.grants), ", "))
+	if cfg.Grant == GrantClientCredentials && slices.Contains(ep.grants, GrantAuthorizationCode) {
+		return fmt.Sprintf("the authorization server offers only %s, not client_credentials: a person signs in once; "+
+			"set auth: {grant: refresh_token, refresh_token: \"${file:PATH}\"} and run 'mcpwatch login %s' to sign in in a browser and store the refresh token there",
+			strings.Join(boundList(ep.grants), ", "), cfg.Server)
 	}
 	return fmt.Sprintf("the authorization server does not offer grant %s (it offers %s); change auth.grant", cfg.Grant, strings.Join(boundList(ep.grants), ", "))
 }
 
 // tokenFailure names what went wrong at the token endpoint, and the reason
 // it counts under.
-func (c *Client) tokenFailure(ctx context.Context, err error, ep *endpoints, method string, scopes []string) (string, *probe.Failure) {
-	where := fmt.Sprintf("server %q: OAuth token endpoint %s (grant %s, %s)", c.cfg.Server, show(ep.tokenURL), c.cfg.Grant, method)
+func (c *Client) tokenFailure(ctx context.Context, err error, ep *endpoints, grant, method string, scopes []string) (string, *probe.Failure) {
+	where := fmt.Sprintf("server %q: OAuth token endpoint %s (grant %s, %s)", c.cfg.Server, show(ep.tokenURL), grant, method)
 	var re *oauth2.RetrieveError
 	var te *transportError
 	var refused *dialguard.RefusedError
@@ -219,7 +228,7 @@ func (c *Client) tokenFailure(ctx context.Context, err error, ep *endpoints, met
 			reason = code
 		}
 		f := &probe.Failure{Reason: probe.ReasonUnauthorized, HTTPStatus: status,
-			Err: fmt.Errorf("%s: error %s (HTTP %d); %s", where, code, status, c.tokenHint(code, ep, scopes))}
+			Err: fmt.Errorf("%s: error %s (HTTP %d); %s", where, code, status, c.tokenHint(code, ep, grant, scopes))}
 		if code == FailInvalidScope {
 			f.Reason = probe.ReasonForbidden
 		}
@@ -235,28 +244,31 @@ func (c *Client) tokenFailure(ctx context.Context, err error, ep *endpoints, met
 		Err: fmt.Errorf("%s: the answer is not a token (%s)", where, oneLine(stripURLError(err, err.Error())))}
 }
 
-func (c *Client) tokenHint(code string, ep *endpoints, scopes []string) string {
+func (c *Client) tokenHint(code string, ep *endpoints, grant string, scopes []string) string {
 	switch code {
 	case FailInvalidClient:
-		h := fmt.Sprintf("the authorization server did not accept client %q: check client_id and its secret or key", c.cfg.ClientID)
+		h := fmt.Sprintf("the authorization server did not accept client %q: check client_id and its secret or key", c.clientName())
 		if len(ep.authMethods) > 0 {
 			h += fmt.Sprintf(" (it accepts %s; auth.auth_method picks one)", strings.Join(boundList(ep.authMethods), ", "))
 		}
 		return h
 	case FailInvalidGrant:
-		if c.cfg.Grant == GrantRefreshToken {
-			return fmt.Sprintf("the refresh token in %s is expired or revoked: sign in once with your MCP client and store its new refresh token in %s", c.cfg.RefreshTokenFile, c.cfg.RefreshTokenFile)
+		switch grant {
+		case GrantRefreshToken:
+			return fmt.Sprintf("the refresh token in %s is expired or revoked: run 'mcpwatch login %s' to sign in again and store a new one there", c.cfg.RefreshTokenFile, c.cfg.Server)
+		case GrantAuthorizationCode:
+			return "the authorization server refused the code it had just issued (expired, used already, or the PKCE verifier or redirect URI did not match): run 'mcpwatch login' again"
 		}
 		return "the authorization server refused the grant"
 	case FailInvalidScope:
 		return fmt.Sprintf("scope %q is not allowed for this client; set auth.scopes to what it may ask for", strings.Join(scopes, " "))
 	case FailUnauthorizedClient, FailUnsupportedGrantType:
-		h := fmt.Sprintf("client %q may not use grant %s; allow it on the authorization server", c.cfg.ClientID, c.cfg.Grant)
+		h := fmt.Sprintf("client %q may not use grant %s; allow it on the authorization server", c.clientName(), grant)
 		if code == FailUnsupportedGrantType {
-			h = fmt.Sprintf("the authorization server does not support grant %s", c.cfg.Grant)
+			h = fmt.Sprintf("the authorization server does not support grant %s", grant)
 		}
-		if c.cfg.Grant == GrantClientCredentials {
-			h += "; if it offers only browser sign-in (authorization code), mcpwatch has no browser flow: sign in once with your MCP client, store its refresh token in a file and use grant: refresh_token"
+		if grant == GrantClientCredentials {
+			h += "; if it offers only browser sign-in (authorization code), set auth: {grant: refresh_token, refresh_token: \"${file:PATH}\"} and run 'mcpwatch login " + c.cfg.Server + "' to sign in once"
 		}
 		return h
 	}

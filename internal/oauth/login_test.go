@@ -1,0 +1,303 @@
+package oauth_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+// browser is a scripted browser: it follows the authorization URL and its
+// redirects to the loopback callback, and remembers the status it ended on.
+type browser struct {
+	mu       sync.Mutex
+	opened   []string
+	statuses []int
+	hc       *http.Client
+}
+
+func newBrowser() *browser { return &browser{hc: &http.Client{Timeout: 10 * time.Second}} }
+
+func (b *browser) open(ctx context.Context, u string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	b.mu.Lock()
+	b.opened = append(b.opened, u)
+	b.statuses = append(b.statuses, resp.StatusCode)
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *browser) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.opened)
+}
+
+// loginServer is an MCP test server behind a test authorization server
+// that offers the authorization code grant.
+func loginServer(t *testing.T, cfg probetest.AuthConfig) (*probetest.AuthServer, string) {
+	t.Helper()
+	cfg.Grants = append(cfg.Grants, "authorization_code", "refresh_token")
+	if cfg.AuthMethods == nil {
+		cfg.AuthMethods = []string{probetest.AuthNone}
+	}
+	as := probetest.NewAuthServer(cfg)
+	asSrv := httptest.NewServer(as)
+	t.Cleanup(asSrv.Close)
+	as.SetURL(asSrv.URL)
+	kit := probetest.NewServer(probetest.Config{})
+	t.Cleanup(kit.Close)
+	mcp := httptest.NewServer(as.Protect(kit))
+	t.Cleanup(mcp.Close)
+	return as, mcp.URL + "/mcp"
+}
+
+type loginRun struct {
+	res    *probe.Result
+	client *oauth.Client
+	out    string
+}
+
+// login runs mcpwatch login's probe: a client in grant authorization_code
+// that signs in through b.
+func login(t *testing.T, url string, cfg oauth.Config, b *browser, timeout time.Duration) loginRun {
+	t.Helper()
+	var out bytes.Buffer
+	cfg.Server, cfg.ServerURL, cfg.Grant = "remote", url, oauth.GrantAuthorizationCode
+	if cfg.Login == nil {
+		cfg.Login = &oauth.Login{}
+	}
+	cfg.Login.Browser, cfg.Login.Out = b.open, &out
+	c, err := oauth.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res := probe.Run(ctx, probe.Target{URL: url, Auth: c}, probe.Options{})
+	return loginRun{res: res, client: c, out: out.String()}
+}
+
+// refreshProbe is the daemon after a login: grant refresh_token from the
+// stored file, the client as configured (or as login kept it).
+func refreshProbe(t *testing.T, url, file, clientID string) *probe.Result {
+	t.Helper()
+	rt, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := oauth.New(oauth.Config{Server: "remote", ServerURL: url, Grant: oauth.GrantRefreshToken, ClientID: clientID,
+		RefreshToken: strings.TrimSpace(string(rt)), RefreshTokenFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run(t, c, url, "")
+}
+
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode()
+}
+
+// Each client identity: configured, a Client ID Metadata Document, a
+// dynamically registered client. Each login stores a refresh token (0600),
+// asks with PKCE S256, the resource and offline_access where supported, and
+// a probe in grant refresh_token succeeds with what it stored.
+func TestLoginClientIdentities(t *testing.T) {
+	doc := httptest.NewTLSServer(nil)
+	t.Cleanup(doc.Close)
+	docURL := doc.URL + "/oauth/client.json"
+	doc.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"client_id": docURL, "client_name": "mcpwatch", "redirect_uris": []string{"http://127.0.0.1/callback"},
+			"grant_types": []string{"authorization_code", "refresh_token"}, "token_endpoint_auth_method": "none",
+		})
+	})
+
+	for _, tc := range []struct {
+		name     string
+		as       probetest.AuthConfig
+		client   oauth.Config
+		by       string
+		clientID func(as *probetest.AuthServer) string // as the token requests name it; "" any
+	}{
+		{name: "configured client", as: probetest.AuthConfig{ClientID: "pre-registered", ScopesSupported: []string{"mcp:read", "offline_access"}},
+			client: oauth.Config{ClientID: "pre-registered"}, by: oauth.ConfiguredClient},
+		{name: "client ID metadata document", as: probetest.AuthConfig{CIMD: true, Registration: true, CIMDClient: doc.Client()},
+			client: oauth.Config{Login: &oauth.Login{ClientMetadataURL: docURL}}, by: oauth.RegisteredByMetadataDocument},
+		{name: "dynamic client registration", as: probetest.AuthConfig{Registration: true, RequiredScope: "mcp:read"},
+			by: oauth.RegisteredDynamically},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as, url := loginServer(t, tc.as)
+			file := filepath.Join(t.TempDir(), "remote.refresh")
+			tc.client.RefreshTokenFile = file
+			b := newBrowser()
+			lr := login(t, url, tc.client, b, 20*time.Second)
+			if !lr.res.OK {
+				t.Fatalf("login probe failed: %s: %s\n%s", lr.res.Reason, lr.res.Error, lr.out)
+			}
+			o := lr.client.LastLogin()
+			if o == nil || o.ClientBy != tc.by || o.RefreshTokenFile != file {
+				t.Fatalf("login outcome = %+v, want a client %s", o, tc.by)
+			}
+			if m := mode(t, file); m.Perm() != 0o600 || !m.IsRegular() {
+				t.Errorf("refresh token file mode %v, want a regular 0600 file", m)
+			}
+			if !strings.Contains(lr.out, "Sign in to remote in a browser") || b.count() != 1 {
+				t.Errorf("browser opened %d times; printed:\n%s", b.count(), lr.out)
+			}
+			ar := as.AuthorizationRequests()
+			if len(ar) != 1 || ar[0].CodeChallengeMethod != "S256" || ar[0].Resource != url || ar[0].Err != "" {
+				t.Errorf("authorization requests = %+v, want one with S256 and resource %s", ar, url)
+			}
+			if tc.name == "configured client" && ar[0].Scope != "mcp:read offline_access" {
+				t.Errorf("scope = %q, want scopes_supported with offline_access", ar[0].Scope)
+			}
+			if tc.name == "dynamic client registration" && ar[0].Scope != "mcp:read" {
+				t.Errorf("scope = %q, want the challenge's, and no offline_access the server does not list", ar[0].Scope)
+			}
+			reg := oauth.RegistrationFile(file)
+			if tc.by == oauth.ConfiguredClient {
+				if _, err := os.Stat(reg); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("a configured client left a registration file: %v", err)
+				}
+			} else {
+				if m := mode(t, reg); m.Perm() != 0o600 {
+					t.Errorf("registration file mode %v, want 0600", m)
+				}
+				if o.RegistrationFile != reg {
+					t.Errorf("outcome names registration file %q, want %q", o.RegistrationFile, reg)
+				}
+			}
+			// The daemon: grant refresh_token with what login stored.
+			if res := refreshProbe(t, url, file, tc.client.ClientID); !res.OK {
+				t.Fatalf("probe with the stored refresh token: %s: %s", res.Reason, res.Error)
+			}
+			last := as.Requests()[len(as.Requests())-1]
+			if last.Grant != "refresh_token" || last.Err != "" {
+				t.Errorf("last token request = %+v, want a refresh", last)
+			}
+			noSecrets(t, as, lr.res, lr.out)
+		})
+	}
+}
+
+// A second login reuses the client registered by the first (on the same
+// port, as it was registered), and the daemon refreshes as that client.
+func TestLoginReusesTheRegisteredClient(t *testing.T) {
+	as, url := loginServer(t, probetest.AuthConfig{Registration: true})
+	file := filepath.Join(t.TempDir(), "remote.refresh")
+	for i := range 2 {
+		lr := login(t, url, oauth.Config{RefreshTokenFile: file}, newBrowser(), 20*time.Second)
+		if !lr.res.OK {
+			t.Fatalf("login %d: %s", i, lr.res.Error)
+		}
+		if o := lr.client.LastLogin(); o.Reused != (i == 1) {
+			t.Errorf("login %d: reused = %v", i, o.Reused)
+		}
+	}
+	if n := as.Registrations(); n != 1 {
+		t.Errorf("registrations = %d, want 1 (the second login reuses it)", n)
+	}
+}
+
+// Denied consent, a forged state, a server that grants no refresh token,
+// no PKCE, and no answer at all: each fails naming the step and the fix,
+// and stores nothing.
+func TestLoginFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		as     probetest.AuthConfig
+		reason probe.Reason
+		want   []string
+		// timeout of the login; the browser does nothing when noBrowser
+		timeout   time.Duration
+		noBrowser bool
+	}{
+		{name: "denied", as: probetest.AuthConfig{Consent: probetest.ConsentDeny}, reason: probe.ReasonUnauthorized,
+			want: []string{"login, authorization: consent was denied in the browser", "access_denied", "run 'mcpwatch login remote' again and allow access"}},
+		{name: "wrong state", as: probetest.AuthConfig{Consent: probetest.ConsentWrongState}, reason: probe.ReasonUnauthorized,
+			want: []string{"login, authorization: the answer carries another state than the request", "open only the URL it prints"}},
+		{name: "no refresh token", as: probetest.AuthConfig{NoRefreshTokenOnCode: true}, reason: probe.ReasonUnauthorized,
+			want: []string{"login, token exchange: no refresh token granted", "refresh tokens", "offline_access"}},
+		{name: "no PKCE", as: probetest.AuthConfig{NoPKCE: true}, reason: probe.ReasonUnauthorized,
+			want: []string{"code_challenge_methods_supported", "without PKCE"}},
+		{name: "wrong redirect: the server shows an error page, and nothing comes back", as: probetest.AuthConfig{RedirectURIs: []string{"http://127.0.0.1/elsewhere"}},
+			reason: probe.ReasonTimeout, timeout: 3 * time.Second,
+			want: []string{"login, authorization: no answer came back to the redirect URI http://127.0.0.1:", "does not accept that redirect URI", "register http://127.0.0.1/callback", "--redirect-port"}},
+		{name: "no browser, nobody signs in", reason: probe.ReasonTimeout, timeout: 3 * time.Second, noBrowser: true,
+			want: []string{"no answer came back", "allow more time with --timeout"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.as.ClientID = "pre-registered"
+			as, url := loginServer(t, tc.as)
+			file := filepath.Join(t.TempDir(), "remote.refresh")
+			b := newBrowser()
+			if tc.noBrowser {
+				b.hc = &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("no browser here") })}
+			}
+			timeout := tc.timeout
+			if timeout == 0 {
+				timeout = 20 * time.Second
+			}
+			lr := login(t, url, oauth.Config{ClientID: "pre-registered", RefreshTokenFile: file}, b, timeout)
+			if lr.res.OK || lr.res.Reason != tc.reason {
+				t.Fatalf("login: ok=%v %s: %s, want %s", lr.res.OK, lr.res.Reason, lr.res.Error, tc.reason)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(lr.res.Error, w) {
+					t.Errorf("error lacks %q:\n%s", w, lr.res.Error)
+				}
+			}
+			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a failed login stored a refresh token: %v", err)
+			}
+			noSecrets(t, as, lr.res, lr.out)
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A 403 insufficient_scope after login gets one step-up: a second sign-in
+// with the challenge's scope added.
+func TestLoginStepUp(t *testing.T) {
+	as, url := loginServer(t, probetest.AuthConfig{ClientID: "pre-registered", RequiredScope: "mcp:read", StepUpScope: "mcp:tools"})
+	b := newBrowser()
+	lr := login(t, url, oauth.Config{ClientID: "pre-registered", RefreshTokenFile: filepath.Join(t.TempDir(), "rt")}, b, 20*time.Second)
+	if !lr.res.OK {
+		t.Fatalf("login: %s: %s", lr.res.Reason, lr.res.Error)
+	}
+	ar := as.AuthorizationRequests()
+	if b.count() != 2 || len(ar) != 2 || ar[0].Scope != "mcp:read" || ar[1].Scope != "mcp:read mcp:tools" {
+		t.Errorf("sign-ins %d, authorization requests %+v; want mcp:read, then the step-up", b.count(), ar)
+	}
+}

@@ -1,0 +1,147 @@
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// callbackPath is the path of the loopback redirect URI.
+const callbackPath = "/callback"
+
+// callback is the loopback redirect listener of one sign-in (RFC 8252
+// section 7.3: http://127.0.0.1:PORT/callback, the port the system gave
+// unless one is asked for). The first request to the callback path with a
+// state, a code or an error is the answer; the browser is shown a page
+// that says what came of it.
+type callback struct {
+	redirect string // http://127.0.0.1:PORT/callback
+	state    string // what the answer's state must be
+	issuer   string // what its iss must be, when it sends one (RFC 9207)
+	srv      *http.Server
+	done     chan struct{} // closed when Serve has returned
+
+	once sync.Once
+	got  chan callbackAnswer // buffered: the first answer
+}
+
+// callbackAnswer is what came back to the redirect URI.
+type callbackAnswer struct {
+	code string
+	// problem is why the answer is no code, in words, and kind its class:
+	// "denied", "error", "state", "issuer" or "" for a code.
+	kind, problem string
+	errCode       string // the OAuth error code, when the server sent one
+}
+
+// listenCallback starts the listener on 127.0.0.1 (port 0: any free port).
+func listenCallback(port int) (*callback, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, err
+	}
+	cb := &callback{
+		redirect: "http://" + ln.Addr().String() + callbackPath,
+		done:     make(chan struct{}),
+		got:      make(chan callbackAnswer, 1),
+	}
+	cb.srv = &http.Server{Handler: cb, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(cb.done)
+		_ = cb.srv.Serve(ln) // ends with close
+	}()
+	return cb, nil
+}
+
+// port is the listener's port.
+func (cb *callback) port() int {
+	u, _ := url.Parse(cb.redirect)
+	p, _ := strconv.Atoi(u.Port())
+	return p
+}
+
+func (cb *callback) close() {
+	_ = cb.srv.Close()
+	<-cb.done
+}
+
+// wait returns the answer, or ctx's error when none came before it ended.
+func (cb *callback) wait(ctx context.Context) (callbackAnswer, error) {
+	select {
+	case a := <-cb.got:
+		return a, nil
+	case <-ctx.Done():
+		return callbackAnswer{}, ctx.Err()
+	}
+}
+
+func (cb *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != callbackPath {
+		http.NotFound(w, r)
+		return
+	}
+	q := r.URL.Query()
+	if q.Get("state") == "" && q.Get("code") == "" && q.Get("error") == "" {
+		http.Error(w, "mcpwatch login: this address waits for the authorization server's answer, and this is not one.", http.StatusBadRequest)
+		return
+	}
+	a := cb.judge(q)
+	first := false
+	cb.once.Do(func() {
+		first = true
+		cb.got <- a
+	})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	switch {
+	case !first:
+		w.WriteHeader(http.StatusConflict)
+		writePage(w, "Already answered", "mcpwatch login has had its answer already; see the terminal.")
+	case a.kind == "":
+		writePage(w, "Signed in", "mcpwatch received the authorization. Return to the terminal: it finishes signing in there. You can close this tab.")
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+		writePage(w, "Not signed in", "mcpwatch login did not get an authorization: "+a.problem+". See the terminal.")
+	}
+}
+
+// judge checks an answer: the state first (an answer with another state
+// is not ours, whatever it says), then an error, then the issuer.
+func (cb *callback) judge(q url.Values) callbackAnswer {
+	switch {
+	case q.Get("state") != cb.state:
+		return callbackAnswer{kind: "state", problem: "the answer carries another state than the request (a forged or stale sign-in), so it was refused"}
+	case q.Get("error") != "":
+		code := safeCode(q.Get("error"))
+		desc := oneLine(truncate(q.Get("error_description"), 200))
+		problem := "the authorization server answered with error " + code
+		if code == "" {
+			problem = "the authorization server answered with an error"
+		}
+		if desc != "" {
+			problem += fmt.Sprintf(" (%q)", desc)
+		}
+		kind := "error"
+		if code == "access_denied" {
+			kind = "denied"
+		}
+		return callbackAnswer{kind: kind, problem: problem, errCode: code}
+	case q.Get("iss") != "" && cb.issuer != "" && trimSlash(q.Get("iss")) != trimSlash(cb.issuer):
+		return callbackAnswer{kind: "issuer", problem: "the answer names another authorization server (iss) than the one asked (a mix-up), so it was refused"}
+	case q.Get("code") == "":
+		return callbackAnswer{kind: "error", problem: "the answer carries no code"}
+	}
+	return callbackAnswer{code: q.Get("code")}
+}
+
+func writePage(w http.ResponseWriter, title, text string) {
+	_, _ = fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>mcpwatch login: %s</title><h1>%s</h1><p>%s</p>\n",
+		html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
+}
