@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -73,7 +74,13 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 	if !slices.Contains(oauth.Grants, a.Grant) {
 		d.errorf(at("grant"), "%q is not a grant; use client_credentials (a machine client) or refresh_token (delegated access, the token from a file)", a.Grant)
 	}
-	if a.ClientID == "" {
+	switch {
+	case a.ClientID == "" && a.Grant == oauth.GrantRefreshToken && (a.ClientSecret != "" || a.PrivateKeyFile != ""):
+		d.errorf(at("client_id"), "is required with a client secret or key; give the client_id the authorization server knows mcpwatch by")
+	case a.ClientID == "" && a.Grant != oauth.GrantRefreshToken:
+		// With grant refresh_token it may be left out: mcpwatch login then
+		// uses a Client ID Metadata Document or registers a client, and
+		// keeps it beside the refresh token.
 		d.errorf(at("client_id"), "is required; give the client_id the authorization server knows mcpwatch by")
 	}
 	if a.AuthMethod != "" && !slices.Contains(oauth.AuthMethods, a.AuthMethod) {
@@ -87,7 +94,7 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 	}
 	switch {
 	case a.Grant == oauth.GrantRefreshToken && a.RefreshToken == "":
-		d.errorf(at("refresh_token"), "is required for grant refresh_token; store the refresh token in a file (mode 0600) and write refresh_token: \"${file:PATH}\"")
+		d.errorf(at("refresh_token"), "is required for grant refresh_token: write refresh_token: \"${file:PATH}\", and run 'mcpwatch login %s' to sign in in a browser and store the refresh token there", s.Name)
 	case a.Grant == oauth.GrantRefreshToken:
 		if _, ok := fileReference(a.RefreshToken); !ok {
 			d.errorf(at("refresh_token"), "must be a file reference, \"${file:PATH}\" and nothing else: a rotated refresh token is written back to that file")
@@ -122,6 +129,24 @@ func fileReference(v string) (template, bool) {
 // ${file:...} is at each probe. Errors are *ExpandError values naming the
 // server and the key, never a value.
 func (s Server) OAuth(lookup func(string) (string, bool)) (*oauth.Config, error) {
+	return s.oauth(lookup, true)
+}
+
+// LoginOAuth is OAuth for mcpwatch login: the refresh token's file is
+// resolved but not read (it is the file login writes, and need not exist
+// yet). It is an error for a server whose auth: block is not grant
+// refresh_token, which has nothing to sign in to.
+func (s Server) LoginOAuth(lookup func(string) (string, bool)) (*oauth.Config, error) {
+	switch {
+	case s.Auth == nil:
+		return nil, fmt.Errorf("server %q has no auth: block; give it one with grant: refresh_token and refresh_token: \"${file:PATH}\" (see docs/oauth.md)", s.Name)
+	case s.Auth.Grant != oauth.GrantRefreshToken:
+		return nil, fmt.Errorf("server %q uses grant %s, which needs no sign-in; mcpwatch login is for grant refresh_token", s.Name, s.Auth.Grant)
+	}
+	return s.oauth(lookup, false)
+}
+
+func (s Server) oauth(lookup func(string) (string, bool), readRefreshToken bool) (*oauth.Config, error) {
 	a := s.Auth
 	if a == nil {
 		return nil, nil
@@ -168,8 +193,13 @@ func (s Server) OAuth(lookup func(string) (string, bool)) (*oauth.Config, error)
 			first = err
 		} else {
 			cfg.RefreshTokenFile = resolvePath(b.String(), s.baseDir, lookup)
-			cfg.RefreshToken = expand("refresh_token", a.RefreshToken)
+			if readRefreshToken {
+				cfg.RefreshToken = expand("refresh_token", a.RefreshToken)
+			}
 		}
+	}
+	if ee := (*ExpandError)(nil); errors.As(first, &ee) && ee.Key == "auth.refresh_token" && errors.Is(first, fs.ErrNotExist) {
+		ee.msg = fmt.Sprintf("there is no refresh token at %s yet: run 'mcpwatch login %s' to sign in in a browser and store one there", cfg.RefreshTokenFile, s.Name)
 	}
 	if first != nil {
 		return nil, first

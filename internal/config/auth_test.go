@@ -62,7 +62,8 @@ func TestAuthErrors(t *testing.T) {
 		{"url: https://h/mcp\n    auth: {type: oauth, grant: password, client_id: x}", `servers.s.auth.grant: "password" is not a grant`},
 		{"url: https://h/mcp\n    auth: {type: oauth, grant: client_credentials, client_id: x}", "servers.s.auth: grant client_credentials needs client_secret or private_key_file"},
 		{"url: https://h/mcp\n    auth: {type: oauth, grant: client_credentials, client_secret: s}", "servers.s.auth.client_id: is required"},
-		{"url: https://h/mcp\n    auth: {type: oauth, grant: refresh_token, client_id: x}", "servers.s.auth.refresh_token: is required for grant refresh_token"},
+		{"url: https://h/mcp\n    auth: {type: oauth, grant: refresh_token, client_id: x}", "servers.s.auth.refresh_token: is required for grant refresh_token: write refresh_token: \"${file:PATH}\", and run 'mcpwatch login s'"},
+		{"url: https://h/mcp\n    auth: {type: oauth, grant: refresh_token, client_secret: x, refresh_token: \"${file:rt}\"}", "servers.s.auth.client_id: is required with a client secret or key"},
 		{"url: https://h/mcp\n    auth: {type: oauth, grant: refresh_token, client_id: x, refresh_token: \"${RT}\"}", "servers.s.auth.refresh_token: must be a file reference"},
 		{"url: https://h/mcp\n    auth: {type: oauth, grant: client_credentials, client_id: x, client_secret: s, scope: a}", "servers.s.auth.scope: unknown key; did you mean scopes?"},
 		{"url: https://h/mcp\n    headers: {Authorization: Bearer x}\n    auth: {type: oauth, grant: client_credentials, client_id: x, client_secret: s}", "servers.s.headers.Authorization: is set together with auth:"},
@@ -81,5 +82,34 @@ func TestAuthErrors(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "Bearer x") {
 			t.Errorf("a header value in an error: %v", err)
 		}
+	}
+}
+
+// Grant refresh_token without client_id is the client mcpwatch login sets
+// up; a refresh token file that is not there yet says to run login; login
+// itself reads the file's path, not the file.
+func TestAuthForLogin(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpwatch.yml")
+	if err := os.WriteFile(path, []byte("servers:\n  remote:\n    url: https://h/mcp\n    auth: {type: oauth, grant: refresh_token, refresh_token: \"${file:remote.refresh}\"}\n"+
+		"  machine:\n    url: https://h/mcp\n    auth: {type: oauth, grant: client_credentials, client_id: x, client_secret: s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, _ := cfg.Server("remote")
+	_, err = remote.OAuth(mapLookup(nil))
+	if err == nil || !strings.Contains(err.Error(), "there is no refresh token at "+filepath.Join(dir, "remote.refresh")+" yet: run 'mcpwatch login remote'") {
+		t.Errorf("OAuth before login: %v", err)
+	}
+	oc, err := remote.LoginOAuth(mapLookup(nil))
+	if err != nil || oc.RefreshTokenFile != filepath.Join(dir, "remote.refresh") || oc.ClientID != "" || oc.RefreshToken != "" {
+		t.Errorf("LoginOAuth = %+v, %v", oc, err)
+	}
+	machine, _ := cfg.Server("machine")
+	if _, err := machine.LoginOAuth(mapLookup(nil)); err == nil || !strings.Contains(err.Error(), "uses grant client_credentials, which needs no sign-in") {
+		t.Errorf("LoginOAuth of a machine client: %v", err)
 	}
 }
