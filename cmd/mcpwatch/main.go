@@ -50,6 +50,7 @@ func commands() []command {
 		{"check", "probe servers once and compare with the lock (CI preflight)", cmdCheck},
 		{"lock", "probe servers and write the lock", cmdLock},
 		{"probe", "probe one MCP server now and print what it offers", cmdProbe},
+		{"login", "sign in once in a browser for a server that wants a person's OAuth consent", cmdLogin},
 		{"config", "validate a configuration and print its servers, secrets redacted", cmdConfig},
 		{"discover", "list the MCP servers the host's agents and editors are configured with", cmdDiscover},
 		{"serve", "run the daemon: probe on schedule, export metrics, serve the status page", cmdServe},

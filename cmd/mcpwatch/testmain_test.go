@@ -16,10 +16,12 @@ import (
 // mcpwatchBin is the mcpwatch binary built for end-to-end tests.
 var mcpwatchBin string
 
-// TestMain serves as a probetest stdio server when re-executed by one, and
+// TestMain serves as a scripted browser or a probetest stdio server when
+// re-executed as one, and
 // otherwise builds mcpwatch once, runs the tests and checks that no
 // goroutine outlives them.
 func TestMain(m *testing.M) {
+	runBrowserIfChild()
 	probetest.RunIfChild()
 	dir, err := os.MkdirTemp("", "mcpwatch-cli-test-")
 	if err != nil {

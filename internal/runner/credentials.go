@@ -10,15 +10,23 @@ import (
 )
 
 // authorize gives a target with an auth: block its OAuth client: the
-// cache's (tokens kept across probes), or a new one for this probe alone.
-func authorize(s config.Server, target *probe.Target, lookup func(string) (string, bool), cache *oauth.Cache) (*oauth.Client, error) {
-	oc, err := s.OAuth(lookup)
+// cache's (tokens kept across probes), or a new one for this probe alone;
+// with login, a new one that signs in.
+func authorize(s config.Server, target *probe.Target, lookup func(string) (string, bool), cache *oauth.Cache, login *oauth.Login) (*oauth.Client, error) {
+	read := s.OAuth
+	if login != nil {
+		read = s.LoginOAuth
+	}
+	oc, err := read(lookup)
 	if err != nil || oc == nil {
 		return nil, err
 	}
 	oc.ServerURL = target.URL
+	if login != nil {
+		oc.Grant, oc.Login = oauth.GrantAuthorizationCode, login
+	}
 	var client *oauth.Client
-	if cache != nil {
+	if cache != nil && login == nil {
 		client, err = cache.Client(*oc)
 	} else {
 		client, err = oauth.New(*oc)

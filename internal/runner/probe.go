@@ -49,6 +49,11 @@ type Request struct {
 	// timeout. Retries honours the contracts' retry policies.
 	Calls   bool
 	Retries bool
+	// Login signs in for the server's auth: block instead of using its
+	// stored refresh token (mcpwatch login): the authorization code grant,
+	// the person reached through Login, the refresh token stored where the
+	// block says. The deadline (Timeout) covers the sign-in.
+	Login *oauth.Login
 }
 
 // Observation is one server probed once.
@@ -77,6 +82,9 @@ type Observation struct {
 	// A probe that failed before listing gives each the reason
 	// probe_failed.
 	Calls []contracts.Outcome
+	// Login is what a sign-in did (Request.Login); nil when there was none
+	// (it failed, or the server asked for no authorization).
+	Login *oauth.LoginOutcome
 }
 
 // Probe probes s once: it builds the target now, waits for a slot in pool,
@@ -94,7 +102,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	target, err := s.Target(lookup)
 	var client *oauth.Client
 	if err == nil {
-		client, err = authorize(s, &target, lookup, req.OAuth)
+		client, err = authorize(s, &target, lookup, req.OAuth, req.Login)
 	}
 	if err != nil {
 		// An unset variable, a secret file that cannot be read or an
@@ -155,6 +163,9 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	done()
 	release()
 	obs.Result = res
+	if client != nil && req.Login != nil {
+		obs.Login = client.LastLogin()
+	}
 	if calls {
 		if !said.OK || outcomes == nil {
 			outcomes = notCalled(s, said)
