@@ -226,7 +226,8 @@ func cmdLogin(ctx context.Context, c *cli, args []string) int {
 
 	size, _ := parseSize(f.maxMessage)
 	l := &oauth.Login{Out: c.stderr, ClientMetadataURL: f.metadataURL, RedirectPort: f.redirectPort,
-		Browser: func(_ context.Context, u string) error { return browser.Open(u, c.getenv) }}
+		Deadline: time.Now().Add(f.timeout),
+		Browser:  func(_ context.Context, u string) error { return browser.Open(u, c.getenv) }}
 	if f.noBrowser {
 		l.Browser = func(context.Context, string) error { return errors.New("--no-browser: open the URL above yourself") }
 	}

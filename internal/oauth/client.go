@@ -193,7 +193,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if originOf(&u) != t.origin {
 		return t.base.RoundTrip(req) // a credential for one origin never goes to another
 	}
-	ctx := req.Context()
+	ctx, done := t.c.authContext(req.Context())
+	defer done()
 	if req.Body != nil && req.Body != http.NoBody {
 		if req.GetBody == nil {
 			return t.once(req) // a body that cannot be sent twice: no retry
@@ -249,6 +250,26 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.mu.Unlock()
 		return resp, nil
 	}
+}
+
+// authContext is the context of the token requests a request needs: its
+// own, but for a sign-in (mcpwatch login), which may last until the
+// login's deadline although the request that needed it has a shorter one
+// (era detection gives its first request a few seconds; a person takes
+// longer). A request canceled outright (Ctrl-C) still cancels the
+// sign-in; its own deadline passing does not.
+func (c *Client) authContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	l := c.cfg.Login
+	if l == nil || l.Deadline.IsZero() {
+		return ctx, func() {}
+	}
+	auth, cancel := context.WithDeadline(context.WithoutCancel(ctx), l.Deadline)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return auth, func() { stop(); cancel() }
 }
 
 // once sends req with the current token and hands back whatever comes.

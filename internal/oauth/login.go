@@ -43,6 +43,10 @@ type Login struct {
 	// RedirectPort is the loopback redirect URI's port; 0 takes a free
 	// one (RFC 8252 has the authorization server accept any).
 	RedirectPort int
+	// Deadline is when the login gives up (its --timeout). The sign-in
+	// may last until then even when the request that needed it has a
+	// shorter deadline of its own; zero bounds it by that request's.
+	Deadline time.Time
 }
 
 // LoginOutcome is what a login did.

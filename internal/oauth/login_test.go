@@ -23,6 +23,7 @@ import (
 // redirects to the loopback callback, and remembers the status it ended on.
 type browser struct {
 	mu       sync.Mutex
+	asked    int // times the browser was asked to open a URL
 	opened   []string
 	statuses []int
 	hc       *http.Client
@@ -31,6 +32,9 @@ type browser struct {
 func newBrowser() *browser { return &browser{hc: &http.Client{Timeout: 10 * time.Second}} }
 
 func (b *browser) open(ctx context.Context, u string) error {
+	b.mu.Lock()
+	b.asked++
+	b.mu.Unlock()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
@@ -82,19 +86,25 @@ type loginRun struct {
 // that signs in through b.
 func login(t *testing.T, url string, cfg oauth.Config, b *browser, timeout time.Duration) loginRun {
 	t.Helper()
+	return loginWith(t, url, cfg, b, timeout, probe.Options{})
+}
+
+func loginWith(t *testing.T, url string, cfg oauth.Config, b *browser, timeout time.Duration, opts probe.Options) loginRun {
+	t.Helper()
 	var out bytes.Buffer
 	cfg.Server, cfg.ServerURL, cfg.Grant = "remote", url, oauth.GrantAuthorizationCode
 	if cfg.Login == nil {
 		cfg.Login = &oauth.Login{}
 	}
 	cfg.Login.Browser, cfg.Login.Out = b.open, &out
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cfg.Login.Deadline, _ = ctx.Deadline()
 	c, err := oauth.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	res := probe.Run(ctx, probe.Target{URL: url, Auth: c}, probe.Options{})
+	res := probe.Run(ctx, probe.Target{URL: url, Auth: c}, opts)
 	return loginRun{res: res, client: c, out: out.String()}
 }
 
@@ -280,6 +290,34 @@ func TestLoginFailures(t *testing.T) {
 			}
 			noSecrets(t, as, lr.res, lr.out)
 		})
+	}
+}
+
+// A person takes longer than era detection's first request may: the
+// sign-in its 401 starts lasts until the login's deadline, not that
+// request's, and the probe goes on (in the era it then settles).
+func TestLoginOutlastsTheRequestThatNeededIt(t *testing.T) {
+	as, url := loginServer(t, probetest.AuthConfig{ClientID: "pre-registered"})
+	b := newBrowser()
+	slow := b.hc.Transport
+	if slow == nil {
+		slow = http.DefaultTransport
+	}
+	b.hc = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if strings.Contains(r.URL.Path, "/authorize") {
+			// The person reads the consent page: longer than the
+			// discover request's sub-deadline (50 ms) by far.
+			time.Sleep(500 * time.Millisecond)
+		}
+		return slow.RoundTrip(r)
+	})}
+	lr := loginWith(t, url, oauth.Config{ClientID: "pre-registered", RefreshTokenFile: filepath.Join(t.TempDir(), "rt")}, b, 20*time.Second,
+		probe.Options{DiscoverTimeout: 50 * time.Millisecond})
+	if !lr.res.OK || lr.client.LastLogin() == nil {
+		t.Fatalf("login: %s: %s", lr.res.Reason, lr.res.Error)
+	}
+	if n := len(as.AuthorizationRequests()); n != 1 || b.asked != 1 {
+		t.Errorf("browser asked %d times, %d authorization requests; want one sign-in", b.asked, n)
 	}
 }
 
