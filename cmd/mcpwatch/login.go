@@ -99,13 +99,17 @@ type loginFlags struct {
 	oauth      oauthFlags
 }
 
+// loginProbeGrace is how long the probe of a login may go on after the
+// sign-in's deadline (--timeout).
+const loginProbeGrace = 15 * time.Second
+
 // loginAdHocFlags apply to --url only.
 var loginAdHocFlags = append([]string{"transport", "header", "ca-file", "insecure", "era", "max-message-bytes"}, oauthFlagNames...)
 
 func newLoginFlagSet(f *loginFlags) *pflag.FlagSet {
 	fs := newFlagSet("login")
 	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
-	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "deadline of the whole login: discovery, the sign-in in the browser, the token exchange and the probe after it")
+	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long to wait for the sign-in (discovery, the browser, the token exchange); the probe after it gets 15s more")
 	fs.BoolVar(&f.noBrowser, "no-browser", false, "print the authorization URL only: open it yourself, on any machine whose browser can reach this one's callback port")
 	fs.IntVar(&f.redirectPort, "redirect-port", 0, "`port` of the redirect URI http://127.0.0.1:PORT/callback (default: a free one)")
 	fs.StringVar(&f.metadataURL, "client-metadata-url", "", "`URL` of the Client ID Metadata Document used as the client_id where the authorization server supports them (default: mcpwatch's)")
@@ -232,7 +236,10 @@ func cmdLogin(ctx context.Context, c *cli, args []string) int {
 		l.Browser = func(context.Context, string) error { return errors.New("--no-browser: open the URL above yourself") }
 	}
 	obs := runner.Probe(ctx, runner.NewPool(1, 1), s, runner.Request{
-		Lookup: c.lookupEnv, Timeout: f.timeout, Login: l,
+		// The sign-in gives up at --timeout; the probe a little later, so
+		// that a sign-in that ends late still gets its probe, and one that
+		// does not end says so in its own words.
+		Lookup: c.lookupEnv, Timeout: f.timeout + loginProbeGrace, Login: l,
 		Options: probe.Options{ClientName: "mcpwatch", ClientVersion: version.Version, MaxMessageBytes: size},
 	})
 	return reportLogin(c.stdout, s.Name, obs)

@@ -100,6 +100,19 @@ func (c *Client) signIn(ctx context.Context, hc *http.Client, scopes []string) (
 		return nil, c.loginFailure(probe.ReasonUnauthorized, "discovery", "the authorization server's metadata does not list S256 in code_challenge_methods_supported, and the MCP authorization spec forbids signing in without PKCE")
 	}
 
+	if ctx.Err() != nil && c.loginErr != nil {
+		// The login's deadline passed in an earlier sign-in of this probe
+		// (the era detection's request, tried again as initialize): its
+		// failure is the one to report, and no browser opens again.
+		return nil, c.loginErr
+	}
+	tok, err := c.signInOnce(ctx, hc, scopes)
+	c.loginErr = err
+	return tok, err
+}
+
+func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []string) (*oauth2.Token, error) {
+	ep := c.ep
 	who, out, cb, err := c.loginClient(ctx, hc, ep)
 	if err != nil {
 		return nil, err

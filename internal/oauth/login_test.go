@@ -97,9 +97,11 @@ func loginWith(t *testing.T, url string, cfg oauth.Config, b *browser, timeout t
 		cfg.Login = &oauth.Login{}
 	}
 	cfg.Login.Browser, cfg.Login.Out = b.open, &out
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	// As mcpwatch login: the sign-in gives up first, the probe a little
+	// later, so the sign-in's own failure is what is reported.
+	cfg.Login.Deadline = time.Now().Add(timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+2*time.Second)
 	defer cancel()
-	cfg.Login.Deadline, _ = ctx.Deadline()
 	c, err := oauth.New(cfg)
 	if err != nil {
 		t.Fatal(err)
