@@ -51,7 +51,7 @@ type Client struct {
 	refusedToken  string // the last access token the server refused, still scrubbed
 	regSecret     string // the secret of the client mcpwatch login registered, if any
 	login         *LoginOutcome
-	loginErr      error // the last sign-in's failure
+	loginErr      error  // the last sign-in's failure
 	who           string // the client_id last used, for messages
 	lastRefresh   time.Time
 	failures      map[string]uint64
