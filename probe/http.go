@@ -359,7 +359,7 @@ func (c *httpConn) readStream(ctx context.Context, body io.Reader, id json.RawMe
 	)
 	defer func() {
 		for _, b := range bodies {
-			b.Close()
+			_ = b.Close() // read as far as needed; nothing more to say
 		}
 	}()
 	for resumed := 0; ; resumed++ {

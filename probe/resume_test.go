@@ -107,7 +107,7 @@ func TestResumptionIsBounded(t *testing.T) {
 		case http.MethodPost:
 			_, _ = io.Copy(io.Discard, r.Body)
 			_, _ = io.WriteString(w, "id: post\nretry: 1\ndata: \n\n")
-			http.NewResponseController(w).Flush()
+			_ = http.NewResponseController(w).Flush()
 			panic(http.ErrAbortHandler)
 		case http.MethodGet:
 			mu.Lock()

@@ -75,7 +75,7 @@ func client(d *dials, n Network, reach Reach) *http.Client {
 // whether the URL names it or a name resolves to it; the dial is refused
 // before any connection is attempted.
 func TestPublicReachRefusesLocalAddresses(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "reached") }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "reached") }))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	n := Network{Resolve: names(map[string][]string{

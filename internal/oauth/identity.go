@@ -59,7 +59,7 @@ func readRegistration(path string) (*registration, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
@@ -77,7 +77,7 @@ func readRegistration(path string) (*registration, error) {
 // writeRegistration stores a registration, mode 0600, atomically, never
 // through a symlink.
 func writeRegistration(path string, r *registration) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(r, "", "  ") //nolint:gosec // G117: the registration file is where the client's secret is kept (0600)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (c *Client) identity(ep *endpoints) (identity, error) {
 			c.cfg.Server, file, c.cfg.Server)}
 	case err != nil:
 		return identity{}, &probe.Failure{Reason: probe.ReasonConfig, Err: fmt.Errorf(
-			"server %q: auth sets no client_id, and the client registration %v; run 'mcpwatch login %s' again", c.cfg.Server, err, c.cfg.Server)}
+			"server %q: auth sets no client_id, and the client registration %w; run 'mcpwatch login %s' again", c.cfg.Server, err, c.cfg.Server)}
 	case ep.issuer != "" && r.Issuer != "" && trimSlash(r.Issuer) != trimSlash(ep.issuer):
 		return identity{}, &probe.Failure{Reason: probe.ReasonConfig, Err: fmt.Errorf(
 			"server %q: the client in %s is registered with authorization server %s, and the server now names %s: run 'mcpwatch login %s' again",

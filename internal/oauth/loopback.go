@@ -59,13 +59,6 @@ func listenCallback(port int) (*callback, error) {
 	return cb, nil
 }
 
-// port is the listener's port.
-func (cb *callback) port() int {
-	u, _ := url.Parse(cb.redirect)
-	p, _ := strconv.Atoi(u.Port())
-	return p
-}
-
 func (cb *callback) close() {
 	_ = cb.srv.Close()
 	<-cb.done
