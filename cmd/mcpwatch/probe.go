@@ -60,7 +60,7 @@ Examples:
   mcpwatch probe --url https://mcp.example.com/mcp --oauth-client-id mcpwatch \
       --oauth-client-secret '${file:/run/secrets/mcp-client-secret}'
 
-  # ... or with the refresh token an MCP client stored after signing in:
+  # ... or with the refresh token 'mcpwatch login' stored after signing in:
   mcpwatch probe --url https://mcp.example.com/mcp --oauth-client-id my-client \
       --oauth-refresh-token '${file:/var/lib/mcpwatch/mcp.refresh}'
 

@@ -341,3 +341,25 @@ func TestLoginStepUp(t *testing.T) {
 		t.Errorf("sign-ins %d, authorization requests %+v; want mcp:read, then the step-up", b.count(), ar)
 	}
 }
+
+// The Client ID Metadata Document in docs/ names itself by the URL it is
+// published at, and lists the loopback redirect URI login uses.
+func TestPublishedClientMetadataDocument(t *testing.T) {
+	b, err := os.ReadFile("../../docs/oauth-client-metadata.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		ClientID     string   `json:"client_id"`
+		ClientName   string   `json:"client_name"`
+		RedirectURIs []string `json:"redirect_uris"`
+		AuthMethod   string   `json:"token_endpoint_auth_method"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.ClientID != oauth.DefaultClientMetadataURL || doc.ClientName == "" || doc.AuthMethod != "none" ||
+		len(doc.RedirectURIs) != 1 || doc.RedirectURIs[0] != "http://127.0.0.1/callback" {
+		t.Errorf("docs/oauth-client-metadata.json = %+v; want client_id %s, a public client, redirect URI http://127.0.0.1/callback", doc, oauth.DefaultClientMetadataURL)
+	}
+}
