@@ -107,8 +107,8 @@ func TestAuthorizationCodeRules(t *testing.T) {
 	}
 
 	for name, tc := range map[string]struct {
-		change func(url.Values)
-		status int
+		change  func(url.Values)
+		status  int
 		errCode string
 	}{
 		"unknown client":        {func(v url.Values) { v.Set("client_id", "stranger") }, http.StatusBadRequest, ""},
@@ -128,7 +128,9 @@ func TestAuthorizationCodeRules(t *testing.T) {
 
 func TestConsentAnswers(t *testing.T) {
 	for consent, check := range map[probetest.Consent]func(url.Values) bool{
-		probetest.ConsentDeny:       func(q url.Values) bool { return q.Get("error") == "access_denied" && q.Get("state") == "s1" && q.Get("code") == "" },
+		probetest.ConsentDeny: func(q url.Values) bool {
+			return q.Get("error") == "access_denied" && q.Get("state") == "s1" && q.Get("code") == ""
+		},
 		probetest.ConsentWrongState: func(q url.Values) bool { return q.Get("code") != "" && q.Get("state") != "s1" },
 	} {
 		_, base := authCodeServer(t, probetest.AuthConfig{Consent: consent})
