@@ -19,6 +19,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/dialguard"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -152,11 +153,10 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 
 	answer, err := cb.wait(ctx)
 	if err != nil {
-		reason := probe.ReasonTimeout
 		if !errors.Is(err, context.DeadlineExceeded) {
-			reason = probe.ReasonCanceled
+			return nil, c.loginFailure(probe.ReasonCanceled, "authorization", "the login was canceled before an answer came back to the redirect URI %s", cb.redirect)
 		}
-		return nil, c.loginFailure(reason, "authorization",
+		return nil, c.loginFailure(probe.ReasonTimeout, "authorization",
 			"no answer came back to the redirect URI %s before the deadline: finish signing in in the browser (the URL is above), or allow more time with --timeout; "+
 				"an authorization server that shows an error page instead of sending the browser back does not accept that redirect URI: register http://127.0.0.1%s (any port, RFC 8252) for client %q, or pass --redirect-port",
 			cb.redirect, callbackPath, who.id)
@@ -192,7 +192,7 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 	tok, err := conf.Exchange(context.WithValue(ctx, oauth2.HTTPClient, hc), answer.code, opts...)
 	if err != nil {
 		_, f := c.tokenFailure(ctx, err, ep, GrantAuthorizationCode, who.method, scopes)
-		return nil, c.loginFailure(f.Reason, "token exchange", "%v", f.Err)
+		return nil, c.loginFailure(f.Reason, "token exchange", "%s", strings.TrimPrefix(f.Err.Error(), fmt.Sprintf("server %q: ", c.cfg.Server)))
 	}
 	if err := checkTokens(tok); err != nil {
 		return nil, c.loginFailure(probe.ReasonUnauthorized, "token exchange", "the token endpoint %s: %v; refused", show(ep.tokenURL), err)
@@ -375,8 +375,17 @@ func (c *Client) register(ctx context.Context, hc *http.Client, ep *endpoints, r
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		f := c.discoveryFailure(ctx, &transportError{what: "POST " + show(ep.registrationURL), err: err})
-		return nil, c.loginFailure(f.Reason, step, "%v", f.Err)
+		reason := probe.ReasonConnection
+		var refused *dialguard.RefusedError
+		switch {
+		case errors.As(err, &refused):
+			reason = probe.ReasonUnauthorized
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			reason = probe.ReasonTimeout
+		case ctx.Err() != nil:
+			reason = probe.ReasonCanceled
+		}
+		return nil, c.loginFailure(reason, step, "%s", oneLine(stripURLError(err, err.Error())))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
