@@ -55,19 +55,20 @@ func escapeProperty(s string) string {
 
 // WriteMarkdown writes the report as a GitHub step summary: the verdict,
 // one table row per server, and the details of each failure folded away.
+// GitHub refuses a summary over 1 MiB, so a long one is cut between two
+// rows or blocks, and says so where it ends.
 func WriteMarkdown(w io.Writer, r *Report) error {
-	b := &strings.Builder{}
+	b := &summary{max: maxSummaryBytes}
 	if r.Error != "" {
-		fmt.Fprintf(b, "### ❌ MCP preflight FAILED\n\n%s\n", cell(r.Error))
-		_, err := io.WriteString(w, b.String())
-		return err
+		b.add(fmt.Sprintf("### ❌ MCP preflight FAILED\n\n<pre>%s</pre>\n", html.EscapeString(sanitize.Join(strings.Split(r.Error, "\n"), "\n"))))
+		return b.writeTo(w)
 	}
 	icon := "✅"
 	if !r.OK {
 		icon = "❌"
 	}
-	fmt.Fprintf(b, "### %s %s\n\n", icon, html.EscapeString(Summary(r)))
-	b.WriteString("| Server | Verdict | Locked tools seen | Time | Findings |\n|---|---|---|---|---|\n")
+	b.add(fmt.Sprintf("### %s %s\n\n", icon, markdownText(Summary(r))))
+	b.add("| Server | Verdict | Locked tools seen | Time | Findings |\n|---|---|---|---|---|\n")
 	for _, s := range r.Servers {
 		mark := "✅"
 		switch {
@@ -84,8 +85,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		for _, p := range s.Problems {
 			findings = append(findings, cell(p.Message))
 		}
-		fmt.Fprintf(b, "| <code>%s</code> | %s %s | %d of %d | %s | %s |\n", cell(s.Name), mark, s.Verdict,
-			len(s.Diff.Expected)-len(s.Diff.Missing)-unverified(s), len(s.Diff.Expected), took, strings.Join(findings, "<br>"))
+		b.add(fmt.Sprintf("| <code>%s</code> | %s %s | %d of %d | %s | %s |\n", cell(s.Name), mark, s.Verdict,
+			len(s.Diff.Expected)-len(s.Diff.Missing)-unverified(s), len(s.Diff.Expected), took, strings.Join(findings, "<br>")))
 	}
 	writeCallTable(b, r)
 	for _, s := range r.Servers {
@@ -93,9 +94,39 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			if len(p.Details) == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "\n<details><summary>%s: %s</summary>\n\n<pre>%s</pre>\n</details>\n",
-				html.EscapeString(sanitize.Text(s.Name)), html.EscapeString(string(p.Kind)), html.EscapeString(sanitize.Join(p.Details, "\n")))
+			b.add(fmt.Sprintf("\n<details><summary>%s: %s</summary>\n\n<pre>%s</pre>\n</details>\n",
+				html.EscapeString(sanitize.Text(s.Name)), html.EscapeString(string(p.Kind)), html.EscapeString(sanitize.Join(p.Details, "\n"))))
 		}
+	}
+	return b.writeTo(w)
+}
+
+// maxSummaryBytes keeps a step summary under GitHub's limit of 1 MiB a
+// step, with room for the note that says it was cut.
+const maxSummaryBytes = 1<<20 - 8<<10
+
+// summary is a step summary being written: its parts are added whole while
+// they fit, and the first that does not ends it with a note.
+type summary struct {
+	strings.Builder
+	max     int
+	cut     bool
+	dropped int // parts left out
+}
+
+func (b *summary) add(part string) {
+	if b.cut || b.Len()+len(part) > b.max {
+		b.cut = true
+		b.dropped++
+		return
+	}
+	b.WriteString(part)
+}
+
+func (b *summary) writeTo(w io.Writer) error {
+	if b.cut {
+		// A blank line ends any table or block the cut left open.
+		fmt.Fprintf(b, "\n\n**The summary is cut here**: %s did not fit in GitHub's limit of 1 MiB for a step summary. The job log, `--format json` and `--junit` have the whole report.\n", count(b.dropped, "more row or block", "more rows and blocks"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -103,11 +134,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 
 // writeCallTable is one row per contract: what was called and what came
 // back.
-func writeCallTable(b *strings.Builder, r *Report) {
+func writeCallTable(b *summary, r *Report) {
 	if r.Totals.Calls == 0 {
 		return
 	}
-	b.WriteString("\n#### Tool calls\n\n| Server | Tool | Result | Attempts | Time | What came back |\n|---|---|---|---|---|---|\n")
+	b.add("\n#### Tool calls\n\n| Server | Tool | Result | Attempts | Time | What came back |\n|---|---|---|---|---|---|\n")
 	for _, s := range r.Servers {
 		for _, c := range s.Calls {
 			result, back := "✅ pass", ""
@@ -116,8 +147,8 @@ func writeCallTable(b *strings.Builder, r *Report) {
 			} else if n := len(c.Attempts); n > 0 {
 				back = c.Attempts[n-1].Response
 			}
-			fmt.Fprintf(b, "| <code>%s</code> | <code>%s</code> | %s | %d | %s | %s |\n", cell(s.Name), cell(c.Tool), cell(result),
-				len(c.Attempts), formatMillis(callDuration(c)), cell(back))
+			b.add(fmt.Sprintf("| <code>%s</code> | <code>%s</code> | %s | %d | %s | %s |\n", cell(s.Name), cell(c.Tool), cell(result),
+				len(c.Attempts), formatMillis(callDuration(c)), cell(back)))
 		}
 	}
 }
@@ -131,8 +162,39 @@ func unverified(s ServerReport) int {
 	return len(s.Diff.Expected) - len(s.Diff.Missing)
 }
 
-// cell makes text safe inside a Markdown table cell.
+// cell makes text safe inside a Markdown table cell: markdownText, with
+// its lines joined by <br>.
 func cell(s string) string {
-	s = html.EscapeString(sanitize.Join(strings.Split(s, "\n"), "\n"))
-	return strings.NewReplacer("|", "&#124;", "\r", "", "\n", "<br>", "`", "&#96;").Replace(s)
+	return strings.ReplaceAll(markdownText(sanitize.Join(strings.Split(s, "\n"), "\n")), "\n", "<br>")
+}
+
+// markdownText writes text for Markdown so that it shows as it is, and
+// nothing in it is read as Markdown or HTML: HTML escaped, and each
+// character that opens inline Markdown (a link or image "[...](...)",
+// emphasis * _ ~, code `, an escape \, a table's |) written as a character
+// reference, which Markdown shows as the character and never reads as
+// syntax. A server's tool name "[x](https://...)" is text, not a link. An
+// underscore between two letters or digits never starts emphasis, and is
+// kept, so fetch_daily_report reads as it is.
+func markdownText(s string) string {
+	s = html.EscapeString(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_' && i > 0 && i+1 < len(s) && isAlnum(s[i-1]) && isAlnum(s[i+1]):
+			b.WriteByte(c)
+		case c == '\r':
+		case strings.IndexByte("[]*_~`\\|", c) >= 0:
+			fmt.Fprintf(&b, "&#%d;", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
