@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,8 +98,9 @@ func retainedPerServer(t *testing.T, lock *lockstore.Lock, lastFails bool) (perS
 // What a server retains after 20 probes: the history holds no tools and no
 // result (a verdict pointing into its transition once chained every result
 // the server ever returned: 22x the tool list after 20 probes), only the
-// latest result keeps the tool list, and a server whose last probe failed
-// keeps of its last successful one only what the info series needs.
+// latest result keeps the tool names, with their fingerprints and
+// description hashes, and a server whose last probe failed keeps of its last
+// successful one only what the info series needs.
 func TestRetainedMemoryPerServer(t *testing.T) {
 	if testing.Short() || raceDetector {
 		t.Skip("measures the heap: not in -short or -race runs")
@@ -114,11 +116,13 @@ func TestRetainedMemoryPerServer(t *testing.T) {
 		lastFails bool
 		maxRatio  float64 // retained per server / JSON of the tool list
 	}{
-		{"unlocked, all ok", nil, false, 1.6},
-		{"fingerprinted, all ok", fingerprinted, false, 1.6},
-		{"unlocked, last failed", nil, true, 0.2},
+		// Names, fingerprints and description hashes, not the tools'
+		// text (which cost 1.6x the list before).
+		{"unlocked, all ok", nil, false, 0.6},
+		{"fingerprinted, all ok", fingerprinted, false, 0.6},
 		// The fingerprint cache stays across failures, so that the next
 		// success reuses it: about 200 B per tool.
+		{"unlocked, last failed", nil, true, 0.3},
 		{"fingerprinted, last failed", fingerprinted, true, 0.3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,5 +132,53 @@ func TestRetainedMemoryPerServer(t *testing.T) {
 				t.Errorf("a server retains %.0f B, %.2fx its tool list's JSON; want at most %.1fx", per, per/page, tc.maxRatio)
 			}
 		})
+	}
+}
+
+// A server whose tools carry 12 MiB of descriptions and schemas (under the
+// probe's list cap of 16 MiB) keeps their names and hashes between probes,
+// not their text: it kept the whole list for as long as it ran (100 pages
+// of 4 MiB held 635 MB of heap before the list cap).
+func TestRetainedMemoryHugeTools(t *testing.T) {
+	if testing.Short() || raceDetector {
+		t.Skip("measures the heap: not in -short or -race runs")
+	}
+	var tools []map[string]any
+	for i := range 3 {
+		tools = append(tools, map[string]any{
+			"name":        fmt.Sprintf("huge_%d", i),
+			"description": strings.Repeat("d", 4<<20-200<<10),
+			"inputSchema": map[string]any{"type": "object", "description": strings.Repeat("s", 100<<10)},
+		})
+	}
+	page, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools = nil
+	fingerprintedLock := lockstore.New()
+	_, obs := probed(t, page, true, time.Now())
+	fingerprintedLock.Set("huge", lockstore.NewEntry(obs, true))
+	obs = nil
+	retained := func(lock *lockstore.Lock) float64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.GC() // twice: a sync.Pool keeps json.Marshal's 12 MB buffer through one
+		runtime.ReadMemStats(&before)
+		s := newServer(t.Context(), config.Server{Name: "huge", URL: "http://127.0.0.1:1/mcp"}, every(time.Minute), time.Minute, 20)
+		res, obs := probed(t, page, true, time.Now())
+		s.recordResult(triggerSchedule, res, obs, lock, nil, nil)
+		res, obs = nil, nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(s)
+		return float64(after.HeapAlloc) - float64(before.HeapAlloc)
+	}
+	for name, lock := range map[string]*lockstore.Lock{"unlocked": nil, "fingerprinted": fingerprintedLock} {
+		got := retained(lock)
+		t.Logf("%s: retained %.0f B of a %d B tool list", name, got, len(page))
+		if got > 64<<10 {
+			t.Errorf("%s: the server retains %.0f B of a %d B tool list; want names and hashes only (under 64 KiB)", name, got, len(page))
+		}
 	}
 }

@@ -125,9 +125,6 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	pool := d.pool
 	d.mu.RUnlock()
 
-	// Fingerprints are computed within the probe's deadline when the lock
-	// has any for the server, reusing those of unchanged schemas.
-	wantFingerprints := needsFingerprints(d.lock.get(lockPath), s.name)
 	// Scheduled probes first (priority.go): an on-demand one asks the pool
 	// only once no scheduled probe waits for a slot.
 	var waited func()
@@ -143,9 +140,9 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	defer waited() // a probe that never started
 
 	obs := d.opts.Probe(ctx, pool, cfg, runner.Request{
-		Era:          s.rememberedEra(),
-		Fingerprint:  wantFingerprints,
-		Fingerprints: &s.fingerprints, // the caller holds s's flight: no other probe of s runs
+		// Fingerprints are computed as the result is recorded (see
+		// retainedTools), whatever the lock.
+		Era: s.rememberedEra(),
 		Options: probe.Options{
 			MaxMessageBytes: defaults.MaxMessageBytes,
 			ClientVersion:   d.opts.Version,
@@ -168,7 +165,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 		return res, false
 	}
 	lock := d.lock.get(lockPath)
-	t := s.recordResult(trigger, res, fingerprinted(obs.Tools, lock, s.name), lock, cfg.Forbid, obs.Calls)
+	t := s.recordResult(trigger, res, obs.Tools, lock, cfg.Forbid, obs.Calls)
 	d.firstDone(s.name)
 
 	// Checked first: at a fleet's probe rate, building fields that the

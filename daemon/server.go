@@ -51,14 +51,14 @@ type server struct {
 	seq     uint64 // probes recorded
 	skipped uint64 // scheduled firings skipped because a probe was still running
 	// observed are the tools the last probe listed (scrubbed), as the lock
-	// compares them (nil after a failed probe), with their fingerprints when
-	// the lock has any for the server; lock is the lock status.Diff was made
-	// against. With both, a changed lock is compared again at once, without
-	// waiting for the next probe.
+	// compares them (nil after a failed probe): names, fingerprints and
+	// description hashes (see retainedTools); lock is the lock status.Diff
+	// was made against. With both, a changed lock is compared again at
+	// once, without waiting for the next probe.
 	observed []lockstore.Observed
 	lock     *lockstore.Lock
 	// fingerprints are reused from probe to probe; only the probe in
-	// flight uses them.
+	// flight uses them, as it records its result.
 	fingerprints runner.FingerprintCache
 	// callsSkipped are call firings skipped because the one before still
 	// waited for the server's probe to end.
@@ -158,7 +158,7 @@ func (s *server) recordCalls(outcomes []contracts.Outcome) {
 			continue // its contract left while it ran
 		}
 		c := calls[i]
-		last := o
+		last := retainedOutcome(o)
 		c.Last, c.Calls = &last, c.Calls+1
 		if !o.Passed {
 			c.LastFailure = &last
@@ -172,10 +172,26 @@ func (s *server) recordCalls(outcomes []contracts.Outcome) {
 	s.status.Calls = calls
 }
 
+// retainedOutcome is what the status keeps of a call until the next one:
+// every attempt's one-line response and assertions, not the content the
+// server answered with (up to the message cap, 4 MiB, per attempt), which
+// no page reads.
+func retainedOutcome(o contracts.Outcome) contracts.Outcome {
+	o.Attempts = slices.Clone(o.Attempts)
+	for i, a := range o.Attempts {
+		if a.Call != nil {
+			call := *a.Call
+			call.Content, call.StructuredContent = nil, nil
+			o.Attempts[i].Call = &call
+		}
+	}
+	return o
+}
+
 // diff compares the last probe with lock. A server not probed yet, or whose
 // last probe failed, observed nothing: its diff keeps only what the lock
-// expects. Called with s.mu held; the observed tools have the fingerprints
-// lock needs already (see fingerprinted), so none is computed under it.
+// expects. Called with s.mu held; the observed tools have their
+// fingerprints already (see retainedTools), so none is computed under it.
 func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 	entry, locked := lock.Entry(s.name)
 	if last := s.status.Last; last == nil || !last.OK {
@@ -184,30 +200,42 @@ func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 	return lockstore.Compare(entry, locked, s.observed, forbid)
 }
 
-// needsFingerprints reports whether comparing the server with lock checks
-// any schema fingerprint; a names-only lock needs none, and none are
-// computed for it.
-func needsFingerprints(lock *lockstore.Lock, server string) bool {
-	entry, _ := lock.Entry(server)
-	for _, t := range entry.Tools {
-		if t.Schema != "" {
-			return true
+// retainedTools is what the daemon keeps of the tools a probe listed until
+// the next one: each name with its schema fingerprint and description hash,
+// all that comparing with a lock reads, and not the descriptions and
+// schemas themselves, which a server may make as large as the probe's list
+// cap (16 MiB) and the daemon would hold for as long as it runs. cache
+// reuses the fingerprints of unchanged schemas; the caller holds s's flight,
+// so no other probe of s uses it.
+func retainedTools(observed []lockstore.Observed, cache *runner.FingerprintCache) []lockstore.Observed {
+	if observed == nil {
+		return nil
+	}
+	_ = cache.Fill(context.Background(), observed) // cannot fail: the context never ends
+	kept := make([]lockstore.Observed, len(observed))
+	for i, o := range observed {
+		kept[i] = lockstore.Observed{Name: o.Name, Fingerprint: o.Fingerprint, DescriptionHash: o.DescriptionHash}
+		if o.DescriptionHash == "" {
+			kept[i].DescriptionHash = lockstore.DescriptionHash(o.Description)
 		}
 	}
-	return false
+	return kept
 }
 
-// fingerprinted returns observed with every fingerprint lock needs: observed
-// itself when it has them (or lock needs none), else a copy with them
-// computed, by the caller, outside any lock.
-func fingerprinted(observed []lockstore.Observed, lock *lockstore.Lock, server string) []lockstore.Observed {
-	if !needsFingerprints(lock, server) || !slices.ContainsFunc(observed, func(o lockstore.Observed) bool { return o.Fingerprint == "" }) {
-		return observed
+// retainedResult is what the status keeps of a probe's result: its tools
+// by name alone (the page, the API and the metrics read names and counts;
+// descriptions and schemas are compared through retainedTools' hashes),
+// and no transcript (a debug probe's goes to its requester).
+func retainedResult(res *probe.Result) *probe.Result {
+	kept := *res
+	kept.Transcript = nil
+	if res.Tools != nil {
+		kept.Tools = make([]probe.Tool, len(res.Tools))
+		for i, t := range res.Tools {
+			kept.Tools[i] = probe.Tool{Name: t.Name}
+		}
 	}
-	filled := slices.Clone(observed)
-	var none *runner.FingerprintCache
-	_ = none.Fill(context.Background(), filled) // cannot fail: the context never ends
-	return filled
+	return &kept
 }
 
 // relock compares the last probe with lock again, if its diff was made
@@ -216,28 +244,12 @@ func fingerprinted(observed []lockstore.Observed, lock *lockstore.Lock, server s
 // probe. It returns the change of judgement, if there was a probe to judge.
 func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, judged bool) {
 	s.mu.Lock()
-	if s.lock == lock {
-		s.mu.Unlock()
-		return transition{}, false
-	}
-	observed, seq := s.observed, s.seq
-	s.mu.Unlock()
-	// A lock that gained fingerprints needs them of the last probe's tools:
-	// computed here, outside s.mu, so a scrape never waits on them.
-	filled := fingerprinted(observed, lock, s.name)
-
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lock == lock {
 		return transition{}, false
 	}
-	if s.seq == seq {
-		s.observed = filled
-	} else {
-		// A probe was recorded meanwhile; its tools were fingerprinted for
-		// the lock as it was then.
-		s.observed = fingerprinted(s.observed, lock, s.name)
-	}
+	// The observed tools carry their fingerprints and description hashes
+	// (see retainedTools): any lock compares with them as they are.
 	s.lock = lock
 	s.status.Diff = s.diff(lock, forbid)
 	was := s.status.Judgement
@@ -273,19 +285,14 @@ var eraChangeReasons = map[probe.Reason]bool{
 }
 
 // recordResult stores a finished probe, with the tools it observed
-// (fingerprinted as lock needs: see fingerprinted) compared with lock, and
-// returns the change of judgement for
-// the state-change log.
+// (kept as retainedTools keeps them) compared with lock, and returns the
+// change of judgement for the state-change log.
 // calls are the outcomes of the calls the probe made, nil when it made
 // none.
 func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string, calls []contracts.Outcome) transition {
-	// The transcript of a debug probe goes to its requester, not into the
-	// state every scrape reads.
-	if res.Transcript != nil {
-		stripped := *res
-		stripped.Transcript = nil
-		res = &stripped
-	}
+	// What is kept until the next probe is bounded: tool names and hashes,
+	// computed before s.mu is taken, so a scrape never waits on them.
+	res, observed = retainedResult(res), retainedTools(observed, &s.fingerprints)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 

@@ -19,6 +19,11 @@ type Observed struct {
 	// it while the schema's bytes stay the same, instead of paying for the
 	// canonical form at every comparison.
 	Fingerprint string
+	// DescriptionHash, when not empty, is DescriptionHash(Description)
+	// computed already: with it and Fingerprint, a caller may drop the
+	// description and the schema and still compare (the daemon keeps no
+	// tool text between probes).
+	DescriptionHash string
 }
 
 // fingerprint is the tool's schema fingerprint, the one given if any.
@@ -27,6 +32,15 @@ func (o Observed) fingerprint() string {
 		return o.Fingerprint
 	}
 	return Fingerprint(o.InputSchema)
+}
+
+// descriptionHash is the hash of the tool's description, the one given if
+// any.
+func (o Observed) descriptionHash() string {
+	if o.DescriptionHash != "" {
+		return o.DescriptionHash
+	}
+	return DescriptionHash(o.Description)
 }
 
 // NewEntry builds a server's lock entry from what a probe observed: names
@@ -39,7 +53,7 @@ func NewEntry(tools []Observed, fingerprints bool) Entry {
 		locks[i] = ToolLock{Name: t.Name}
 		if fingerprints {
 			locks[i].Schema = t.fingerprint()
-			locks[i].Description = DescriptionHash(t.Description)
+			locks[i].Description = t.descriptionHash()
 		}
 	}
 	return Entry{Tools: locks}.normalized()
@@ -85,7 +99,7 @@ func Compare(e Entry, locked bool, observed []Observed, forbid []string) Diff {
 		if t.Schema != "" && observed[i].fingerprint() != t.Schema {
 			d.SchemaChanged = append(d.SchemaChanged, t.Name)
 		}
-		if t.Description != "" && DescriptionHash(observed[i].Description) != t.Description {
+		if t.Description != "" && observed[i].descriptionHash() != t.Description {
 			d.DescriptionChanged = append(d.DescriptionChanged, t.Name)
 		}
 	}
