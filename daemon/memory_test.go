@@ -143,32 +143,18 @@ func TestRetainedMemoryHugeTools(t *testing.T) {
 	if testing.Short() || raceDetector {
 		t.Skip("measures the heap: not in -short or -race runs")
 	}
-	var tools []map[string]any
-	for i := range 3 {
-		tools = append(tools, map[string]any{
-			"name":        fmt.Sprintf("huge_%d", i),
-			"description": strings.Repeat("d", 4<<20-200<<10),
-			"inputSchema": map[string]any{"type": "object", "description": strings.Repeat("s", 100<<10)},
-		})
-	}
-	page, err := json.Marshal(tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools = nil
-	fingerprintedLock := lockstore.New()
-	_, obs := probed(t, page, true, time.Now())
-	fingerprintedLock.Set("huge", lockstore.NewEntry(obs, true))
-	obs = nil
+	page, fingerprintedLock := hugeTools(t)
 	retained := func(lock *lockstore.Lock) float64 {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.GC() // twice: a sync.Pool keeps json.Marshal's 12 MB buffer through one
 		runtime.ReadMemStats(&before)
 		s := newServer(t.Context(), config.Server{Name: "huge", URL: "http://127.0.0.1:1/mcp"}, every(time.Minute), time.Minute, 20)
-		res, obs := probed(t, page, true, time.Now())
-		s.recordResult(triggerSchedule, res, obs, lock, nil, nil)
-		res, obs = nil, nil
+		record := func() { // res and obs go out of scope with it
+			res, obs := probed(t, page, true, time.Now())
+			s.recordResult(triggerSchedule, res, obs, lock, nil, nil)
+		}
+		record()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		runtime.KeepAlive(s)
@@ -181,4 +167,25 @@ func TestRetainedMemoryHugeTools(t *testing.T) {
 			t.Errorf("%s: the server retains %.0f B of a %d B tool list; want names and hashes only (under 64 KiB)", name, got, len(page))
 		}
 	}
+}
+
+// hugeTools is a tools/list result of three tools with 4 MiB descriptions
+// and 100 KiB schemas, and a lock of them with fingerprints.
+func hugeTools(t *testing.T) ([]byte, *lockstore.Lock) {
+	var tools []map[string]any
+	for i := range 3 {
+		tools = append(tools, map[string]any{
+			"name":        fmt.Sprintf("huge_%d", i),
+			"description": strings.Repeat("d", 4<<20-200<<10),
+			"inputSchema": map[string]any{"type": "object", "description": strings.Repeat("s", 100<<10)},
+		})
+	}
+	page, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := lockstore.New()
+	_, obs := probed(t, page, true, time.Now())
+	lock.Set("huge", lockstore.NewEntry(obs, true))
+	return page, lock
 }
