@@ -305,9 +305,14 @@ func (s scrubber) str(v string) string {
 // kind apart and one after the other, up to maxDecodes times over. The
 // spans are v's.
 func (s scrubber) escapedMatches(v string) []span {
+	// step is one decoding: from is the text it decoded, by kind.
+	type step struct {
+		from string
+		kind escapeKind
+	}
 	type decoded struct {
 		text  string
-		chain []*layer // v's layers, outermost first
+		steps []step // from v, in order
 	}
 	var out []span
 	queue := []decoded{{text: v}}
@@ -315,20 +320,19 @@ func (s scrubber) escapedMatches(v string) []span {
 		var next []decoded
 		for _, d := range queue {
 			for _, kind := range []escapeKind{percentEscapes, backslashEscapes} {
-				l := unescape(d.text, kind)
-				if l == nil {
+				text, ok := unescape(d.text, kind)
+				if !ok {
 					continue
 				}
-				chain := append(slices.Clip(d.chain), l)
-				if s.holds(l.text) {
-					for _, m := range s.matches(l.text) {
-						for i := len(chain) - 1; i >= 0; i-- {
-							m = chain[i].toParent(m)
-						}
-						out = append(out, m)
+				steps := append(slices.Clip(d.steps), step{d.text, kind})
+				if s.holds(text) {
+					spans := s.matches(text)
+					for i := len(steps) - 1; i >= 0; i-- {
+						spans = toEscaped(steps[i].from, steps[i].kind, spans)
 					}
+					out = append(out, spans...)
 				}
-				next = append(next, decoded{text: l.text, chain: chain})
+				next = append(next, decoded{text: text, steps: steps})
 			}
 		}
 		queue = next

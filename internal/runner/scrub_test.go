@@ -235,3 +235,40 @@ func TestScrubberEncodingsThatLeaked(t *testing.T) {
 		})
 	}
 }
+
+// What is found in a decoded text is replaced in the text as it was sent:
+// the escapes that spelled it, whole, and nothing around them.
+func TestScrubberReplacesTheEscapesThatSpelledIt(t *testing.T) {
+	const secret = "hunter22-é"
+	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"PASSWORD": secret}})
+	cases := []struct{ in, want string }{
+		{"pw=%68%75%6e%74%65%72%32%32-%C3%A9&next=1", "pw=<redacted>&next=1"},
+		{"pw=hun%74er22-\\u00e9 x", "pw=<redacted> x"},
+		{`a "hunter22-\u00e9" b \n`, `a "<redacted>" b \n`},
+		{"%2568unter22-%25C3%25A9 %41", "<redacted> %41"}, // encoded twice
+		{"hunter22-%C3%A9hunter22-\\u00e9", "<redacted>"}, // two that touch: one
+		{"%41%42 \\u0043 hunter22-\\u00e9!", "%41%42 \\u0043 <redacted>!"},
+	}
+	for _, tc := range cases {
+		if got := s.str(tc.in); got != tc.want {
+			t.Errorf("str(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkScrubEscaped is the cost of a hostile string: 4 MiB of escapes
+// (undone once, twice or in both kinds) with no secret in it. Each
+// decoding keeps one copy of the text, no more.
+func BenchmarkScrubEscaped(b *testing.B) {
+	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_TOKEN": "tok-1234567890abcdef"}})
+	for _, unit := range []string{"%41", `\u0041`, `%5Cu0041`, "%2541"} {
+		v := strings.Repeat(unit, (4<<20)/len(unit))
+		b.Run(unit, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(v)))
+			for b.Loop() {
+				s.str(v)
+			}
+		})
+	}
+}

@@ -1,7 +1,7 @@
 package runner
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -10,24 +10,15 @@ import (
 // A secret may come back escaped, in any mix: percent-encoded by a URL
 // library (some bytes or every byte, hex digits in either case), or
 // escaped in a JSON or Go string (\u00e9, a surrogate pair, \U0001f511,
-// \/, \n, \x41). Rather than list every way of escaping a secret, the scrubber
-// undoes the escapes of the text it scrubs and looks for the secret in
-// the result; what it finds there is mapped back to the bytes of the text
-// that spelled it.
+// \/, \n, \x41). Rather than list every way of escaping a secret, the
+// scrubber undoes the escapes of the text it scrubs and looks for the
+// secret in the result; what it finds there is mapped back to the bytes of
+// the text that spelled it. Only the decoded text is kept: mapping a
+// match back walks the escaped text again, which is rare (a secret was
+// found) and keeps the memory of a decoding to one copy of the text, even
+// for a hostile server's 4 MiB of "%41".
 
-// layer is a text with its escapes undone once.
-type layer struct {
-	text string
-	// escapes are the escapes undone, in order: everything between them
-	// was copied as it was.
-	escapes []undone
-}
-
-// undone is one escape: the bytes [out, out+outLen) of the layer's text
-// came from the bytes [in, in+inLen) of the escaped text.
-type undone struct{ out, outLen, in, inLen int }
-
-// escapeKind is which escapes unescape undoes: percent-encoding, or the
+// escapeKind is which escapes are undone: percent-encoding, or the
 // backslash escapes of JSON and Go strings. They are undone apart, as well
 // as one after the other, so that a secret that itself holds "%2C" is
 // found in a JSON string that escapes its other characters.
@@ -38,77 +29,153 @@ const (
 	backslashEscapes
 )
 
-// unescape undoes the escapes of kind in s, once; nil when s has none.
-func unescape(s string, kind escapeKind) *layer {
-	mark := byte('%')
-	if kind == backslashEscapes {
-		mark = '\\'
+func (k escapeKind) mark() byte {
+	if k == backslashEscapes {
+		return '\\'
 	}
-	if strings.IndexByte(s, mark) < 0 {
-		return nil
-	}
-	var out []byte
-	var escapes []undone
-	last := 0 // s[last:i] is yet to be copied
-	emit := func(i, n int, b []byte) {
-		if out == nil {
-			out = make([]byte, 0, len(s))
-		}
-		out = append(out, s[last:i]...)
-		escapes = append(escapes, undone{out: len(out), outLen: len(b), in: i, inLen: n})
-		out = append(out, b...)
-		last = i + n
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] != mark {
-			continue
-		}
-		switch s[i] {
-		case '%':
-			if i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
-				emit(i, 3, []byte{unhex(s[i+1])<<4 | unhex(s[i+2])})
-				i += 2
-			}
-		case '\\':
-			if i+1 >= len(s) {
-				continue
-			}
-			if b, ok := simpleEscapes[s[i+1]]; ok {
-				emit(i, 2, []byte{b})
-				i++
-				continue
-			}
-			switch s[i+1] {
-			case 'x':
-				if i+3 < len(s) && isHexDigit(s[i+2]) && isHexDigit(s[i+3]) {
-					emit(i, 4, []byte{unhex(s[i+2])<<4 | unhex(s[i+3])})
-					i += 3
-				}
-			case 'u':
-				r, n := unicodeEscape(s[i:])
-				if n > 0 {
-					emit(i, n, utf8.AppendRune(nil, r))
-					i += n - 1
-				}
-			case 'U':
-				if r, ok := hex8(s[i:]); ok {
-					emit(i, 10, utf8.AppendRune(nil, r))
-					i += 9
-				}
-			}
-		}
-	}
-	if escapes == nil {
-		return nil
-	}
-	out = append(out, s[last:]...)
-	return &layer{text: string(out), escapes: escapes}
+	return '%'
 }
 
-// simpleEscapes are the one-letter escapes of JSON and Go strings.
-var simpleEscapes = map[byte]byte{
-	'"': '"', '\\': '\\', '/': '/', '\'': '\'',
-	'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v', 'a': '\a',
+// eachEscape calls f for each escape of kind in s, in order: the bytes
+// s[at:at+n] decode to b (valid only during the call).
+func eachEscape(s string, kind escapeKind, f func(at, n int, b []byte)) {
+	mark := kind.mark()
+	var buf [utf8.UTFMax]byte
+	for i := strings.IndexByte(s, mark); i >= 0 && i < len(s); {
+		n, b := escapeAt(s[i:], kind, buf[:0])
+		if n > 0 {
+			f(i, n, b)
+		} else {
+			n = 1
+		}
+		next := strings.IndexByte(s[i+n:], mark)
+		if next < 0 {
+			return
+		}
+		i += n + next
+	}
+}
+
+// escapeAt decodes the escape at the start of s (which starts with the
+// kind's mark) into buf: its length in s, 0 when s starts with none.
+func escapeAt(s string, kind escapeKind, buf []byte) (int, []byte) {
+	if kind == percentEscapes {
+		if len(s) >= 3 && isHexDigit(s[1]) && isHexDigit(s[2]) {
+			return 3, append(buf, unhex(s[1])<<4|unhex(s[2]))
+		}
+		return 0, nil
+	}
+	if len(s) < 2 {
+		return 0, nil
+	}
+	if b, ok := simpleEscape(s[1]); ok {
+		return 2, append(buf, b)
+	}
+	switch s[1] {
+	case 'x':
+		if len(s) >= 4 && isHexDigit(s[2]) && isHexDigit(s[3]) {
+			return 4, append(buf, unhex(s[2])<<4|unhex(s[3]))
+		}
+	case 'u':
+		if r, n := unicodeEscape(s); n > 0 {
+			return n, utf8.AppendRune(buf, r)
+		}
+	case 'U':
+		if r, ok := hex8(s); ok {
+			return 10, utf8.AppendRune(buf, r)
+		}
+	}
+	return 0, nil
+}
+
+// simpleEscape reads the one-letter escapes of JSON and Go strings.
+func simpleEscape(c byte) (byte, bool) {
+	switch c {
+	case '"', '\\', '/', '\'':
+		return c, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case 'v':
+		return '\v', true
+	case 'a':
+		return '\a', true
+	}
+	return 0, false
+}
+
+// unescape undoes the escapes of kind in s, once; ok is false when s has
+// none.
+func unescape(s string, kind escapeKind) (decoded string, ok bool) {
+	if strings.IndexByte(s, kind.mark()) < 0 {
+		return "", false
+	}
+	var b strings.Builder
+	last := 0
+	eachEscape(s, kind, func(at, n int, dec []byte) {
+		if b.Cap() == 0 {
+			b.Grow(len(s)) // decoded text is never longer
+		}
+		b.WriteString(s[last:at])
+		b.Write(dec)
+		last = at + n
+	})
+	if last == 0 {
+		return "", false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
+// toEscaped maps spans of unescape(s, kind) to the spans of s that spelled
+// them: an escape a span starts or ends inside is taken whole.
+func toEscaped(s string, kind escapeKind, spans []span) []span {
+	// The positions to map, in order: each span's first and last byte.
+	type query struct {
+		pos, span int
+		last      bool
+	}
+	qs := make([]query, 0, 2*len(spans))
+	for i, m := range spans {
+		qs = append(qs, query{m.start, i, false}, query{m.end - 1, i, true})
+	}
+	slices.SortFunc(qs, func(a, b query) int { return a.pos - b.pos })
+	out := make([]span, len(spans))
+	q := 0
+	// resolve answers the queries before decoded position end, in a run of
+	// the decoded text that came from s[from:to] and starts at decoded
+	// position at: a literal run maps byte for byte, an escape as a whole.
+	resolve := func(end, at, from, to int, literal bool) {
+		for ; q < len(qs) && qs[q].pos < end; q++ {
+			start, stop := from, to
+			if literal {
+				start = from + qs[q].pos - at
+				stop = start + 1
+			}
+			if qs[q].last {
+				out[qs[q].span].end = stop
+			} else {
+				out[qs[q].span].start = start
+			}
+		}
+	}
+	pos, last := 0, 0 // decoded position of s[last]
+	eachEscape(s, kind, func(at, n int, dec []byte) {
+		resolve(pos+at-last, pos, last, at, true)
+		pos += at - last
+		resolve(pos+len(dec), pos, at, at+n, false)
+		pos += len(dec)
+		last = at + n
+	})
+	resolve(pos+len(s)-last, pos, last, len(s), true)
+	return out
 }
 
 // unicodeEscape reads "\uXXXX" at the start of s, or a surrogate pair
@@ -167,46 +234,4 @@ func unhex(c byte) byte {
 		return c - 'A' + 10
 	}
 	return c - '0'
-}
-
-// toParent maps a span of the layer's text to the span of the escaped
-// text that spelled it: an escape the span starts or ends inside is taken
-// whole.
-func (l *layer) toParent(m span) span {
-	return span{start: l.parentStart(m.start), end: l.parentEnd(m.end - 1)}
-}
-
-// parentStart is where in the escaped text byte p of the layer came from.
-func (l *layer) parentStart(p int) int {
-	e, ok := l.escapeAt(p)
-	switch {
-	case !ok:
-		return p
-	case p < e.out+e.outLen:
-		return e.in
-	}
-	return e.in + e.inLen + p - (e.out + e.outLen)
-}
-
-// parentEnd is where in the escaped text the bytes that gave byte p of the
-// layer end.
-func (l *layer) parentEnd(p int) int {
-	e, ok := l.escapeAt(p)
-	switch {
-	case !ok:
-		return p + 1
-	case p < e.out+e.outLen:
-		return e.in + e.inLen
-	}
-	return e.in + e.inLen + p - (e.out + e.outLen) + 1
-}
-
-// escapeAt is the last escape that starts at or before byte p of the
-// layer.
-func (l *layer) escapeAt(p int) (undone, bool) {
-	i := sort.Search(len(l.escapes), func(i int) bool { return l.escapes[i].out > p })
-	if i == 0 {
-		return undone{}, false
-	}
-	return l.escapes[i-1], true
 }
