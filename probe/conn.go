@@ -150,6 +150,9 @@ type observer struct {
 	warnings    []string
 	listChanged int
 	entries     []TranscriptEntry
+	// onListChanged, when set, hears each notifications/tools/list_changed
+	// (a listener's stream).
+	onListChanged func()
 }
 
 const maxWarnings = 20
@@ -173,7 +176,11 @@ func (o *observer) notification(method string) {
 	}
 	o.mu.Lock()
 	o.listChanged++
+	hear := o.onListChanged
 	o.mu.Unlock()
+	if hear != nil {
+		hear()
+	}
 }
 
 // record adds a message to the transcript when one is kept. raw is copied

@@ -111,8 +111,9 @@ func TestHTTPRunListChanged(t *testing.T) {
 	for _, sse := range []bool{false, true} {
 		_, url := kitServer(t, probetest.Config{Behavior: probetest.ListChanged}, sse)
 		res := runProbe(t, probe.Target{URL: url}, 10*time.Second, probe.Options{})
-		if !res.OK || res.ListChanged != 1 {
-			t.Errorf("SSE %v: ok %v (%s), %d list_changed notifications, want 1", sse, res.OK, res.Error, res.ListChanged)
+		if !res.OK || res.ListChanged != 1 || !res.Relisted || !res.AnnouncesChanges || res.Pages != 1 {
+			t.Errorf("SSE %v: ok %v (%s), %d list_changed notifications (want 1), relisted %v, announces %v, %d pages",
+				sse, res.OK, res.Error, res.ListChanged, res.Relisted, res.AnnouncesChanges, res.Pages)
 		}
 	}
 }

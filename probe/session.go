@@ -240,7 +240,7 @@ func (s *session) retry(hint Era, err error) {
 	r := s.res
 	r.Tools = r.Tools[:0]
 	s.listBytes = 0
-	r.Pages = 0
+	r.Pages, r.Relisted = 0, false
 	r.Timings.Pages = nil
 	r.TTLMillis = nil
 	r.Era, r.ProtocolVersion, r.ServerName, r.ServerVersion = "", "", "", ""
@@ -346,10 +346,12 @@ func (s *session) discovered(raw json.RawMessage) (Era, string, error) {
 	var r struct {
 		SupportedVersions json.RawMessage `json:"supportedVersions"`
 		Meta              json.RawMessage `json:"_meta"`
+		Capabilities      capabilities    `json:"capabilities"`
 	}
 	if json.Unmarshal(raw, &r) != nil || isAbsent(r.SupportedVersions) {
 		return EraLegacy, "", nil //nolint:nilerr // a reply that is no discover result is what a legacy server sends: an answer, not a failure
 	}
+	s.res.AnnouncesChanges = r.Capabilities.toolsListChanged()
 	var versions []string
 	if err := json.Unmarshal(r.SupportedVersions, &versions); err != nil {
 		return "", "", failf(ReasonProtocol, "server/discover: supportedVersions is not a list of strings")
@@ -396,10 +398,12 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 	var r struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		ServerInfo      json.RawMessage `json:"serverInfo"`
+		Capabilities    capabilities    `json:"capabilities"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return failf(ReasonProtocol, "initialize: the result is not an initialize result: %v", err)
 	}
+	s.res.AnnouncesChanges = r.Capabilities.toolsListChanged()
 	switch {
 	case r.ProtocolVersion == "":
 		return failf(ReasonProtocol, "initialize: the result names no protocolVersion")
@@ -489,6 +493,14 @@ func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) erro
 		s.res.Pages = n
 		next := p.next
 		switch {
+		case next == nil && s.relistDue():
+			// The server announced a change of its list during this
+			// probe: the list just read may be the one before it. Read
+			// it once more, in the same session.
+			s.res.Tools, s.res.Pages, s.res.Timings.Pages = nil, 0, nil
+			s.listBytes = 0
+			s.res.Relisted = true
+			return s.listTools(ctx, c, meta)
 		case next == nil:
 			return s.afterList(ctx, c, meta)
 		case seen[*next]:
@@ -500,6 +512,27 @@ func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) erro
 		cursor = next
 	}
 }
+
+// relistDue reports whether tools/list should be read once more: the
+// server announced a change of its list (notifications/tools/list_changed)
+// during the probe, and the list has not been read again yet.
+func (s *session) relistDue() bool {
+	if s.res.Relisted {
+		return false
+	}
+	s.obs.mu.Lock()
+	defer s.obs.mu.Unlock()
+	return s.obs.listChanged > 0
+}
+
+// capabilities is what a server declares it does, as far as a probe cares.
+type capabilities struct {
+	Tools *struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"tools"`
+}
+
+func (c capabilities) toolsListChanged() bool { return c.Tools != nil && c.Tools.ListChanged }
 
 // onPage names the page of a tools/list failure after the first one.
 func onPage(err error, page int) error {

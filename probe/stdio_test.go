@@ -126,6 +126,12 @@ func TestStdioBehaviors(t *testing.T) {
 			if tc.listChange != (res.ListChanged > 0) {
 				t.Errorf("%d list_changed notifications counted", res.ListChanged)
 			}
+			// A change announced during the probe makes it read the list
+			// once more, in the same session; a server that declares
+			// listChanged is one a listener can hear.
+			if res.OK && (tc.listChange != res.Relisted || tc.listChange != res.AnnouncesChanges) {
+				t.Errorf("relisted %v, announces changes %v; want both %v", res.Relisted, res.AnnouncesChanges, tc.listChange)
+			}
 			if !res.OK && len(res.Tools) != 0 {
 				t.Errorf("a failed probe reports %d tools", len(res.Tools))
 			}

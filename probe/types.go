@@ -161,6 +161,14 @@ type Result struct {
 	Pages       int    `json:"pages"`
 	TTLMillis   *int64 `json:"-"` // modern results: the first page's ttlMs; JSON has ttl_seconds
 	ListChanged int    `json:"list_changed_notifications,omitempty"`
+	// Relisted is true when tools/list was read a second time in the same
+	// session, because the server announced a change of its list during
+	// the probe (Tools is the second list).
+	Relisted bool `json:"relisted,omitempty"`
+	// AnnouncesChanges is true when the server declared
+	// capabilities.tools.listChanged (in its initialize or server/discover
+	// result): it says when its list changes, so a listener can hear it.
+	AnnouncesChanges bool `json:"announces_changes,omitempty"`
 
 	Started  time.Time `json:"started"`
 	Timings  Timings   `json:"timings"`
