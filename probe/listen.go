@@ -65,7 +65,7 @@ func Listen(ctx context.Context, t Target, opts ListenOptions, changed func()) e
 		err = listenStreamable(ctx, t, opts, obs, up)
 	}
 	if ctx.Err() != nil {
-		return nil
+		return nil //nolint:nilerr // the caller ended it: not a failure of the stream
 	}
 	return err
 }
@@ -108,7 +108,7 @@ func listenModern(ctx context.Context, t Target, opts ListenOptions, obs *observ
 	if !isEventStream(mt) {
 		msg, err := c.readJSON(ctx, resp, id, what)
 		if err == nil && msg.Error != nil {
-			return fmt.Errorf("%s: %v: %w", what, msg.Error, ErrNoStream)
+			return fmt.Errorf("%s: %s: %w", what, msg.Error.Error(), ErrNoStream)
 		}
 		return failf(ReasonProtocol, "%s: answered without an event stream", what)
 	}
@@ -200,7 +200,7 @@ func (c *httpConn) listen(ctx context.Context, events *sseReader, id json.RawMes
 			c.obs.notification(msg.Method)
 		case id != nil && sameID(msg.ID, id):
 			if msg.Error != nil {
-				return fmt.Errorf("%s: %v: %w", what, msg.Error, ErrNoStream)
+				return fmt.Errorf("%s: %s: %w", what, msg.Error.Error(), ErrNoStream)
 			}
 			return failf(ReasonClosed, "%s: the server ended the subscription", what)
 		}
