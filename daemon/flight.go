@@ -35,7 +35,8 @@ var (
 // flight is one probe of a server in progress.
 type flight struct {
 	trigger    string
-	transcript bool // the result carries a transcript (on-demand probes)
+	started    time.Time // when it was registered
+	transcript bool      // the result carries a transcript (on-demand probes)
 	done       chan struct{}
 	// cancel ends an on-demand probe once no request waits for it any
 	// more; nil for a scheduled one, which runs to its end.
@@ -57,7 +58,7 @@ func (s *server) beginFlight(trigger string) *flight {
 	if s.flight != nil {
 		return nil
 	}
-	s.flight = &flight{trigger: trigger, done: make(chan struct{})}
+	s.flight = &flight{trigger: trigger, done: make(chan struct{}), started: time.Now()}
 	return s.flight
 }
 
@@ -164,7 +165,7 @@ func (d *Daemon) joinOrStart(s *server) (*flight, error) {
 	// The probe ends with the server or the daemon, or when no request
 	// waits for it any more.
 	ctx, cancel := context.WithCancel(s.ctx)
-	f := &flight{trigger: triggerRequest, transcript: true, done: make(chan struct{}), cancel: cancel, waiters: 1}
+	f := &flight{trigger: triggerRequest, transcript: true, done: make(chan struct{}), cancel: cancel, waiters: 1, started: time.Now()}
 	s.flight = f
 	go func() {
 		defer d.wg.Done()

@@ -14,7 +14,7 @@ import (
 // server listing thousands of tools costs the history little.
 type Record struct {
 	Seq             uint64        `json:"seq"`
-	Trigger         string        `json:"trigger"` // "schedule" or "request" (/probe)
+	Trigger         string        `json:"trigger"` // "schedule", "request" (/probe), "calls" or "change" (the server announced one)
 	State           verdict.State `json:"state"`
 	Started         time.Time     `json:"started"`
 	Duration        time.Duration `json:"-"`

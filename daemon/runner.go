@@ -15,6 +15,7 @@ const (
 	triggerSchedule = "schedule"
 	triggerRequest  = "request"
 	triggerCalls    = "calls" // a scheduled probe that made the canary calls
+	// triggerChange (watch.go): the server announced a change of its tools
 )
 
 // fire starts the probe of a due slot, unless the server left the
@@ -167,6 +168,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	lock := d.lock.get(lockPath)
 	t := s.recordResult(trigger, res, obs.Tools, lock, cfg.Forbid, obs.Calls)
 	d.firstDone(s.name)
+	d.considerWatch(s, cfg, res)
 
 	// Checked first: at a fleet's probe rate, building fields that the
 	// level then drops is measurable.

@@ -63,6 +63,11 @@ type server struct {
 	// callsSkipped are call firings skipped because the one before still
 	// waited for the server's probe to end.
 	callsSkipped uint64
+	// watch is the listener of the server's tool changes, nil when none
+	// (watch.go); announces is set once a probe found the server declares
+	// tools.listChanged.
+	watch     *watcher
+	announces bool
 }
 
 func newServer(parent context.Context, cfg config.Server, sched schedule, interval time.Duration, historyLimit int) *server {
@@ -102,6 +107,10 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 	defer s.mu.Unlock()
 	if reach {
 		s.era = ""
+		s.announces = false
+		s.stopWatch() // the next successful probe starts one again, if wanted
+	} else if s.watch != nil && !wantsWatch(cfg, s.announces) {
+		s.stopWatch()
 	}
 	s.status.Transport = runner.Transport(cfg)
 	s.status.Schedule = cfg.Schedule

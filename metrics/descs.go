@@ -120,6 +120,11 @@ func newDescs() *descs {
 	d.add("mcpwatch_credential_last_refresh_success_timestamp_seconds", typeGauge, renderLastRefresh,
 		"Unix time the server's OAuth client last got an access token. Absent until one succeeds, and for servers without auth: oauth.")
 
+	d.add("mcpwatch_change_listener_up", typeGauge, renderListenerUp,
+		"1 while mcpwatch holds a stream to the server on which it announces changes of its tools (watch_changes), 0 while that stream is down and being reconnected. Absent for a server without a listener.")
+	d.add("mcpwatch_change_notifications_total", typeCounter, renderChangeNotifications,
+		"Changes of its tools the server announced on the listening stream (notifications/tools/list_changed) since the listener started; each one re-probes the server at once (at most one probe a second). Absent for a server without a listener.")
+
 	d.add("mcpwatch_call_success", typeGauge, renderCallSuccess,
 		"1 if the last canary call of the tool passed its contract, 0 if it failed (see mcpwatch_call_failures_total for why). One series per contracted tool; absent until its first call ends."+callNote,
 		"tool")

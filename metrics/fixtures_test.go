@@ -110,6 +110,7 @@ func fixtureStatuses() []status.Server {
 				Extra: []string{"get_me"}, SchemaChanged: []string{"search_code"},
 			},
 			Probes: 120, Failures: map[probe.Reason]uint64{probe.ReasonTimeout: 2},
+			Listener: &status.Listener{Up: true, Notifications: 3},
 			Calls: []status.Call{
 				{Tool: "get_me", Calls: 2, Last: &contracts.Outcome{Tool: "get_me", Passed: true, Started: base, Duration: ms(25)}},
 				{Tool: "list_issues"}, // contracted, not called yet

@@ -215,3 +215,21 @@ func boolValue(b bool) float64 {
 func unixSeconds(t time.Time) float64 {
 	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }
+
+// The listener of a server that announces changes (watch_changes).
+
+func renderListenerUp(t *TextWriter, st *status.Server) {
+	if l := st.Listener; l != nil {
+		up := 0.0
+		if l.Up {
+			up = 1
+		}
+		t.sample(up)
+	}
+}
+
+func renderChangeNotifications(t *TextWriter, st *status.Server) {
+	if l := st.Listener; l != nil {
+		t.sample(float64(l.Notifications))
+	}
+}

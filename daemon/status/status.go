@@ -54,6 +54,18 @@ type Server struct {
 	// each call, made when any of them was last recorded: the state every
 	// output shows.
 	Judgement verdict.Judgement
+	// Listener is the stream the daemon holds to hear the server announce
+	// changes of its tools (watch_changes); nil when it holds none. It is
+	// replaced, never written, once published.
+	Listener *Listener
+}
+
+// Listener is what the daemon knows of its listening stream to a server.
+type Listener struct {
+	Up bool // the stream is open now
+	// Notifications counts the notifications/tools/list_changed heard
+	// since the listener started.
+	Notifications uint64
 }
 
 // Call is what the daemon knows of one contracted tool's calls.

@@ -41,6 +41,8 @@ package config
 //	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse
 //	    headers: {Authorization: "Bearer ${TOKEN}"}
 //	    tls: {ca_file: ./ca.pem, insecure_skip_verify: false}
+//	    watch_changes: true      # hold a stream for tools/list_changed and re-probe at once;
+//	                             # default: when the server declares tools.listChanged
 //	    auth: {type: oauth, grant: client_credentials, client_id: mcpwatch, client_secret: "${file:./secret}"}  # see auth.go
 //
 // Unknown keys are errors at every level. Relative paths (imports, lock,
@@ -411,6 +413,9 @@ func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir stri
 		s.Era = era
 	}
 	s.Forbid, _ = o.strings("forbid")
+	if v, ok := o.boolean("watch_changes"); ok {
+		s.WatchChanges = &v
+	}
 	decodeCalls(o, &s, def, dir)
 	o.finish()
 
@@ -433,7 +438,7 @@ func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir stri
 		if hasTransport && transport != string(probe.TransportStdio) {
 			d.errorf(o.key("transport"), "applies only to url servers, and this one has a command; remove it")
 		}
-		for _, k := range []string{"headers", "tls"} {
+		for _, k := range []string{"headers", "tls", "watch_changes"} {
 			if _, set := o.m[k]; set {
 				d.errorf(o.key(k), "applies only to url servers, and this one has a command; remove it")
 			}

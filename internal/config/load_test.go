@@ -98,7 +98,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown_defaults_key.yml",
 			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: call_schedule, call_timeout, concurrency, era, inherit_env, max_message_bytes, schedule, stdio_concurrency, timeout)"},
 		{"unknown_server_key.yml",
-			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: allow_destructive_calls, args, auth, call_schedule, call_timeout, calls, command, contracts, cwd, env, era, forbid, headers, inherit_env, schedule, timeout, tls, transport, url)"},
+			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: allow_destructive_calls, args, auth, call_schedule, call_timeout, calls, command, contracts, cwd, env, era, forbid, headers, inherit_env, schedule, timeout, tls, transport, url, watch_changes)"},
 		{"unknown_tls_key.yml",
 			"testdata/bad/unknown_tls_key.yml: servers.remote.tls.ca: unknown key; did you mean ca_file? (known keys here: ca_file, insecure_skip_verify)"},
 		{"unknown_top_key.yml",

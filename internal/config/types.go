@@ -62,6 +62,10 @@ type Server struct {
 	Schedule string        // defaults applied
 	Era      probe.Era     // defaults applied
 	Forbid   []string      // tool-name glob patterns that must never appear
+	// WatchChanges says whether the daemon holds a listening stream to the
+	// (remote) server and re-probes it when it announces a change of its
+	// tools; nil: when the server declares tools.listChanged.
+	WatchChanges *bool
 
 	// Contracts are the canary calls of the server, sorted by tool: from
 	// its contracts file (ContractsFile) and its inline calls:. A tool
