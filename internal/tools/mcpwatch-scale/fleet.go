@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -121,6 +122,10 @@ func toolNames(tools []probetest.Tool) []string {
 // same tool set, era and behavior share one probetest.Server: a probe
 // cannot tell, and 10,000 servers then cost the harness little memory.
 type fleetHandler struct {
+	// watch holds every GET (a listener's stream) open as an event stream
+	// until the fleet closes.
+	watch   bool
+	closing chan struct{}
 	servers []simServer
 	kits    []*probetest.Server // by server index
 	all     []*probetest.Server // each distinct one, to close
@@ -134,7 +139,7 @@ func newFleetHandler(servers []simServer) *fleetHandler {
 	}
 	shared := map[key]*probetest.Server{}
 	sets := map[int][]probetest.Tool{}
-	h := &fleetHandler{servers: servers, kits: make([]*probetest.Server, len(servers))}
+	h := &fleetHandler{servers: servers, kits: make([]*probetest.Server, len(servers)), closing: make(chan struct{})}
 	for i, s := range servers {
 		k := key{s.toolSet, s.era, s.behavior}
 		kit, ok := shared[k]
@@ -164,6 +169,10 @@ func (h *fleetHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if h.watch && r.Method == http.MethodGet {
+		h.holdStream(w, r)
+		return
+	}
 	if d := h.servers[i].delay; d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -176,7 +185,27 @@ func (h *fleetHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.kits[i].ServeHTTP(w, r)
 }
 
+// holdStream answers a listener's GET with an event stream that stays
+// open, announcing nothing, until the listener or the fleet ends it.
+func (h *fleetHandler) holdStream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, ": listening\n\n")
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	select {
+	case <-r.Context().Done():
+	case <-h.closing:
+	}
+}
+
 func (h *fleetHandler) close() {
+	select {
+	case <-h.closing:
+	default:
+		close(h.closing)
+	}
 	for _, kit := range h.all {
 		kit.Close()
 	}
@@ -192,8 +221,9 @@ type fleetServer struct {
 	wg      sync.WaitGroup
 }
 
-func startFleet(servers []simServer, listeners int) (*fleetServer, error) {
+func startFleet(servers []simServer, listeners int, watch bool) (*fleetServer, error) {
 	fs := &fleetServer{handler: newFleetHandler(servers)}
+	fs.handler.watch = watch
 	for range max(listeners, 1) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -238,13 +268,17 @@ type daemonSettings struct {
 // fingerprints the lock holds each tool's schema fingerprint and
 // description hash (mcpwatch lock --fingerprints), which every probe then
 // computes and compares.
-func writeHTTPConfig(dir string, fs *fleetServer, servers []simServer, ds daemonSettings, fingerprints bool, calls callSpec) (string, error) {
+func writeHTTPConfig(dir string, fs *fleetServer, servers []simServer, ds daemonSettings, fingerprints bool, calls callSpec, watch bool) (string, error) {
+	extra := ""
+	if watch {
+		extra = ", watch_changes: true"
+	}
 	var b strings.Builder
 	writeDefaults(&b, ds)
 	b.WriteString("servers:\n")
 	lock := lockstore.New()
 	for _, s := range servers {
-		fmt.Fprintf(&b, "  %s: {url: %q, transport: http%s}\n", s.name, fs.url(s), calls.configFor(toolNames(toolSet(s.toolSet))))
+		fmt.Fprintf(&b, "  %s: {url: %q, transport: http%s%s}\n", s.name, fs.url(s), extra, calls.configFor(toolNames(toolSet(s.toolSet))))
 		observed, err := observedTools(toolSet(s.toolSet))
 		if err != nil {
 			return "", err

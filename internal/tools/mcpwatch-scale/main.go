@@ -74,6 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.fingerprints, "fingerprints", false, "http mode: write the lock with schema fingerprints and description hashes (mcpwatch lock --fingerprints)")
 	fs.IntVar(&o.calls.contracts, "contracts", 0, "http mode: contracts per server, for its first tools, called on a call_schedule of -call-interval")
 	fs.DurationVar(&o.calls.interval, "call-interval", 5*time.Minute, "with -contracts: the call_schedule (@every)")
+	fs.BoolVar(&o.watch, "watch", false, "http mode: watch_changes: true on every server; the fleet holds each listener's stream open (the cost of 1 listener per server)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configuration, lock, mcpwatch's log)")
 	fs.StringVar(&jsonOut, "json", "", "append the result as one JSON line to this file")
 	fs.StringVar(&summary, "summary", "", "judge the performance targets from this -json file, print them and exit")

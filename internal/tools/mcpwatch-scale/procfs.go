@@ -183,3 +183,12 @@ func markedProcesses(marker string) int {
 	}
 	return count
 }
+
+// openFDs counts the open file descriptors of pid (0 when unknown).
+func openFDs(pid int) int {
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0
+	}
+	return len(entries)
+}

@@ -21,6 +21,11 @@ type result struct {
 	Cores            int     `json:"cores"`
 	Fingerprints     bool    `json:"fingerprints,omitempty"`
 	GoMemLimit       string  `json:"gomemlimit,omitempty"`
+	Watch            bool    `json:"watch,omitempty"`
+	// OpenFDs are mcpwatch's open file descriptors at the end of the
+	// window; ListenersUp its listening streams up then (-watch).
+	OpenFDs     int `json:"open_fds"`
+	ListenersUp int `json:"listeners_up,omitempty"`
 
 	Rounds        int     `json:"rounds"`
 	WindowS       float64 `json:"window_s"`
@@ -139,7 +144,10 @@ func (r *result) print(w io.Writer) {
 	}
 	p("  lag:         p50 %s, p99 %s%s, worst bucket <= %gs", fmtSeconds(r.LagP50S), fmtSeconds(r.LagP99S), over, r.LagMaxBucketS)
 	p("  cpu:         %.2fs = %.1f%% of one core; %.3fs per 1,000 probes; %.0f probes per CPU-second", r.CPUS, r.CPUPercent, r.CPUPer1000S, r.ProbesPerCPUS)
-	p("  memory:      peak RSS %.1f MB, at end %.1f MB; %.0f goroutines", r.RSSPeakMB, r.RSSEndMB, r.Goroutines)
+	p("  memory:      peak RSS %.1f MB, at end %.1f MB; %.0f goroutines; %d open files", r.RSSPeakMB, r.RSSEndMB, r.Goroutines, r.OpenFDs)
+	if r.Watch {
+		p("  listeners:   %d of %d up", r.ListenersUp, r.N)
+	}
 	p("  /metrics:    %d scrapes at 1/s: p50 %.1f ms, p99 %.1f ms, %s, %.1f ms CPU each; %d during the window, slowest %.1f ms",
 		r.Scrapes, r.ScrapeP50MS, r.ScrapeP99MS, fmtBytes(r.ScrapeBytes), r.ScrapeCPUMS, r.PromScrapes, r.PromScrapeMaxMS)
 	r.printCalls(p)

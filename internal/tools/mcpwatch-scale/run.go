@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -35,6 +36,7 @@ type scaleOptions struct {
 	goMemLimit       string // GOMEMLIMIT for mcpwatch, "" for none
 	fingerprints     bool   // lock schema fingerprints and description hashes
 	calls            callSpec
+	watch            bool // every server watch_changes: true, its stream held open
 	keep             bool
 	out              io.Writer // progress lines
 }
@@ -59,12 +61,12 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	switch o.mode {
 	case "http":
 		servers := planFleet(fleetSpec{n: o.n, listeners: o.listeners, failShare: o.failShare, slowShare: o.slowShare, seed: o.seed})
-		fleet, err := startFleet(servers, o.listeners)
+		fleet, err := startFleet(servers, o.listeners, o.watch)
 		if err != nil {
 			return nil, err
 		}
 		defer fleet.close()
-		if configPath, err = writeHTTPConfig(dir, fleet, servers, ds, o.fingerprints, o.calls); err != nil {
+		if configPath, err = writeHTTPConfig(dir, fleet, servers, ds, o.fingerprints, o.calls, o.watch); err != nil {
 			return nil, err
 		}
 	case "stdio":
@@ -83,6 +85,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 		Label: o.label, Mode: o.mode, N: o.n, IntervalS: o.interval.Seconds(),
 		Concurrency: o.concurrency, StdioConcurrency: o.stdioConcurrency,
 		LoadStart: loadAverage(), Cores: numCores(), Fingerprints: o.fingerprints, GoMemLimit: o.goMemLimit,
+		Watch: o.watch,
 	}
 	res.SystemProcsBefore = len(readProcessTable())
 	harnessCPU0, _ := readProcStat(os.Getpid())
@@ -130,6 +133,12 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 		}
 	}
 
+	res.OpenFDs = openFDs(d.pid())
+	if o.watch {
+		if body, _, err := d.get(ctx, "/metrics"); err == nil {
+			res.ListenersUp = countSeries(string(body), "mcpwatch_change_listener_up{", " 1")
+		}
+	}
 	mem, _ := readMemStatus(d.pid())
 	res.RSSPeakMB = mb(mem.peakRSS)
 	res.RSSEndMB = mb(mem.rss)
@@ -376,4 +385,16 @@ func (w *processWatch) result() (children, zombies, marked int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.maxChildren, w.maxZombies, w.mx
+}
+
+// countSeries counts the lines of a scrape that start with prefix and end
+// with suffix.
+func countSeries(text, prefix, suffix string) int {
+	n := 0
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, prefix) && strings.HasSuffix(line, suffix) {
+			n++
+		}
+	}
+	return n
 }
