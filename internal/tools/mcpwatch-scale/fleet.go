@@ -169,7 +169,7 @@ func (h *fleetHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if h.watch && r.Method == http.MethodGet {
+	if h.watch && (r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen") {
 		h.holdStream(w, r)
 		return
 	}
@@ -185,12 +185,16 @@ func (h *fleetHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.kits[i].ServeHTTP(w, r)
 }
 
-// holdStream answers a listener's GET with an event stream that stays
-// open, announcing nothing, until the listener or the fleet ends it.
+// holdStream answers a listener's GET (legacy) or subscriptions/listen
+// (2026-07-28) with an event stream that stays open, announcing nothing,
+// until the listener or the fleet ends it.
 func (h *fleetHandler) holdStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, ": listening\n\n")
+	if r.Method == http.MethodPost { // 2026-07-28: the subscription is acknowledged first
+		_, _ = io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{}}\n\n")
+	}
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
