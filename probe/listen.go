@@ -92,7 +92,7 @@ func listenModern(ctx context.Context, t Target, opts ListenOptions, obs *observ
 	params := subscriptionParams{Meta: &requestMeta{ProtocolVersion: version,
 		ClientInfo: implementation{Name: opts.ClientName, Version: opts.ClientVersion}}}
 	params.Notifications.ToolsListChanged = true
-	id, resp, err := c.send(ctx, "subscriptions/listen", params)
+	id, resp, _, err := c.send(ctx, "subscriptions/listen", params)
 	if err != nil {
 		return err
 	}
