@@ -68,7 +68,9 @@ func startDaemon(ctx context.Context, binary, configPath, dir string, pprof bool
 		d.waitErr = cmd.Wait()
 		close(d.exited)
 	}()
-	if err := d.waitFor(ctx, "/-/healthy", 15*time.Second); err != nil {
+	// Loading 10,000 servers and their lock takes seconds, more on a
+	// loaded machine.
+	if err := d.waitFor(ctx, "/-/healthy", 2*time.Minute); err != nil {
 		_, _ = d.stop() // how it stopped is not the news: that it never came up is
 		return nil, fmt.Errorf("mcpwatch serve did not come up: %w\n%s", err, d.logTail())
 	}
