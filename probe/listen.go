@@ -124,7 +124,11 @@ func listenStreamable(ctx context.Context, t Target, opts ListenOptions, obs *ob
 	if err != nil {
 		return err
 	}
-	defer c.close(context.WithoutCancel(ctx))
+	// Ended by the caller (a shutdown, the server removed): no DELETE of
+	// the session, which the closed connection ends soon enough on the
+	// server's side; a daemon with thousands of listeners must not send
+	// thousands of requests on its way out.
+	defer c.close(ctx)
 	raw, err := c.call(ctx, "initialize", initializeParams{
 		ProtocolVersion: LegacyVersions[0],
 		ClientInfo:      implementation{Name: opts.ClientName, Version: opts.ClientVersion},

@@ -46,6 +46,11 @@ func TestListenHearsAChange(t *testing.T) {
 			server.AddTool(sdkTool("first"))
 			ts := httptest.NewServer(tc.handler(server))
 			defer ts.Close()
+			defer func() { // a listener ended by its caller sends no DELETE
+				for ss := range server.Sessions() {
+					_ = ss.Close()
+				}
+			}()
 
 			ctx, cancel := context.WithCancel(context.Background())
 			up := make(chan struct{}, 1)
