@@ -31,7 +31,7 @@ func Listen(ctx context.Context, s config.Server, req ListenRequest, changed fun
 	}
 	target, err := s.Target(lookup)
 	if err == nil {
-		_, err = authorize(s, &target, lookup, req.OAuth)
+		_, err = authorize(s, &target, lookup, req.OAuth, nil) // a listener never signs anyone in
 	}
 	if err != nil {
 		return err
