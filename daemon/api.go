@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -177,12 +178,16 @@ func (d *Daemon) writeJSON(w http.ResponseWriter, r *http.Request, code int, v a
 // handleProbe probes one server now, through the same path and pool as the
 // schedule, and answers with that server's metrics after the probe, as a
 // blackbox exporter's /probe does; requests for a server share one probe
-// (see flight.go). debug=true answers with a text report instead: the
+// (see flight.go). The server is named by server= or, as blackbox_exporter
+// users write it, target=. The scrape's timeout (Prometheus's
+// X-Prometheus-Scrape-Timeout-Seconds) less Options.ProbeTimeoutOffset
+// bounds the probe when it is shorter than the server's own timeout
+// (probeTimeout). debug=true answers with a text report instead: the
 // result, the transcript of every message, and the metrics.
 func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("server")
-	if name == "" {
-		writeText(w, http.StatusBadRequest, "missing the server parameter: /probe?server=NAME\n")
+	name, err := probeTarget(r)
+	if err != nil {
+		writeText(w, http.StatusBadRequest, err.Error()+"\n")
 		return
 	}
 	s, ok := d.lookup(name)
@@ -190,8 +195,16 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusNotFound, "no server of that name in the running configuration; see /api/v1/servers\n")
 		return
 	}
+	d.mu.RLock()
+	serverTimeout := runner.Timeout(s.cfg, 0)
+	d.mu.RUnlock()
+	timeout, err := probeTimeout(r, serverTimeout, d.opts.ProbeTimeoutOffset)
+	if err != nil {
+		writeText(w, http.StatusBadRequest, err.Error()+"\n")
+		return
+	}
 	debug := r.URL.Query().Get("debug") == "true"
-	f, err := d.probeRequest(r.Context(), s)
+	f, err := d.probeRequest(r.Context(), s, time.Now().Add(timeout))
 	switch {
 	case errors.Is(err, errTooManyWaiters), errors.Is(err, errOnDemandFull):
 		w.Header().Set("Retry-After", d.retryAfter(s))
@@ -210,6 +223,23 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 	b.WriteString("\nMetrics that would be returned:\n\n")
 	_ = metrics.WriteServerText(&b, f.st) // a strings.Builder does not fail
 	writeText(w, http.StatusOK, b.String())
+}
+
+// probeTarget is the server a /probe request names: server=NAME, or
+// target=NAME as blackbox_exporter's /probe is asked (one of them, or both
+// the same).
+func probeTarget(r *http.Request) (string, error) {
+	q := r.URL.Query()
+	server, target := q.Get("server"), q.Get("target")
+	switch {
+	case server == "" && target == "":
+		return "", errors.New("missing the server parameter: /probe?server=NAME (or target=NAME, as for blackbox_exporter)")
+	case server != "" && target != "" && server != target:
+		return "", fmt.Errorf("server=%q and target=%q name two servers; give one", sanitize.Text(server), sanitize.Text(target))
+	case server != "":
+		return server, nil
+	}
+	return target, nil
 }
 
 // writeDebugReport writes a probe for a person: the outcome, the diff, the

@@ -67,6 +67,11 @@ type Options struct {
 	// MaxProbeWaiters bounds the /probe requests waiting for one server's
 	// probe; one more is answered 429. Default 16.
 	MaxProbeWaiters int
+	// ProbeTimeoutOffset is taken from a scrape's timeout (Prometheus's
+	// X-Prometheus-Scrape-Timeout-Seconds) to bound a /probe, leaving time
+	// for the answer, as blackbox_exporter's --timeout-offset. Default
+	// 0.5s.
+	ProbeTimeoutOffset time.Duration
 	// Version is mcpwatch's version: reported to servers as
 	// clientInfo.version, and shown on the status page.
 	Version string
@@ -131,6 +136,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxProbeWaiters <= 0 {
 		o.MaxProbeWaiters = defaultMaxProbeWaiters
+	}
+	if o.ProbeTimeoutOffset <= 0 {
+		o.ProbeTimeoutOffset = defaultProbeTimeoutOffset
 	}
 	o.RoutePrefix = NormalizeRoutePrefix(o.RoutePrefix, o.ExternalURL)
 	return o

@@ -64,13 +64,16 @@ type fakeServer struct {
 	hold chan struct{}
 
 	// What its probes were asked, in order.
-	probes  int
-	eras    []probe.Era // the era hint of each probe
-	calling int         // probes that made the canary calls
-	retries int         // probes asked to honour the retry policies
-	now     int         // in flight now
-	most    int         // most in flight at once
-	waiting int         // held now
+	probes int
+	eras   []probe.Era // the era hint of each probe
+	// budgets are the time each probe had from its start to the caller's
+	// Deadline (0 for a probe without one).
+	budgets []time.Duration
+	calling int // probes that made the canary calls
+	retries int // probes asked to honour the retry policies
+	now     int // in flight now
+	most    int // most in flight at once
+	waiting int // held now
 }
 
 var fakeTools = []string{"fetch_daily_report", "list_report_dates"}
@@ -106,9 +109,19 @@ func (f *fakeProber) server(name string) *fakeServer {
 
 func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Server, req runner.Request) runner.Observation {
 	started := time.Now()
-	release, err := pool.Acquire(ctx, s.Command != "")
+	wctx := ctx
+	if !req.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, req.Deadline)
+		defer cancel()
+	}
+	release, err := pool.Acquire(wctx, s.Command != "")
 	if err != nil {
-		return f.canceled(s, req, started)
+		obs := f.canceled(s, req, started)
+		if ctx.Err() == nil { // the caller's deadline passed, as runner.Probe says it
+			obs.Result.Error = "not started: no probe slot was free before the caller's deadline"
+		}
+		return obs
 	}
 	defer release()
 	done := func() {}
@@ -122,6 +135,11 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 	f.started = append(f.started, s.Name)
 	fs.probes++
 	fs.eras = append(fs.eras, req.Era)
+	var budget time.Duration // 0: no deadline of the caller's
+	if !req.Deadline.IsZero() {
+		budget = time.Until(req.Deadline)
+	}
+	fs.budgets = append(fs.budgets, budget)
 	if req.Calls && s.HasCalls() {
 		fs.calling++
 	}
@@ -147,22 +165,31 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 		f.mu.Unlock()
 	}()
 
-	var wait <-chan time.Time
+	var wait, cut <-chan time.Time
 	if took > 0 {
 		wait = time.After(took)
 	}
+	if !req.Deadline.IsZero() {
+		cut = time.After(time.Until(req.Deadline))
+	}
+	fail := probe.ReasonNone
 	if hold != nil || wait != nil {
 		select {
 		case <-hold:
 		case <-wait:
+		case <-cut:
+			fail = probe.ReasonTimeout // at the caller's deadline, as runner.Probe
 		case <-ctx.Done():
 			return f.canceled(s, req, started)
 		}
 	}
 
 	f.mu.Lock()
+	if fail == probe.ReasonNone {
+		fail = fs.fail
+	}
 	res := &probe.Result{
-		OK: fs.fail == "", Reason: fs.fail, Transport: runner.Transport(s),
+		OK: fail == "", Reason: fail, Transport: runner.Transport(s),
 		Era: fs.era, ProtocolVersion: "2025-06-18", ServerName: "fake", ServerVersion: "1.0.0",
 		StderrTail: fs.stderr, Started: started, Tools: []probe.Tool{}, Credentials: fs.credentials,
 	}

@@ -32,6 +32,13 @@ var (
 	errOnDemandFull   = errors.New("too many on-demand probes are running")
 )
 
+// Errors of a /probe request whose deadline (the scrape's timeout) passed
+// before it had a result; both are 503.
+var (
+	errNoSlot       = errors.New("no probe slot was free before the scrape's deadline: the scheduled probes took them all")
+	errProbeOverran = errors.New("the probe of this server already running (scheduled, or asked for by another request) did not end before the scrape's deadline; its result will be in /metrics")
+)
+
 // flight is one probe of a server in progress.
 type flight struct {
 	trigger    string
@@ -111,7 +118,14 @@ func (d *Daemon) tryOnDemand() bool {
 // result and the server's status right after it. A request that leaves
 // stops waiting; an on-demand probe no request waits for any more is
 // canceled. errTooManyWaiters and errOnDemandFull turn the request away.
-func (d *Daemon) probeRequest(ctx context.Context, s *server) (*flight, error) {
+//
+// deadline (zero: none) is when the requester stops waiting, as a
+// Prometheus scrape's timeout says: a probe this request starts ends by
+// then, its wait for a slot included (one cut there fails with reason
+// timeout, as blackbox_exporter's probes do); a probe in flight that it
+// joins is waited for until then, and errProbeOverran answers if it has
+// not ended.
+func (d *Daemon) probeRequest(ctx context.Context, s *server, deadline time.Time) (*flight, error) {
 	if !d.enter() {
 		return nil, ErrClosed
 	}
@@ -122,59 +136,82 @@ func (d *Daemon) probeRequest(ctx context.Context, s *server) (*flight, error) {
 	}
 	defer d.probeRequests.Add(-1)
 
-	f, err := d.joinOrStart(s)
+	f, mine, err := d.joinOrStart(s, deadline)
 	if err != nil {
 		return nil, err
 	}
+	// A probe this request started ends by its deadline on its own; one it
+	// joined was started for another, with a deadline of its own or none.
+	var overran <-chan time.Time
+	if !mine && !deadline.IsZero() {
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		overran = timer.C
+	}
 	select {
 	case <-f.done:
-		if !f.recorded {
-			return f, errors.New("probe canceled before it ended")
+		switch {
+		case f.recorded:
+			return f, nil
+		case f.res != nil && f.res.Reason == probe.ReasonCanceled && f.res.Error != "":
+			return f, errors.New(f.res.Error) // it never got a slot
+		case f.res == nil && mine && !deadline.IsZero() && !time.Now().Before(deadline):
+			return f, errNoSlot
 		}
-		return f, nil
+		return f, errors.New("probe canceled before it ended")
+	case <-overran:
+		d.leave(s, f)
+		return nil, errProbeOverran
 	case <-ctx.Done():
-		s.mu.Lock()
-		f.waiters--
-		if f.waiters == 0 && f.cancel != nil {
-			f.cancel()
-		}
-		s.mu.Unlock()
+		d.leave(s, f)
 		return nil, ctx.Err()
 	}
 }
 
+// leave counts a request out of the probe it waited for, and cancels an
+// on-demand probe no request waits for any more.
+func (d *Daemon) leave(s *server, f *flight) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.waiters--
+	if f.waiters == 0 && f.cancel != nil {
+		f.cancel()
+	}
+}
+
 // joinOrStart counts the request in as a waiter of the probe of s in
-// flight, or starts an on-demand probe of s for it.
-func (d *Daemon) joinOrStart(s *server) (*flight, error) {
+// flight, or starts an on-demand probe of s for it, to end by deadline
+// (zero: the server's timeout alone); mine says which.
+func (d *Daemon) joinOrStart(s *server, deadline time.Time) (f *flight, mine bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f := s.flight; f != nil {
 		if f.waiters >= d.opts.MaxProbeWaiters {
-			return nil, errTooManyWaiters
+			return nil, false, errTooManyWaiters
 		}
 		f.waiters++
-		return f, nil
+		return f, false, nil
 	}
 	if !d.tryOnDemand() {
-		return nil, errOnDemandFull
+		return nil, false, errOnDemandFull
 	}
 	if !d.enter() {
 		d.onDemand.Add(-1)
-		return nil, ErrClosed
+		return nil, false, ErrClosed
 	}
 	// The probe ends with the server or the daemon, or when no request
 	// waits for it any more.
 	ctx, cancel := context.WithCancel(s.ctx)
-	f := &flight{trigger: triggerRequest, transcript: true, done: make(chan struct{}), cancel: cancel, waiters: 1, started: time.Now()}
+	f = &flight{trigger: triggerRequest, transcript: true, done: make(chan struct{}), cancel: cancel, waiters: 1, started: time.Now()}
 	s.flight = f
 	go func() {
 		defer d.wg.Done()
 		defer d.onDemand.Add(-1)
-		res, recorded := d.probe(ctx, s, time.Time{}, triggerRequest, true, false)
+		res, recorded := d.probe(ctx, s, probeRun{trigger: triggerRequest, transcript: true, deadline: deadline})
 		cancel()
 		s.endFlight(f, res, recorded)
 	}()
-	return f, nil
+	return f, true, nil
 }
 
 // retryAfter is the Retry-After of a /probe turned away: about when the

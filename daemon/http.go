@@ -21,7 +21,8 @@ import (
 //	/                      status page, problems first
 //	/server/NAME           one server and its last probes
 //	/metrics               Prometheus metrics: every server's, then mcpwatch's own
-//	/probe?server=NAME     probe now, answer with that probe's metrics (&debug=true: a text transcript)
+//	/probe?server=NAME     probe now, answer with that probe's metrics (&debug=true: a text transcript;
+//	                       target=NAME too; within the scrape's timeout, see probeTimeout)
 //	/api/v1/servers        the latest results as JSON, redacted
 //	/api/v1/servers/NAME   one server, with its last probes
 //	/-/healthy, /-/ready   liveness, and readiness after the first round

@@ -45,7 +45,11 @@ func TestEndpoints(t *testing.T) {
 			"Transcript:", "tools/list", "missing:          [fetch_daily_report list_report_dates]",
 			`mcpwatch_tools_missing{server="report"} 2`,
 		}},
-		{"probe without server", "GET", "/probe", 400, nil},
+		{"probe by target, as blackbox_exporter is asked", "GET", "/probe?target=report", 200, []string{
+			`mcpwatch_probe_success{server="report"} 1`,
+		}},
+		{"probe without server", "GET", "/probe", 400, []string{"target=NAME"}},
+		{"probe of two servers", "GET", "/probe?server=report&target=other", 400, []string{"name two servers"}},
 		{"probe of an unknown server", "GET", "/probe?server=nope", 404, nil},
 		{"api", "GET", "/api/v1/servers", 200, []string{`"name": "report"`, `"state": "missing"`, `"fetch_daily_report"`}},
 		{"api server", "GET", "/api/v1/servers/report", 200, []string{`"history"`, `"trigger": "schedule"`,
@@ -93,8 +97,8 @@ func TestEndpoints(t *testing.T) {
 			requests++
 		}
 	}
-	if requests != 2 {
-		t.Errorf("history holds %d on-demand probes, want 2", requests)
+	if requests != 3 {
+		t.Errorf("history holds %d on-demand probes, want 3", requests)
 	}
 	// The transcript of a debug probe is not kept in the state.
 	if st := h.d.Statuses()[0]; st.Last.Transcript != nil {

@@ -53,7 +53,7 @@ func (d *Daemon) fire(sl slot) (slot, bool) {
 	}
 	go func() {
 		defer d.wg.Done()
-		res, recorded := d.probe(s.ctx, s, sl.due, triggerSchedule, false, false)
+		res, recorded := d.probe(s.ctx, s, probeRun{trigger: triggerSchedule, scheduled: sl.due})
 		s.endFlight(f, res, recorded)
 	}()
 	return next, hasNext
@@ -97,7 +97,7 @@ func (d *Daemon) fireCalls(sl slot) (slot, bool) {
 		if f == nil {
 			return // the server or the daemon is going
 		}
-		res, recorded := d.probe(s.ctx, s, sl.due, triggerCalls, false, true)
+		res, recorded := d.probe(s.ctx, s, probeRun{trigger: triggerCalls, scheduled: sl.due, calls: true})
 		s.endFlight(f, res, recorded)
 	}()
 	return next, hasNext
@@ -115,10 +115,27 @@ func (d *Daemon) enter() bool {
 	return true
 }
 
-// probe runs one probe of s and records it, with the server's canary calls
-// when calls. scheduled is when it was due (zero for an on-demand probe).
-// The caller holds s's flight.
-func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trigger string, transcript, calls bool) (*probe.Result, bool) {
+// probeRun says which probe of a server d.probe makes.
+type probeRun struct {
+	trigger string
+	// scheduled is when the probe was due; zero for one nobody scheduled
+	// (on demand, after an announced change), which yields its turn in the
+	// pool to scheduled ones and adds no scheduling lag.
+	scheduled time.Time
+	// transcript records every message (an on-demand probe's debug
+	// answer); calls makes the server's canary calls.
+	transcript, calls bool
+	// deadline is when the requester stops waiting (a scrape's timeout,
+	// less the offset); zero for none. The probe, its wait for a slot
+	// included, ends by then.
+	deadline time.Time
+}
+
+// probe runs one probe of s and records it. The caller holds s's flight.
+// A probe canceled from outside (shutdown, the server removed, the
+// request gone) or that never got a slot before its deadline is not the
+// server's doing and is not recorded: recorded is false.
+func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Result, bool) {
 	d.mu.RLock()
 	cfg := s.cfg
 	defaults := d.cfg.Defaults
@@ -129,8 +146,14 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 	// Scheduled probes first (priority.go): an on-demand one asks the pool
 	// only once no scheduled probe waits for a slot.
 	var waited func()
-	if scheduled.IsZero() {
-		gone, err := d.prio.admit(ctx, func() int { all, _ := pool.Sizes(); return all })
+	if run.scheduled.IsZero() {
+		actx := ctx
+		if !run.deadline.IsZero() {
+			var cancel context.CancelFunc
+			actx, cancel = context.WithDeadline(ctx, run.deadline)
+			defer cancel()
+		}
+		gone, err := d.prio.admit(actx, func() int { all, _ := pool.Sizes(); return all })
 		if err != nil {
 			return nil, false
 		}
@@ -147,33 +170,34 @@ func (d *Daemon) probe(ctx context.Context, s *server, scheduled time.Time, trig
 		Options: probe.Options{
 			MaxMessageBytes: defaults.MaxMessageBytes,
 			ClientVersion:   d.opts.Version,
-			Transcript:      transcript,
+			Transcript:      run.transcript,
 			Conns:           d.conns,
 		},
-		Lookup: d.opts.Lookup,
+		Lookup:   d.opts.Lookup,
+		Deadline: run.deadline,
 		OnStart: func() func() {
 			slot := d.prio.started(waited)
-			done := d.self.ProbeStarted(scheduled, time.Now())
+			done := d.self.ProbeStarted(run.scheduled, time.Now())
 			return func() { done(); slot() }
 		},
 		OAuth: &d.oauth,
-		Calls: calls,
+		Calls: run.calls,
 	})
 	res := obs.Result
-	if ctx.Err() != nil {
-		// Canceled from outside (shutdown, the server removed, the request
-		// gone): not the server's doing, so not recorded against it.
+	if ctx.Err() != nil || res.Reason == probe.ReasonCanceled {
+		// Canceled from outside, or no slot before the requester's
+		// deadline: not the server's doing, so not recorded against it.
 		return res, false
 	}
 	lock := d.lock.get(lockPath)
-	t := s.recordResult(trigger, res, obs.Tools, lock, cfg.Forbid, obs.Calls)
+	t := s.recordResult(run.trigger, res, obs.Tools, lock, cfg.Forbid, obs.Calls)
 	d.firstDone(s.name)
 	d.considerWatch(s, cfg, res)
 
 	// Checked first: at a fleet's probe rate, building fields that the
 	// level then drops is measurable.
 	if ce := d.log.Check(zap.DebugLevel, "probe finished"); ce != nil {
-		ce.Write(zap.String("server", s.name), zap.String("trigger", trigger),
+		ce.Write(zap.String("server", s.name), zap.String("trigger", run.trigger),
 			zap.String("state", string(t.now.State)), zap.Bool("ok", res.OK), zap.String("reason", string(res.Reason)),
 			zap.Int("tools", len(res.Tools)), zap.Duration("duration", res.Timings.Total))
 	}

@@ -251,7 +251,7 @@ func (d *Daemon) probeFor(s *server, at time.Time) {
 			f = &flight{trigger: triggerChange, done: make(chan struct{}), started: time.Now()}
 			s.flight = f
 			s.mu.Unlock()
-			res, recorded := d.probe(s.ctx, s, time.Time{}, triggerChange, false, false)
+			res, recorded := d.probe(s.ctx, s, probeRun{trigger: triggerChange})
 			s.endFlight(f, res, recorded)
 			return
 		}

@@ -34,7 +34,9 @@ compares what it sees with the lock, and serves the results:
   /                  status page: one row per server, missing tools by name
   /server/NAME       one server and its last probes
   /metrics           Prometheus metrics
-  /probe?server=N    probe one server now (&debug=true: a text transcript);
+  /probe?server=N    probe one server now (&debug=true: a text transcript;
+                     target=N too, as blackbox_exporter is asked); within the
+                     scrape's X-Prometheus-Scrape-Timeout-Seconds less 0.5 s;
                      requests for one server share one probe, 429 past the bounds
   /api/v1/servers    the latest results as JSON (no secret values)
   /api/v1/servers/N  one server, with its last probes

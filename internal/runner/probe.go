@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
@@ -17,6 +19,13 @@ type Request struct {
 	// Timeout, when positive, replaces the server's own deadline (the
 	// CLI's --timeout).
 	Timeout time.Duration
+	// Deadline, when set, is when the probe must have ended whatever its
+	// timeout: a caller's own deadline, such as a Prometheus scrape's. The
+	// probe's deadline is the earlier of Deadline and its timeout counted
+	// from when it takes its slot, and a probe that ends there fails with
+	// reason timeout, as at its own; one still waiting for its slot at
+	// Deadline never starts (reason canceled: the server was not reached).
+	Deadline time.Time
 	// Era is a hint, such as the era the server spoke last time: tried
 	// first, and detected afresh in the same probe when it proves wrong. It
 	// is ignored when the server pins an era.
@@ -121,9 +130,9 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		target.EraHint = req.Era
 	}
 
-	release, err := pool.Acquire(ctx, target.Command != "")
+	release, err := acquire(ctx, pool, target.Command != "", req.Deadline)
 	if err != nil {
-		obs.Result = failed(s, probe.ReasonCanceled, "canceled before the probe started", time.Now())
+		obs.Result = failed(s, probe.ReasonCanceled, err.Error(), time.Now())
 		if calls {
 			obs.Calls = notCalled(s, obs.Result)
 		}
@@ -135,7 +144,11 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	if calls {
 		opts.AfterList = callHook(s, req.Retries, &outcomes)
 	}
-	pctx, cancel := context.WithTimeout(ctx, obs.Timeout)
+	timeout := obs.Timeout
+	if !req.Deadline.IsZero() {
+		timeout = min(timeout, time.Until(req.Deadline))
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	said := probe.Run(pctx, target, opts)
 	said.Credentials = credentialStatus(target, client)
@@ -173,6 +186,30 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		obs.Calls = scrub.outcomes(outcomes)
 	}
 	return obs
+}
+
+// acquire takes a slot of pool for a probe (a stdio one too when stdio),
+// waiting until ctx ends or deadline (zero: none) passes. Its error says
+// which, for the Result of a probe that never started.
+func acquire(ctx context.Context, pool *Pool, stdio bool, deadline time.Time) (release func(), err error) {
+	wctx := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	release, err = pool.Acquire(wctx, stdio)
+	if err == nil {
+		return release, nil
+	}
+	if ctx.Err() == nil {
+		bound := "defaults.concurrency"
+		if stdio {
+			bound = "defaults.stdio_concurrency"
+		}
+		return nil, fmt.Errorf("not started: no probe slot was free before the caller's deadline (%s probes were running)", bound)
+	}
+	return nil, errors.New("canceled before the probe started")
 }
 
 // endedEarly turns a probe that saw the server's tools into one that

@@ -198,6 +198,41 @@ func TestProbeDeadlineStartsAtSlot(t *testing.T) {
 	})
 }
 
+// A caller's Deadline (a scrape's) bounds the wait for a slot: a probe
+// still waiting at the Deadline never starts, and says the slots were
+// taken, not that the server failed.
+func TestProbeDeadlineBoundsTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pool := NewPool(1, 1)
+		defer take(t, pool, false)()
+		s := config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp", Timeout: time.Hour}
+		began := time.Now()
+		obs := Probe(t.Context(), pool, s, Request{Deadline: began.Add(2 * time.Second), OnStart: func() func() {
+			t.Error("a probe without a slot started")
+			return func() {}
+		}})
+		r := obs.Result
+		if r.Reason != probe.ReasonCanceled || !strings.Contains(r.Error, "no probe slot was free before the caller's deadline (defaults.concurrency") {
+			t.Errorf("result %+v, want canceled for want of a slot", r)
+		}
+		if waited := time.Since(began); waited != 2*time.Second {
+			t.Errorf("waited %s for a slot, want the 2s to the deadline", waited)
+		}
+	})
+}
+
+// A Deadline earlier than the probe's timeout ends the probe there, with
+// reason timeout as its own deadline would: a server that stalls is cut
+// at the caller's deadline, not an hour later.
+func TestProbeDeadlineCutsTheTimeout(t *testing.T) {
+	url := httpServer(t, probetest.Config{Behavior: probetest.StallToolsList})
+	s := config.Server{Name: "stalls", URL: url, Transport: probe.TransportHTTP, Timeout: time.Hour}
+	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Deadline: time.Now().Add(300 * time.Millisecond)})
+	if r := obs.Result; r.Reason != probe.ReasonTimeout || r.Timings.Total > 10*time.Minute {
+		t.Errorf("result %+v after %s, want reason timeout at the caller's deadline", r, r.Timings.Total)
+	}
+}
+
 // The era hint is taken unless the server pins an era.
 func TestProbeEraHint(t *testing.T) {
 	url := httpServer(t, probetest.Config{Era: probetest.EraDual})
