@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -28,9 +29,11 @@ func TestProbeCallEverything(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
 		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
 			code = ee.ExitCode()
-		} else if err != nil {
+		case err != nil:
 			t.Fatalf("mcpwatch %v: %v", argv, err)
 		}
 		return code, out.String()
