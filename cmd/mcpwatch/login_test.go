@@ -172,6 +172,11 @@ func TestLoginFailuresAndAdHoc(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(dir, "rt")); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("refresh token file: %v %v", fi, err)
 		}
+		// probe refreshes as the client login kept, with no client id.
+		r = runBin(t, dir, nil, "probe", "--url", url, "--transport", "http", "--oauth-refresh-token", "${file:rt}")
+		if r.code != exitOK || !strings.Contains(r.stdout, "ok: ") {
+			t.Errorf("probe with the stored refresh token: %s", r)
+		}
 	})
 }
 

@@ -254,8 +254,10 @@ func (f *probeFlags) check(fs *pflag.FlagSet) error {
 			return usagef("--header Authorization and --oauth-* both set: the OAuth client sends the Authorization header; keep one")
 		}
 	}
-	if f.oauth.set(fs) && f.oauth.clientID == "" {
-		return usagef("--oauth-client-id is required with the other --oauth-* flags")
+	if f.oauth.set(fs) && f.oauth.clientID == "" && (f.oauth.refreshToken == "" || f.oauth.clientSecret != "" || f.oauth.privateKeyFile != "") {
+		// Only a refresh token may go without it: the client 'mcpwatch
+		// login' kept beside it is used.
+		return usagef("--oauth-client-id is required with the other --oauth-* flags (but for --oauth-refresh-token alone, after 'mcpwatch login')")
 	}
 	f.oauthOn = f.oauth.set(fs)
 	return nil
