@@ -1,6 +1,11 @@
 package probe
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // setParentDeathSignal has the kernel kill the server's process (the
 // leader of its group) if mcpwatch dies without cleaning up, as on kill -9
@@ -20,4 +25,21 @@ import "syscall"
 // cgroup.
 func setParentDeathSignal(a *syscall.SysProcAttr) {
 	a.Pdeathsig = syscall.SIGKILL
+}
+
+// pipeUnread returns how many bytes written to the pipe f (our end of a
+// server's stdin) the server has not read yet: Linux answers FIONREAD on
+// either end of a pipe. ok is false when it cannot tell.
+func pipeUnread(f *os.File) (n int, ok bool) {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var ioctlErr error
+	if err := raw.Control(func(fd uintptr) {
+		n, ioctlErr = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+	}); err != nil || ioctlErr != nil {
+		return 0, false
+	}
+	return n, true
 }

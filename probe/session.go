@@ -154,12 +154,13 @@ func (s *session) attempt(ctx context.Context, d *dialer, era Era) error {
 // legacyAfterDiscover runs the legacy handshake after server/discover said
 // legacy, on the same conn while it lives: a legacy server that got an
 // unknown first request answers it (-32601 from the TypeScript SDK, -32602
-// from the Python SDK), ignores it, or exits. Only one that exited or closed
-// its stdout, before or instead of answering initialize, is started again;
-// a slow one is never killed for being slow (the probe's deadline alone
-// ends it).
+// from the Python SDK), ignores it, or exits. Only one that read the
+// request and then exited or closed its stdout, before or instead of
+// answering initialize, is started again; one that ended without reading
+// anything (it could not start: see its stderr) is not, and a slow one is
+// never killed for being slow (the probe's deadline alone ends it).
 func (s *session) legacyAfterDiscover(ctx context.Context, c conn, d *dialer) error {
-	if d.respawn && connDead(c) {
+	if d.respawn && endedOnRequest(c) {
 		s.obs.warn("the server ended after server/discover, its first request; started it again for initialize (it is a legacy server that ends on an unknown first request)")
 		var err error
 		if c, err = s.reconnect(ctx, d); err != nil {
@@ -173,7 +174,7 @@ func (s *session) legacyAfterDiscover(ctx context.Context, c conn, d *dialer) er
 	}
 	var rpcErr *RPCError
 	switch {
-	case d.respawn && connDead(c):
+	case d.respawn && endedOnRequest(c):
 		s.obs.warn("the server ended after server/discover, without answering initialize; started it again for initialize (it is a legacy server that ends on an unknown first request)")
 		if c, err = s.reconnect(ctx, d); err != nil {
 			return err
@@ -199,20 +200,32 @@ func (s *session) reconnect(ctx context.Context, d *dialer) (conn, error) {
 	return s.connect(ctx, d)
 }
 
-// connDead reports whether a conn can no longer carry an answer: its
-// process exited or closed stdout. Conns that cannot tell are alive.
-func connDead(c conn) bool {
-	dc, ok := c.(interface{ dead() bool })
-	return ok && dc.dead()
+// endedOnRequest reports whether a conn's server ended after reading what
+// was sent to it: its process exited or closed stdout, and the request is
+// not still in its stdin. That is how a legacy server that ends on an
+// unknown first request behaves; one that ended without reading anything
+// crashed at start (a missing directory, a missing credential) and would
+// only crash again. Conns that cannot tell are alive.
+func endedOnRequest(c conn) bool {
+	dc, ok := c.(interface {
+		dead() bool
+		readNothing() bool
+	})
+	return ok && dc.dead() && !dc.readNothing()
 }
+
+// endedUnprompted reports whether err is the exit of a server that read
+// nothing it was sent: it ended on its own, whatever the era.
+func endedUnprompted(err error) bool { return errors.Is(err, errEndedUnprompted) }
 
 // hintDisproved says whether a probe that followed a remembered era failed
 // in a way a change of era explains: the server answered, but not as that
 // era's server would (an error, a refusal by status, a malformed answer),
-// or went away. Authorization, connection, TLS, size and deadline failures
-// say nothing about the era, nor does a server error (5xx, 429).
+// or went away after reading the request. Authorization, connection, TLS,
+// size and deadline failures say nothing about the era, nor does a server
+// error (5xx, 429), nor a process that ended before reading anything.
 func hintDisproved(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || endedUnprompted(err) {
 		return false
 	}
 	var rpcErr *RPCError
@@ -312,7 +325,7 @@ func (s *session) detect(ctx context.Context, c conn) (Era, string, error) {
 	var rpcErr *RPCError
 	var f *Failure
 	switch {
-	case errors.As(err, &f) && isFinal(f.Reason):
+	case errors.As(err, &f) && isFinal(f.Reason), endedUnprompted(err):
 		return "", "", err
 	case !errors.As(err, &rpcErr):
 		return EraLegacy, "", nil // silence, exit, garbage: a legacy server

@@ -16,14 +16,22 @@ import (
 )
 
 // How long a stdio conn waits for the pipes to drain after the process group
-// is dead (a process that escaped the group may still hold them), and for a
-// process to exit once its stdout closed, before it says "closed" instead of
-// "exited".
+// is dead (a process that escaped the group may still hold them), for the
+// reader to drain what a process wrote before it exited, and for a process
+// to be reaped once its stdout closed, before it says "closed" instead of
+// "exited": on a loaded machine the reaper runs late, and a server that
+// exited must not be reported as one that merely closed stdout.
 const (
 	stdioDrainGrace = 250 * time.Millisecond
 	stdioExitGrace  = 250 * time.Millisecond
+	stdioReapGrace  = 2 * time.Second
 	stdioGroupGrace = 2 * time.Second
 )
+
+// errEndedUnprompted marks the exit of a server that read nothing mcpwatch
+// sent: it ended on its own (a missing directory, a missing credential), not
+// on the request, so neither a second start nor another era can help.
+var errEndedUnprompted = errors.New("before reading any request")
 
 // stdioConn speaks newline-delimited JSON-RPC with a process it spawned in its
 // own process group. The group is killed with SIGKILL when the probe's context
@@ -47,6 +55,7 @@ type stdioConn struct {
 	stopKill func() bool // unregisters stop, run at the context's end
 
 	writeMu sync.Mutex
+	written int64 // bytes written to stdin, under writeMu
 
 	mu         sync.Mutex
 	era        Era // set by setProtocol
@@ -248,8 +257,24 @@ func (c *stdioConn) write(data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	c.obs.record("send", data, "")
-	_, err := c.stdin.Write(append(data, '\n'))
+	n, err := c.stdin.Write(append(data, '\n'))
+	c.written += int64(n)
 	return err
+}
+
+// readNothing reports whether the server has read none of what was written
+// to its stdin: nothing was written (a write to a process already gone
+// fails), or all of it still sits in the pipe. Where the pipe cannot tell
+// (not Linux), it says false, and a server that ended is taken to have
+// read its request. Call it before the conn is closed.
+func (c *stdioConn) readNothing() bool {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.written == 0 {
+		return true
+	}
+	unread, ok := pipeUnread(c.stdin)
+	return ok && int64(unread) >= c.written
 }
 
 func (c *stdioConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
@@ -328,13 +353,16 @@ func (c *stdioConn) lost(ctx context.Context, method string, writeErr error) *Fa
 	if readErr != nil {
 		return &Failure{Reason: readErr.Reason, Err: fmt.Errorf("%s: %w", method, readErr.Err)}
 	}
-	grace := time.NewTimer(stdioExitGrace)
+	grace := time.NewTimer(stdioReapGrace)
 	defer grace.Stop()
 	select {
 	case <-c.exited:
 		c.mu.Lock()
 		status := c.exitStatus
 		c.mu.Unlock()
+		if c.readNothing() {
+			return &Failure{Reason: ReasonExited, Err: fmt.Errorf("%s: the server process exited (%s) %w mcpwatch sent", method, status, errEndedUnprompted)}
+		}
 		return failf(ReasonExited, "%s: the server process exited (%s) before answering", method, status)
 	case <-ctx.Done():
 		return ctxFailure(ctx, method, c.obs.start)

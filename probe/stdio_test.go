@@ -273,6 +273,54 @@ func TestStdioEraDetectionProcesses(t *testing.T) {
 	}
 }
 
+// A server that cannot start (it exits before reading anything, saying why
+// on stderr) is started once and reported exited with its stderr, whether
+// the era is detected, remembered or slow to be told: its exit says nothing
+// about the era, and a second start would only crash again (and, on a
+// loaded machine, run the probe into its deadline).
+func TestStdioCrashAtStartStartsOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  probetest.Config
+		hint probe.Era
+		opts probe.Options
+	}{
+		{name: "era detected", cfg: probetest.Config{Behavior: probetest.ExitAtOnce}},
+		// The discover sub-deadline passes while the server still starts
+		// (a loaded machine): it exits during initialize.
+		{name: "exits after the discover sub-deadline", cfg: probetest.Config{Behavior: probetest.ExitAtOnce, StartDelayMS: 400},
+			opts: probe.Options{DiscoverTimeout: 50 * time.Millisecond}},
+		{name: "legacy era remembered", cfg: probetest.Config{Behavior: probetest.ExitAtOnce}, hint: probe.EraLegacy},
+		{name: "modern era remembered", cfg: probetest.Config{Behavior: probetest.ExitAtOnce}, hint: probe.EraModern},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg
+			cfg.SpawnLog = filepath.Join(t.TempDir(), "spawns")
+			target := stdioTarget(cfg, nil)
+			target.EraHint = tc.hint
+			res := runProbe(t, target, 20*time.Second, tc.opts)
+			if res.Reason != probe.ReasonExited {
+				t.Fatalf("reason %q (%s), want exited", res.Reason, res.Error)
+			}
+			if !strings.Contains(res.Error, "before reading any request") {
+				t.Errorf("error %q does not say the server read nothing", res.Error)
+			}
+			if res.StderrTail != "fatal: REPORT_API_TOKEN is not set\n" {
+				t.Errorf("stderr tail %q, want the one line of one start", res.StderrTail)
+			}
+			if got := spawns(t, cfg.SpawnLog); got != 1 {
+				t.Errorf("%d processes started, want 1", got)
+			}
+			if len(res.Warnings) > 0 {
+				t.Errorf("warnings %q: nothing about the era is to be said of a server that did not start", res.Warnings)
+			}
+		})
+	}
+}
+
 // A server that exits on an unknown first request is fine when its era is
 // known: initialize goes first, in the one process.
 func TestStdioExitOnUnknownFirstPinnedLegacy(t *testing.T) {
