@@ -1,0 +1,137 @@
+package peertest
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// API is a stand-in of one upstream HTTP API, on loopback. It knows which
+// credentials are good and which were revoked; any other is wrong.
+type API struct {
+	// Name is the service it stands in for ("GitHub").
+	Name string
+	// Origin is the real API's origin, which the preload sends here.
+	Origin string
+
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	valid    map[string]bool
+	revoked  map[string]bool
+	requests int
+	writes   int
+}
+
+// verdict is what a stand-in makes of the credential of a request.
+type verdict int
+
+const (
+	credNone    verdict = iota // the request carried none
+	credValid                  // one the API accepts
+	credRevoked                // one it accepted once
+	credWrong                  // one it never issued
+)
+
+// newAPI starts a stand-in; serve answers a request given what its
+// credential is.
+func newAPI(name, origin string, credential func(*http.Request) string, serve func(w http.ResponseWriter, r *http.Request, v verdict), valid []string) *API {
+	a := &API{Name: name, Origin: origin, valid: map[string]bool{}, revoked: map[string]bool{}}
+	for _, t := range valid {
+		a.valid[t] = true
+	}
+	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cred := credential(r)
+		a.mu.Lock()
+		a.requests++
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			a.writes++
+		}
+		v := credWrong
+		switch {
+		case cred == "":
+			v = credNone
+		case a.valid[cred]:
+			v = credValid
+		case a.revoked[cred]:
+			v = credRevoked
+		}
+		a.mu.Unlock()
+		serve(w, r, v)
+	}))
+	return a
+}
+
+// URL is where the stand-in listens.
+func (a *API) URL() string { return a.srv.URL }
+
+// Close stops it.
+func (a *API) Close() { a.srv.Close() }
+
+// Accept makes token a good credential (again).
+func (a *API) Accept(token string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.revoked, token)
+	a.valid[token] = true
+}
+
+// Revoke makes token a revoked credential, as when its owner revokes it.
+func (a *API) Revoke(token string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.valid, token)
+	a.revoked[token] = true
+}
+
+// Requests counts the requests it answered.
+func (a *API) Requests() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.requests
+}
+
+// Writes counts the requests that would have written (any method but GET
+// and HEAD): a monitor's canary calls must make none.
+func (a *API) Writes() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.writes
+}
+
+// NodeEnv is what a pinned server needs in its environment to reach apis
+// instead of the real services: the preload, and where each origin goes.
+// Any other origin is refused.
+func NodeEnv(apis ...*API) map[string]string {
+	to := map[string]string{}
+	for _, a := range apis {
+		to[a.Origin] = a.URL()
+	}
+	raw, err := json.Marshal(to)
+	if err != nil {
+		panic(err) // a map of strings always encodes
+	}
+	return map[string]string{
+		"NODE_OPTIONS":       "--require=" + filepath.Join(Dir(), upstreamsPreload),
+		"MCPWATCH_UPSTREAMS": string(raw),
+	}
+}
+
+// writeJSON answers with status and v as JSON, as the APIs do.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// bearer is the token of an "Authorization: Bearer TOKEN" header.
+func bearer(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
