@@ -218,8 +218,8 @@ func revokeAPIKey(t *testing.T, h *harness, rx *receiver, prom promAPI, apiKeyFi
 	t.Logf("call page: %s", page)
 	for _, a := range page.alertsNamed("McpToolCallFailing", watchedServer) {
 		if a.Labels["severity"] != "critical" || !slices.Contains(lockedTools, a.Labels["tool"]) ||
-			!strings.Contains(a.Annotations["summary"], "fail: is_error") || a.Labels["instance"] != "" {
-			t.Errorf("McpToolCallFailing: labels %v, summary %q (want critical, a locked tool, reason is_error, no instance)", a.Labels, a.Annotations["summary"])
+			!strings.Contains(a.Annotations["summary"], "fail: credential_rejected") || a.Labels["instance"] != "" {
+			t.Errorf("McpToolCallFailing: labels %v, summary %q (want critical, a locked tool, reason credential_rejected, no instance)", a.Labels, a.Annotations["summary"])
 		}
 	}
 	// The surface is intact: the tools are listed, nothing is missing.

@@ -31,6 +31,22 @@ type CredentialStatus struct {
 	// RefreshFailures counts failed token requests by reason since the
 	// client was set up.
 	RefreshFailures map[string]uint64 `json:"refresh_failures,omitempty"`
+	// Rejected is how the server rejected its credential, when the probe
+	// failed for it (reason credential_rejected).
+	Rejected *CredentialRejection `json:"rejected,omitempty"`
+}
+
+// CredentialRejection is a server's refusal of its credential, as the
+// caller's classifier read it.
+type CredentialRejection struct {
+	// Credential names the credential to renew, without its value
+	// ("env:GITHUB_PERSONAL_ACCESS_TOKEN"); several are joined with " or ",
+	// and it is empty when the configuration names none.
+	Credential string `json:"credential,omitempty"`
+	// Marker is what showed the rejection ("HTTP 401", "bad credentials").
+	Marker string `json:"marker"`
+	// Quote is the server's own words, one line, scrubbed of secrets.
+	Quote string `json:"quote"`
 }
 
 // CredentialExpiry is when one credential expires.

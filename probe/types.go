@@ -76,6 +76,12 @@ const (
 	ReasonTooLarge     Reason = "too_large"    // a message or body over the size cap
 	ReasonPagination   Reason = "pagination"   // a repeated cursor or more pages than the cap
 	ReasonConfig       Reason = "config"       // the target could not be built (unset variable, unreadable secret file)
+
+	// The caller's judgements of a probe, never set by Run: the runner
+	// checks the credentials a server is given before probing it, and
+	// reads a failed probe for a rejected credential (internal/credential).
+	ReasonCredentialMissing  Reason = "credential_missing"  //nolint:gosec // G101: a reason, not a credential. A credential expanded to an empty value; the server was not probed
+	ReasonCredentialRejected Reason = "credential_rejected" //nolint:gosec // G101: a reason, not a credential. The server rejected the credential it was given
 )
 
 // Reasons lists every failure reason, for metrics that must be bounded.
@@ -83,7 +89,7 @@ var Reasons = []Reason{
 	ReasonSpawnFailed, ReasonExited, ReasonTimeout, ReasonCanceled, ReasonClosed,
 	ReasonProtocol, ReasonRPCError, ReasonUnauthorized, ReasonForbidden,
 	ReasonHTTPStatus, ReasonConnection, ReasonTLS, ReasonTooLarge,
-	ReasonPagination, ReasonConfig,
+	ReasonPagination, ReasonConfig, ReasonCredentialMissing, ReasonCredentialRejected,
 }
 
 // Target says where a server is and how to reach it. Values are final: any

@@ -50,10 +50,12 @@ func TestCheckCalls(t *testing.T) {
 		lines    []string
 	}{
 		{"healthy", exitOK, []string{"MCP preflight OK in ", "(2 tools verified across 1 server; 2 of 2 calls passed)"}},
+		// The kit's failing calls answer as a revoked token does: a
+		// rejected credential, named, in the server's words.
 		{"call-is-error", exitConfig, []string{"MCP preflight FAILED in ", "0 of 2 calls passed",
-			"  - report: call fetch_daily_report failed (is_error): status: expected success, got isError: upstream API error: 401 Unauthorized (the token was revoked)",
-			"  - report: call list_report_dates failed (is_error): status: expected success"}},
-		{"call-rpc-error", exitConfig, []string{"  - report: call fetch_daily_report failed (rpc_error): status: expected success, got JSON-RPC error -32603: upstream API error"}},
+			"  - report: call fetch_daily_report failed (credential_rejected): credential env:REPORT_API_TOKEN rejected: upstream API error: 401 Unauthorized (the token was revoked)",
+			"  - report: call list_report_dates failed (credential_rejected): credential env:REPORT_API_TOKEN rejected: upstream API error"}},
+		{"call-rpc-error", exitConfig, []string{"  - report: call fetch_daily_report failed (credential_rejected): credential env:REPORT_API_TOKEN rejected: upstream API error: 401 Unauthorized (the token was revoked)"}},
 		{"call-error-text", exitConfig, []string{`  - report: call fetch_daily_report failed (error_text): status: expected success, got a result that reports an error: {"error":"fetch failed"}`}},
 	}
 	for _, tc := range cases {
@@ -86,7 +88,7 @@ func TestCheckCalls(t *testing.T) {
 			var input bytes.Buffer
 			_ = json.Compact(&input, calls[0].Input)
 			if len(calls) != 2 || calls[0].Tool != "fetch_daily_report" || input.String() != `{"date":"2026-08-01"}` ||
-				len(calls[0].Attempts) != 1 || len(calls[0].Attempts[0].Assertions) != 3 || calls[0].Passed != (tc.code == exitOK) {
+				len(calls[0].Attempts) != 1 || len(calls[0].Attempts[0].Assertions) != wantAssertions(tc.behavior) || calls[0].Passed != (tc.code == exitOK) {
 				t.Errorf("receipt calls: %+v", calls)
 			}
 			// JUnit: the server's testcase and one per contract.
@@ -162,4 +164,14 @@ func TestCheckMcpProbeConfig(t *testing.T) {
 		t.Fatalf("--fail-on-warn: want exit 78, got %s", r)
 	}
 	assertContains(t, "stdout", r.stdout, "  - report: 1 tool expected but without a contract in ")
+}
+
+// wantAssertions is how many assertions the first contract of twoContracts
+// reports: its three, and the credential's first when the kit's answer is a
+// rejected credential.
+func wantAssertions(behavior string) int {
+	if behavior == "call-is-error" || behavior == "call-rpc-error" {
+		return 4
+	}
+	return 3
 }

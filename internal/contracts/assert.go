@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -157,8 +158,26 @@ func (a answer) reportedError() string {
 	return string(b)
 }
 
+// evidence is the answer as the credential classifier reads it.
+func (a answer) evidence(given bool) credential.Evidence {
+	r := a.r
+	e := credential.Evidence{Given: given, HTTPStatus: r.HTTPStatus, RPCMessage: r.RPCMessage, Error: r.Error}
+	if r.Answered {
+		e.IsError, e.Text, e.HasDocument, e.ReportedError = r.IsError, a.text, a.hasDoc, a.reportedError()
+	}
+	return e
+}
+
+// expectsCredentialRefusal: a contract whose errorCode is 401 or 403
+// expects the server to refuse for want of a credential.
+func expectsCredentialRefusal(e Expect) bool {
+	return e.ErrorCode != nil && (*e.ErrorCode == 401 || *e.ErrorCode == 403)
+}
+
 // codes are the numbers an error carries: its HTTP status, its JSON-RPC
-// code, and the whole numbers written in its text.
+// code, the whole numbers written in its text, and 401 for a rejected
+// credential, however the server words it (Slack's "invalid_auth" is a
+// 401 to the contract that says not_error_code: [401, 403]).
 func (a answer) codes() []int {
 	var out []int
 	if a.r.HTTPStatus != 0 {
@@ -166,6 +185,9 @@ func (a answer) codes() []int {
 	}
 	if a.r.RPCCode != 0 {
 		out = append(out, a.r.RPCCode)
+	}
+	if _, rejected := credential.Rejected(a.evidence(false)); rejected && !slices.Contains(out, 401) {
+		out = append(out, 401)
 	}
 	if a.succeeded() {
 		return out

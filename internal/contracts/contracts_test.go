@@ -84,7 +84,14 @@ func TestAssertions(t *testing.T) {
 		message  string // in the failure message
 	}{
 		{"default status pass, success", `{}`, text("ok"), true, "", ""},
-		{"status pass, isError", `{}`, isError("upstream 401 Unauthorized"), false, ReasonIsError, "status: expected success, got isError: upstream 401"},
+		{"status pass, isError", `{}`, isError("upstream 500 Internal Server Error"), false, ReasonIsError, "status: expected success, got isError: upstream 500"},
+		{"a rejected credential comes first, in the server's words", `{}`, &probe.CallResult{Reason: probe.ReasonRPCError, RPCCode: -32603, RPCMessage: "Authentication Failed: Bad credentials"},
+			false, ReasonCredentialRejected, "credential rejected: Authentication Failed: Bad credentials"},
+		{"a rejected credential in a success result's document", `{}`, text(`{"ok":false,"error":"invalid_auth"}`),
+			false, ReasonCredentialRejected, `credential rejected: {"ok":false,"error":"invalid_auth"}`},
+		{"a rejected credential in a short plain-text success", `{}`, text("Error: Bad credentials"), false, ReasonCredentialRejected, "credential rejected: Error: Bad credentials"},
+		{"a rejected credential is no refusal a denied write expects", `{"expect":{"status":"fail"}}`, isError("Error: token has expired"), false, ReasonCredentialRejected, "token has expired"},
+		{"errorCode 401 expects the credential's refusal", `{"expect":{"errorCode":401}}`, isError("Error: Bad credentials"), true, "", ""},
 		{"status pass, JSON-RPC error", `{"expect":{"status":"pass"}}`, rpcError, false, ReasonRPCError, "JSON-RPC error -32603: Internal error: fetch failed"},
 		{"status pass, HTTP 401", `{}`, http401, false, ReasonUnauthorized, "HTTP 401"},
 		{"status pass, timeout", `{}`, timeout, false, ReasonTimeout, "no result (timeout)"},
@@ -95,7 +102,7 @@ func TestAssertions(t *testing.T) {
 		{"status fail, succeeded", `{"expect":{"status":"fail"}}`, text("deleted"), false, ReasonAssertion, "expected a refusal"},
 		{"status fail, timeout is no refusal", `{"expect":{"status":"fail"}}`, timeout, false, ReasonTimeout, "expected a refusal"},
 		{"not_error_code, HTTP status", `{"expect":{"status":"fail","not_error_code":[401,403]}}`, http401, false, ReasonAssertion, "not_error_code: error code 401"},
-		{"not_error_code, number in the error text", `{"expect":{"status":"fail","not_error_code":[401]}}`, isError("upstream said 401 Unauthorized"), false, ReasonAssertion, "error code 401"},
+		{"not_error_code, number in the error text", `{"expect":{"status":"fail","not_error_code":[401]}}`, isError("upstream said 401"), false, ReasonAssertion, "error code 401"},
 		{"not_error_code, other code", `{"expect":{"status":"fail","not_error_code":[401]}}`, isError("denied: 403"), true, "", ""},
 		{"not_error_code ignores a date", `{"expect":{"status":"fail","not_error_code":[2026]}}`, isError("denied on 2026-08-01"), true, "", ""},
 		{"not_error_code ignores success text", `{"expect":{"not_error_code":[401]}}`, text("401 rows"), true, "", ""},
@@ -287,5 +294,29 @@ func TestOneLineEscapes(t *testing.T) {
 	got := oneLine("a\x1b[31mred\nnext\u202eline")
 	if strings.ContainsAny(got, "\x1b\n\u202e") || !strings.Contains(got, `\u001b`) {
 		t.Fatalf("oneLine = %q", got)
+	}
+}
+
+// An HTTP 401 on the call rejects the credential of a server that was given
+// one; to a server given none, it says one is needed.
+func TestHTTP401RejectsAGivenCredential(t *testing.T) {
+	t.Parallel()
+	for _, given := range []bool{true, false} {
+		var creds []string
+		if given {
+			creds = []string{"header:Authorization"}
+		}
+		out := Run(context.Background(), &fakeCaller{results: []*probe.CallResult{http401}}, readOnly, []Contract{parse(t, `{}`)},
+			Options{Credentials: creds})
+		want := ReasonUnauthorized
+		if given {
+			want = ReasonCredentialRejected
+		}
+		if out[0].Reason != want || (out[0].Rejection != nil) != given {
+			t.Errorf("credential given %v: reason %q (rejection %+v), want %q", given, out[0].Reason, out[0].Rejection, want)
+		}
+		if given && out[0].Message != "credential header:Authorization rejected: tools/call: HTTP 401 Unauthorized" {
+			t.Errorf("message %q names neither the credential nor what the server said", out[0].Message)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -16,25 +17,29 @@ import (
 type Reason string
 
 const (
-	ReasonNone         Reason = ""
-	ReasonNotListed    Reason = "not_listed"   // the server does not list the tool
-	ReasonRefused      Reason = "refused"      // mcpwatch refused to call it (annotations, opt-in)
-	ReasonIsError      Reason = "is_error"     // the result had isError: true
-	ReasonErrorText    Reason = "error_text"   // a success result that reports an error ({"error": ...})
-	ReasonRPCError     Reason = "rpc_error"    // a JSON-RPC error
-	ReasonUnauthorized Reason = "unauthorized" // HTTP 401 on the call
-	ReasonForbidden    Reason = "forbidden"    // HTTP 403 on the call
-	ReasonHTTPStatus   Reason = "http_status"  // another HTTP status
-	ReasonTimeout      Reason = "timeout"      // no answer within the call's deadline
-	ReasonConnection   Reason = "connection"   // the connection, process or stream broke
-	ReasonProtocol     Reason = "protocol"     // not a CallToolResult, or one asking for input
-	ReasonAssertion    Reason = "assertion"    // an answer that broke an assertion of the contract
-	ReasonProbeFailed  Reason = "probe_failed" // the probe failed before the tools could be called
+	ReasonNone Reason = ""
+	// ReasonCredentialRejected: the answer shows the server's credential
+	// was rejected (internal/credential decides); it comes before every
+	// other reason.
+	ReasonCredentialRejected Reason = "credential_rejected" //nolint:gosec // G101: a reason, not a credential
+	ReasonNotListed          Reason = "not_listed"          // the server does not list the tool
+	ReasonRefused            Reason = "refused"             // mcpwatch refused to call it (annotations, opt-in)
+	ReasonIsError            Reason = "is_error"            // the result had isError: true
+	ReasonErrorText          Reason = "error_text"          // a success result that reports an error ({"error": ...})
+	ReasonRPCError           Reason = "rpc_error"           // a JSON-RPC error
+	ReasonUnauthorized       Reason = "unauthorized"        // HTTP 401 on the call
+	ReasonForbidden          Reason = "forbidden"           // HTTP 403 on the call
+	ReasonHTTPStatus         Reason = "http_status"         // another HTTP status
+	ReasonTimeout            Reason = "timeout"             // no answer within the call's deadline
+	ReasonConnection         Reason = "connection"          // the connection, process or stream broke
+	ReasonProtocol           Reason = "protocol"            // not a CallToolResult, or one asking for input
+	ReasonAssertion          Reason = "assertion"           // an answer that broke an assertion of the contract
+	ReasonProbeFailed        Reason = "probe_failed"        // the probe failed before the tools could be called
 )
 
 // Reasons lists every reason, for bounded metrics.
 var Reasons = []Reason{
-	ReasonNotListed, ReasonRefused, ReasonIsError, ReasonErrorText, ReasonRPCError,
+	ReasonCredentialRejected, ReasonNotListed, ReasonRefused, ReasonIsError, ReasonErrorText, ReasonRPCError,
 	ReasonUnauthorized, ReasonForbidden, ReasonHTTPStatus, ReasonTimeout,
 	ReasonConnection, ReasonProtocol, ReasonAssertion, ReasonProbeFailed,
 }
@@ -52,6 +57,9 @@ type Outcome struct {
 	Attempts []Attempt     `json:"attempts"`
 	Started  time.Time     `json:"started"`
 	Duration time.Duration `json:"duration"`
+	// Rejection is how the last attempt showed a rejected credential
+	// (reason credential_rejected), with the server's words; nil otherwise.
+	Rejection *credential.Rejection `json:"credential_rejection,omitempty"`
 }
 
 // Attempt is one tools/call of a contract.
@@ -85,6 +93,10 @@ type Options struct {
 	// Destructive reports whether the configuration opts the tool in to
 	// destructive calls.
 	Destructive func(tool string) bool
+	// Credentials are the credentials the server is given, by name
+	// ("env:GITHUB_TOKEN"): a call that shows one rejected names them, and
+	// an HTTP 401 or 403 on a call rejects them (see credential.Evidence).
+	Credentials []string
 	// Sleep waits between attempts; default a timer that ctx ends.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock; default time.Now.
@@ -176,6 +188,12 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 		r := c.Call(cctx, ct.Tool, ct.Input)
 		a := newAnswer(r)
 		at := Attempt{Call: r, Response: oneLine(a.describe()), Assertions: evaluate(cctx, ct.Expect, a), Passed: true}
+		rejection, rejected := credential.Rejected(a.evidence(len(opts.Credentials) > 0))
+		rejection.Credential = credential.ToRenew(opts.Credentials)
+		if rejected && !expectsCredentialRefusal(ct.Expect) {
+			// First, so that it is the failure a report names.
+			at.Assertions = append([]Assertion{{Name: "credential", Outcome: Fail, Detail: rejection.Describe()}}, at.Assertions...)
+		}
 		for i, as := range at.Assertions {
 			at.Assertions[i].Detail = oneLine(as.Detail) // it quotes what the server sent
 			if as.Outcome == Fail {
@@ -184,10 +202,14 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 		}
 		o.Attempts = append(o.Attempts, at)
 		if at.Passed {
-			o.Passed, o.Reason, o.Message = true, ReasonNone, ""
+			o.Passed, o.Reason, o.Message, o.Rejection = true, ReasonNone, "", nil
 			return o
 		}
 		o.Reason, o.Message = failure(at, a)
+		o.Rejection = nil
+		if o.Reason == ReasonCredentialRejected {
+			o.Rejection = &rejection
+		}
 		if n >= attempts || !retryable(ct.Retry, a) || cctx.Err() != nil {
 			return o
 		}
@@ -212,7 +234,11 @@ func failure(at Attempt, a answer) (Reason, string) {
 		}
 	}
 	msg := oneLine(first.Name + ": " + first.Detail)
-	if first.Name != "status" {
+	switch first.Name {
+	case "credential":
+		return ReasonCredentialRejected, first.Detail
+	case "status":
+	default:
 		return ReasonAssertion, msg
 	}
 	r := a.r

@@ -14,13 +14,15 @@ import (
 // probe's timeout plus each contract's call timeout).
 
 // callHook is the probe's AfterList hook for s's contracts; the outcomes
-// land in *out.
-func callHook(s config.Server, retries bool, out *[]contracts.Outcome) probe.AfterList {
+// land in *out. A call that shows a rejected credential names the one to
+// renew.
+func callHook(s config.Server, retries bool, given []string, out *[]contracts.Outcome) probe.AfterList {
 	return func(ctx context.Context, tools []probe.Tool, c probe.Caller) {
 		*out = contracts.Run(ctx, c, tools, s.Contracts, contracts.Options{
 			Timeout:     s.CallTimeout,
 			Retries:     retries,
 			Destructive: s.DestructiveAllowed,
+			Credentials: given,
 		})
 	}
 }

@@ -66,13 +66,15 @@ func TestProbeCallsScrubbed(t *testing.T) {
 }
 
 // The advertise-then-fail server: both tools listed, every call failing,
-// each with the reason it fails for.
+// each with the reason it fails for. The kit's revoked token ("401
+// Unauthorized (the token was revoked)", HTTP 401 on the call) is a
+// rejected credential, naming the one the server is given.
 func TestProbeCallsAdvertiseThenFail(t *testing.T) {
 	cs := `{"tools":{"fetch_daily_report":{"input":{"date":"2026-08-01"}},"list_report_dates":{}}}`
 	for behavior, reason := range map[probetest.Behavior]contracts.Reason{
-		probetest.CallIsError:         contracts.ReasonIsError,
-		probetest.CallRPCError:        contracts.ReasonRPCError,
-		probetest.CallUnauthorized401: contracts.ReasonUnauthorized,
+		probetest.CallIsError:         contracts.ReasonCredentialRejected,
+		probetest.CallRPCError:        contracts.ReasonCredentialRejected,
+		probetest.CallUnauthorized401: contracts.ReasonCredentialRejected,
 		probetest.CallErrorText:       contracts.ReasonErrorText,
 		probetest.Healthy:             contracts.ReasonNone,
 	} {
@@ -84,6 +86,10 @@ func TestProbeCallsAdvertiseThenFail(t *testing.T) {
 		for _, o := range obs.Calls {
 			if o.Passed != (reason == "") || o.Reason != reason {
 				t.Errorf("%s: %s passed=%v reason=%s (%s), want %q", behavior, o.Tool, o.Passed, o.Reason, o.Message, reason)
+			}
+			rejected := reason == contracts.ReasonCredentialRejected
+			if rejected != (o.Rejection != nil) || rejected && (o.Rejection.Credential != "header:Authorization" || o.Rejection.Quote == "") {
+				t.Errorf("%s: %s rejection %+v, want one naming header:Authorization and quoting the server", behavior, o.Tool, o.Rejection)
 			}
 		}
 	}

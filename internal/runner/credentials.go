@@ -5,7 +5,9 @@ import (
 	"strconv"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -82,4 +84,55 @@ func WithSecrets(t probe.Target, secrets []string) probe.Target {
 	}
 	t.Env = env
 	return t
+}
+
+// givenCredentials names every credential s is given, without its value:
+// "env:NAME" and "header:NAME" for the env and header values whose names
+// say credential (secret.IsCredentialName, the rule the scrubber uses), "auth:oauth" for an auth:
+// block; sorted.
+func givenCredentials(s config.Server) []string {
+	var out []string
+	for name := range s.Env {
+		if secret.IsCredentialName(name) {
+			out = append(out, "env:"+name)
+		}
+	}
+	for name := range s.Headers {
+		if secret.IsCredentialName(name) {
+			out = append(out, "header:"+name)
+		}
+	}
+	if s.Auth != nil {
+		out = append(out, "auth:oauth")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rejected reads a failed probe for a rejected credential: an HTTP 401 or
+// 403 to a server given a credential, or a JSON-RPC error in a rejection's
+// words. Such a probe's reason becomes credential_rejected, and its
+// credential status says which credential and quotes the server. res is
+// scrubbed already, and is not changed: the judgement is a copy.
+func rejected(res *probe.Result, given []string) *probe.Result {
+	if res.OK {
+		return res
+	}
+	e := credential.Evidence{Given: len(given) > 0, HTTPStatus: res.HTTPStatus, Error: res.Error}
+	if res.RPCCode != 0 {
+		e.RPCMessage = res.Error
+	}
+	r, ok := credential.Rejected(e)
+	if !ok {
+		return res
+	}
+	out := *res
+	out.Reason = probe.ReasonCredentialRejected
+	st := probe.CredentialStatus{}
+	if res.Credentials != nil {
+		st = *res.Credentials
+	}
+	st.Rejected = &probe.CredentialRejection{Credential: credential.ToRenew(given), Marker: r.Marker, Quote: r.Quote}
+	out.Credentials = &st
+	return &out
 }

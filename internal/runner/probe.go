@@ -140,9 +140,10 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	}
 	done := onStart(req)
 	opts := req.Options
+	given := givenCredentials(s)
 	var outcomes []contracts.Outcome
 	if calls {
-		opts.AfterList = callHook(s, req.Retries, &outcomes)
+		opts.AfterList = callHook(s, req.Retries, given, &outcomes)
 	}
 	timeout := obs.Timeout
 	if !req.Deadline.IsZero() {
@@ -158,7 +159,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		scrubbed = WithSecrets(target, client.Secrets())
 	}
 	scrub := newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed)
-	res := scrub.result(said)
+	res := rejected(scrub.result(said), given)
 	if res.OK {
 		obs.Tools = make([]lockstore.Observed, len(res.Tools))
 		for i, t := range res.Tools {

@@ -285,3 +285,39 @@ func TestFingerprintsWithinTheProbe(t *testing.T) {
 		t.Errorf("at the deadline: reason %s", ended.Reason)
 	}
 }
+
+// A probe refused with 401 rejects the credential of a server given one
+// (reason credential_rejected, naming it and quoting the server); to a
+// server given none, the 401 says it needs one (reason unauthorized).
+func TestProbeRejectedCredential(t *testing.T) {
+	t.Parallel()
+	url := httpServer(t, probetest.Config{Behavior: probetest.Unauthorized401, Token: "the-right-token"})
+	lookup := func(string) (string, bool) { return "a-revoked-token", true }
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		reason  probe.Reason
+	}{
+		{"a credential given", map[string]string{"Authorization": "Bearer ${TOKEN}"}, probe.ReasonCredentialRejected},
+		{"none given", nil, probe.ReasonUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP, Headers: tc.headers, Timeout: 5 * time.Second}
+			res := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookup}).Result
+			if res.Reason != tc.reason || res.HTTPStatus != 401 {
+				t.Fatalf("reason %q, status %d (%s), want %q", res.Reason, res.HTTPStatus, res.Error, tc.reason)
+			}
+			var rej *probe.CredentialRejection
+			if res.Credentials != nil {
+				rej = res.Credentials.Rejected
+			}
+			if (rej != nil) != (tc.reason == probe.ReasonCredentialRejected) {
+				t.Fatalf("rejection %+v", rej)
+			}
+			if rej != nil && (rej.Credential != "header:Authorization" || rej.Marker != "HTTP 401" || !strings.Contains(rej.Quote, "401")) {
+				t.Errorf("rejection %+v, want header:Authorization, HTTP 401 and the server's words", rej)
+			}
+		})
+	}
+}
