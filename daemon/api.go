@@ -56,12 +56,15 @@ type apiServer struct {
 	Timings         *apiTimings             `json:"timings,omitempty"`
 	StderrTail      string                  `json:"stderr_tail,omitempty"`
 	Warnings        []string                `json:"warnings,omitempty"`
-	Credentials     *probe.CredentialStatus `json:"credentials,omitempty"` // expiries, OAuth refreshes; no value
-	Probes          uint64                  `json:"probes"`
-	Failures        map[probe.Reason]uint64 `json:"failures,omitempty"`
-	Skipped         uint64                  `json:"skipped"`
-	History         []Record                `json:"history,omitempty"`
-	Calls           []apiCall               `json:"calls,omitempty"`
+	Credentials     *probe.CredentialStatus `json:"credentials,omitempty"` // given (present or not), expiries, OAuth refreshes, a rejection; no value
+	// Credential names the credential of a credential_missing or
+	// credential_rejected server ("env:GITHUB_TOKEN"), as judged.
+	Credential string                  `json:"credential,omitempty"`
+	Probes     uint64                  `json:"probes"`
+	Failures   map[probe.Reason]uint64 `json:"failures,omitempty"`
+	Skipped    uint64                  `json:"skipped"`
+	History    []Record                `json:"history,omitempty"`
+	Calls      []apiCall               `json:"calls,omitempty"`
 }
 
 type apiTimings struct {
@@ -88,6 +91,7 @@ func newAPIServer(dt details) apiServer {
 		Skipped:         dt.Skipped,
 	}
 	a.OK = a.State == verdict.StateOK
+	a.Credential = st.Judgement.Credential
 	if !st.LastSuccess.IsZero() {
 		t := st.LastSuccess
 		a.LastSuccess = &t

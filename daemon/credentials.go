@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -62,4 +64,32 @@ func timeLeft(d time.Duration) string {
 	}
 	d = d.Round(time.Hour)
 	return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// credentialProblem is the page's line for a server in a credential state:
+// which credential, and what was empty or what the server said; "" in any
+// other state.
+func credentialProblem(st status.Server) string {
+	j := st.Judgement
+	switch j.State {
+	case verdict.StateCredentialMissing:
+		if st.Last != nil && st.Last.Credentials != nil {
+			for _, g := range st.Last.Credentials.Given {
+				if !g.Present {
+					return g.Credential + " is empty: " + g.Why
+				}
+			}
+		}
+		return j.Credential + " is empty"
+	case verdict.StateCredentialRejected:
+		name := j.Credential
+		if name == "" {
+			name = "its credential"
+		}
+		if quote := rejectionQuote(st.Last, st.Calls); quote != "" {
+			return name + " rejected: " + quote
+		}
+		return name + " rejected"
+	}
+	return ""
 }

@@ -16,11 +16,13 @@ import (
 const reportLock = `{"report": ["fetch_daily_report", "list_report_dates"]}` + "\n"
 
 // A credential read from a file that is emptied while the daemon runs (a
-// revoked secret) makes the server list no tools: the daemon reports both
-// locked tools missing, by name, in one log line however many probes see
-// it; written back, the server recovers, in one more line, without a
-// restart. The probes after the first are asked for one at a time, so the
-// file changes only between two probes.
+// secret gone) is credential_missing, naming the credential: the server is
+// not probed, since without its credential it would only list fewer
+// tools. A wrong token written there instead is a probe of a server that
+// lists no tools: both locked tools missing, by name. Written back, the
+// server recovers, without a restart; each change is one log line however
+// many probes see it. The probes after the first are asked for one at a
+// time, so the file changes only between two probes.
 func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	dir := t.TempDir()
 	token := writeFile(t, dir, "token", "example-token\n")
@@ -28,7 +30,7 @@ func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	path := writeConfig(t, dir, map[string]any{
 		"defaults": map[string]any{"schedule": "@every 1h", "timeout": "10s"},
 		"servers": map[string]any{
-			"report": stdioServer(probetest.Config{Behavior: probetest.TokenGated},
+			"report": stdioServer(probetest.Config{Behavior: probetest.TokenGated, Token: "example-token"},
 				map[string]string{"REPORT_API_TOKEN": "${file:token}"}),
 		},
 	})
@@ -44,13 +46,46 @@ func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	}
 
 	h.waitState("report", verdict.StateOK)
+	if m := h.metricsText(); !strings.Contains(m, `mcpwatch_credential_present{credential="env:REPORT_API_TOKEN",server="report"} 1`) {
+		t.Errorf("/metrics lacks the credential, present")
+	}
 
 	if err := os.WriteFile(token, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	st := probeTwice()
+	if st.State != verdict.StateCredentialMissing {
+		t.Fatalf("state %s with the token file empty, want credential_missing", st.State)
+	}
+	if st.Credential != "env:REPORT_API_TOKEN" || st.Reason != probe.ReasonCredentialMissing || !strings.Contains(st.Error, "token (${file:...}) is empty") {
+		t.Errorf("credential %q, reason %q, error %q", st.Credential, st.Reason, st.Error)
+	}
+	m := h.metricsText()
+	for _, want := range []string{
+		`mcpwatch_credential_present{credential="env:REPORT_API_TOKEN",server="report"} 0`,
+		`mcpwatch_probe_success{server="report"} 0`,
+		`mcpwatch_probe_failures_total{reason="credential_missing",server="report"} 2`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	code, page := h.get("/")
+	if code != http.StatusOK {
+		t.Fatalf("GET / = %d", code)
+	}
+	for _, want := range []string{"CREDENTIAL_MISSING", "env:REPORT_API_TOKEN is empty"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("status page lacks %q", want)
+		}
+	}
+
+	if err := os.WriteFile(token, []byte("a-wrong-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st = probeTwice()
 	if st.State != verdict.StateMissing {
-		t.Fatalf("state %s with the token file empty, want missing", st.State)
+		t.Fatalf("state %s with a wrong token, want missing", st.State)
 	}
 	if got := strings.Join(st.Diff.Missing, " "); got != "fetch_daily_report list_report_dates" {
 		t.Errorf("missing = %q, want both report tools", got)
@@ -58,7 +93,7 @@ func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	if st.ToolsSeen != 0 || st.ToolsExpected != 2 {
 		t.Errorf("tools seen/expected = %d/%d, want 0/2", st.ToolsSeen, st.ToolsExpected)
 	}
-	m := h.metricsText()
+	m = h.metricsText()
 	for _, want := range []string{
 		`mcpwatch_tools_missing{server="report"} 2`,
 		`mcpwatch_tool_missing{server="report",tool="fetch_daily_report"} 1`,
@@ -69,10 +104,7 @@ func TestTokenFileEmptiedAndRestored(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	code, page := h.get("/")
-	if code != http.StatusOK {
-		t.Fatalf("GET / = %d", code)
-	}
+	_, page = h.get("/")
 	for _, want := range []string{"fetch_daily_report", "list_report_dates", "MISSING"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("status page lacks %q", want)
@@ -90,25 +122,23 @@ func TestTokenFileEmptiedAndRestored(t *testing.T) {
 	}
 
 	msgs := h.messages("report")
-	if got := count(msgs, "locked tools missing"); got != 1 {
-		t.Errorf("%d 'locked tools missing' lines, want 1; lines: %q", got, msgs)
+	for _, line := range []string{"first probe: ok", "credential missing", "locked tools missing", "recovered"} {
+		if got := count(msgs, line); got != 1 {
+			t.Errorf("%d %q lines, want 1; lines: %q", got, line, msgs)
+		}
 	}
-	if got := count(msgs, "recovered"); got != 1 {
-		t.Errorf("%d 'recovered' lines, want 1; lines: %q", got, msgs)
-	}
-	if got := count(msgs, "first probe: ok"); got != 1 {
-		t.Errorf("%d 'first probe: ok' lines, want 1; lines: %q", got, msgs)
-	}
-	if len(msgs) != 3 {
-		t.Errorf("info lines about the server: %q, want exactly the three state changes", msgs)
+	if len(msgs) != 4 {
+		t.Errorf("info lines about the server: %q, want exactly the four state changes", msgs)
 	}
 	for _, e := range h.logs.All() {
-		if strings.Contains(e.Message, "example-token") {
-			t.Errorf("a log line holds the token: %q", e.Message)
-		}
-		for k, v := range e.ContextMap() {
-			if s, ok := v.(string); ok && strings.Contains(s, "example-token") {
-				t.Errorf("log field %s holds the token", k)
+		for _, secret := range []string{"example-token", "a-wrong-token"} {
+			if strings.Contains(e.Message, secret) {
+				t.Errorf("a log line holds the token: %q", e.Message)
+			}
+			for k, v := range e.ContextMap() {
+				if s, ok := v.(string); ok && strings.Contains(s, secret) {
+					t.Errorf("log field %s holds the token", k)
+				}
 			}
 		}
 	}

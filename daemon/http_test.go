@@ -20,11 +20,11 @@ func TestEndpoints(t *testing.T) {
 	path := writeConfig(t, dir, map[string]any{
 		"defaults": map[string]any{"schedule": "@every 1h"},
 		"servers": map[string]any{
-			"report": stdioServer(probetest.Config{Behavior: probetest.TokenGated},
+			"report": stdioServer(probetest.Config{Behavior: probetest.TokenGated, Token: "example-token"},
 				map[string]string{"REPORT_API_TOKEN": "${file:token}"}),
 		},
 	})
-	writeFile(t, dir, "token", "")
+	writeFile(t, dir, "token", "a-revoked-token") // listed no tools
 	h := start(t, path, Options{})
 	h.waitState("report", verdict.StateMissing)
 	waitFor(t, "readiness after the first round", h.d.Ready)

@@ -93,6 +93,9 @@ type row struct {
 	// Credential is the credential that expires first; nil when none has
 	// a known expiry.
 	Credential *credentialCell
+	// CredentialProblem says which credential is missing or was rejected,
+	// and why, for a server in a credential state.
+	CredentialProblem string
 	// Calls are the server's canary calls.
 	Calls callsView
 }
@@ -119,6 +122,7 @@ func newRow(dt details, now time.Time) row {
 		Skipped:   dt.Skipped,
 	}
 	r.Severity = severityOf(r.State)
+	r.CredentialProblem = credentialProblem(st)
 	for _, reason := range probe.Reasons {
 		if n := st.Failures[reason]; n > 0 {
 			r.Failures = append(r.Failures, reasonCount{reason, n})

@@ -30,6 +30,8 @@ func wasFields(was verdict.Judgement) []zap.Field {
 		}
 	case verdict.StateCallFailed:
 		f = append(f, names("was_calls", was.Calls))
+	case verdict.StateCredentialMissing, verdict.StateCredentialRejected:
+		f = append(f, zap.String("was_credential", was.Credential))
 	}
 	return f
 }
@@ -101,6 +103,18 @@ func logTransition(log *zap.Logger, server string, t transition) {
 		if tail := stderrField(res.StderrTail); tail != "" {
 			fields = append(fields, zap.String("stderr", sanitize.Text(tail)))
 		}
+	case verdict.StateCredentialMissing:
+		msg = "credential missing"
+		fields = append(fields, zap.String("credential", now.Credential), zap.String("error", sanitize.Text(res.Error)))
+	case verdict.StateCredentialRejected:
+		msg = "credential rejected"
+		fields = append(fields, zap.String("credential", now.Credential))
+		if len(now.Calls) > 0 {
+			fields = append(fields, names("calls", now.Calls))
+		}
+		if quote := rejectionQuote(res, t.calls); quote != "" {
+			fields = append(fields, zap.String("error", sanitize.Text(quote)))
+		}
 	}
 	if t.first {
 		msg = "first probe: " + msg
@@ -125,4 +139,18 @@ func stderrField(tail string) string {
 		tail = "…" + strings.ToValidUTF8(tail[len(tail)-maxLoggedStderr:], "")
 	}
 	return tail
+}
+
+// rejectionQuote is the server's words that showed its credential
+// rejected: the probe's, or the first rejected call's.
+func rejectionQuote(res *probe.Result, calls []status.Call) string {
+	if res != nil && res.Credentials != nil && res.Credentials.Rejected != nil {
+		return res.Credentials.Rejected.Quote
+	}
+	for _, c := range calls {
+		if c.Last != nil && c.Last.Rejection != nil {
+			return c.Last.Rejection.Quote
+		}
+	}
+	return ""
 }

@@ -41,6 +41,8 @@ var wantAlerts = map[string]string{
 	// A week ahead as a ticket, the last day as a page: two rules, one name.
 	"McpCredentialExpiringSoon":   "warning|critical",
 	"McpCredentialRefreshFailing": "critical",
+	"McpCredentialMissing":        "critical",
+	"McpCredentialRejected":       "critical",
 	"McpwatchLockReadFailed":      "warning",
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/peertest"
 )
 
 const (
@@ -18,6 +20,9 @@ const (
 	probeInterval = 2 * time.Second
 	// callInterval is its call_schedule: the canary calls of both tools.
 	callInterval = 2 * time.Second
+	// gitHubCallInterval is server-github's call_schedule: each call
+	// firing starts a Node process.
+	gitHubCallInterval = 5 * time.Second
 	// latencyBound is the most a page or its resolution may take after the
 	// credential changes: one probe interval, plus 15 s for the scrape, the
 	// rule evaluation, Alertmanager and a busy machine.
@@ -27,36 +32,53 @@ const (
 
 	watchedServer = "report"
 	token         = "e2e-token"
+	// The GitHub stand-in's tokens: the first is revoked during the test,
+	// the second is its renewal.
+	gitHubToken        = "ghp_e2eFirstToken0000000000000000000000"
+	gitHubRenewedToken = "ghp_e2eRenewedToken00000000000000000000"
 )
 
 var lockedTools = []string{"fetch_daily_report", "list_report_dates"}
 
 // TestAlertingTokenRemovedAndRestored runs the page path with the real
 // programs: mcpwatch serve probes the example report server over stdio with
-// its token read from a file, Prometheus scrapes it every second and
+// its token read from a file, and the pinned npm server-github against a
+// stand-in of GitHub's API; Prometheus scrapes it every second and
 // evaluates the project's rules (their `for:` set to 0s by
 // deploy/prometheus/shorten-for.sh), Alertmanager routes to a webhook here.
-// A healthy stack sends nothing; emptying the token file (the report server
-// then lists no tools) pages with the missing tools named; writing it back
-// resolves the page. It reports how long each took.
+// A healthy stack sends nothing. Then, one at a time, each restored before
+// the next: the token file emptied pages McpCredentialMissing naming the
+// credential; a scope narrowed pages McpToolsMissing naming the tool; the
+// report server's own API key revoked pages McpCredentialRejected, quoting
+// the server (McpToolCallFailing stays quiet); GitHub's token revoked pages
+// McpCredentialRejected for server-github, quoting "Bad credentials", and
+// its renewal resolves it. It reports how long each took.
 func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 	need(t, "prometheus", "prometheus-alertmanager")
+	node, script := needPeer(t, peertest.GitHubServer)
 	testStart := time.Now()
 	rx := newReceiver(t) // before the harness: its cleanup runs after the processes stopped
 	h := newHarness(t)
+	gh := peertest.NewGitHub(gitHubToken)
+	t.Cleanup(gh.Close)
 
 	var (
 		mcpwatchAddr = freeAddr(t)
 		promAddr     = freeAddr(t)
 		amAddr       = freeAddr(t)
 		tokenFile    = filepath.Join(h.dir, "secrets", "report-token")
+		scopeFile    = filepath.Join(h.dir, "secrets", "report-scope")
 		apiKeyFile   = filepath.Join(h.dir, "secrets", "report-api-key")
+		gitHubFile   = filepath.Join(h.dir, "secrets", "github-token")
 		prom         = promAPI{base: "http://" + promAddr}
 	)
 	writeFile(t, tokenFile, token+"\n")
+	writeFile(t, scopeFile, "full\n")
 	writeFile(t, apiKeyFile, "e2e-api-key\n")
+	writeFile(t, gitHubFile, gitHubToken+"\n")
 	writeFile(t, filepath.Join(h.dir, "mcp-tools.lock.json"), lockJSON(watchedServer, lockedTools))
-	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token", apiKeyFile))
+	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token", apiKeyFile,
+		githubServer(node, script, "secrets/github-token", peertest.NodeEnv(gh))))
 	writeFile(t, filepath.Join(h.dir, "prometheus.yml"), prometheusConfig(mcpwatchAddr, amAddr))
 	writeFile(t, filepath.Join(h.dir, "alertmanager.yml"), alertmanagerConfig(rx.url()))
 	if err := os.MkdirAll(filepath.Join(h.dir, "rules"), 0o755); err != nil {
@@ -75,7 +97,7 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 	// scrapes it and knows the Alertmanager.
 	waitStackReady(h, prom, amAddr, mcpwatchAddr)
 	sel := fmt.Sprintf(`{job="mcpwatch",server=%q}`, watchedServer)
-	h.waitFor("prometheus to scrape mcpwatch and see both locked tools", 30*time.Second, func() error {
+	h.waitFor("prometheus to scrape mcpwatch and see both locked tools, and github's call pass", 60*time.Second, func() error {
 		for q, want := range map[string]float64{
 			`up{job="mcpwatch"}`:                    1,
 			"mcpwatch_probe_success" + sel:          1,
@@ -83,6 +105,8 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 			"mcpwatch_tools_missing" + sel:          0,
 			"sum(mcpwatch_tool_missing" + sel + ")": 0,
 			"sum(mcpwatch_call_success" + sel + ")": 2,
+			"mcpwatch_credential_present" + sel:     1,
+			`mcpwatch_call_success{job="mcpwatch",server="github",tool="search_repositories"}`: 1,
 		} {
 			if err := prom.queryEquals(q, want); err != nil {
 				return err
@@ -111,48 +135,140 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 	}
 	t.Logf("no notification and no pending alert during %s of a healthy stack", quietWindow)
 
-	// The credential is gone.
+	// The credential is gone: McpCredentialMissing, naming it.
 	emptied := time.Now()
 	writeFile(t, tokenFile, "")
+	missing := pageFor(t, h, rx, emptied, "McpCredentialMissing", watchedServer, latencyBound+30*time.Second)
+	detection := missing.Received.Sub(emptied)
+	for _, a := range missing.alertsNamed("McpCredentialMissing", watchedServer) {
+		if a.Labels["severity"] != "critical" || a.Labels["credential"] != "env:REPORT_API_TOKEN" || a.Labels["instance"] != "" ||
+			!strings.Contains(a.Annotations["summary"], "credential env:REPORT_API_TOKEN") {
+			t.Errorf("McpCredentialMissing: labels %v, summary %q (want critical, naming env:REPORT_API_TOKEN, no instance)", a.Labels, a.Annotations["summary"])
+		}
+	}
+	restored := time.Now()
+	writeFile(t, tokenFile, token+"\n")
+	resolved := resolutionOf(t, h, rx, restored, "McpCredentialMissing", watchedServer, latencyBound+30*time.Second)
+	resolution := resolved.Received.Sub(restored)
+	noOtherPage(t, rx, emptied, watchedServer, "McpCredentialMissing")
+	waitAllQuiet(t, h, rx, prom, emptied)
+
+	// The scope narrowed: the server lists one tool of two.
+	narrowed := time.Now()
+	writeFile(t, scopeFile, "read\n")
+	page := pageFor(t, h, rx, narrowed, "McpToolsMissing", watchedServer, latencyBound+30*time.Second)
+	t.Logf("page: %s", page)
+	checkPage(t, page)
+	if tools := toolsIn(page.alertsNamed("McpToolsMissing", watchedServer)); !slices.Equal(tools, []string{"fetch_daily_report"}) {
+		t.Errorf("McpToolsMissing names %v, want fetch_daily_report alone", tools)
+	}
+	writeFile(t, scopeFile, "full\n")
+	resolutionOf(t, h, rx, time.Now(), "McpToolsMissing", watchedServer, latencyBound+30*time.Second)
+	waitAllQuiet(t, h, rx, prom, narrowed)
+
+	callDetection, callResolution := revokeAPIKey(t, h, rx, prom, apiKeyFile)
+	waitAllQuiet(t, h, rx, prom, emptied)
+	ghDetection, ghResolution := revokeGitHubToken(t, h, rx, gh, gitHubFile)
+
+	got, _ := rx.notifications()
+	for _, n := range got {
+		t.Logf("notification: %s", n)
+	}
+	t.Logf("LATENCY detection (token file emptied -> firing McpCredentialMissing received): %s", detection.Round(time.Millisecond))
+	t.Logf("LATENCY resolution (token written back -> resolved McpCredentialMissing received): %s", resolution.Round(time.Millisecond))
+	t.Logf("LATENCY call failure (server's API key revoked -> firing McpCredentialRejected received): %s", callDetection.Round(time.Millisecond))
+	t.Logf("LATENCY call recovery (API key written back -> resolved McpCredentialRejected received): %s", callResolution.Round(time.Millisecond))
+	t.Logf("LATENCY github (token revoked at the stand-in -> firing McpCredentialRejected received): %s", ghDetection.Round(time.Millisecond))
+	t.Logf("LATENCY github recovery (renewed token written -> resolved McpCredentialRejected received): %s", ghResolution.Round(time.Millisecond))
+	t.Logf("bound for each: probe interval %s + 15s = %s", probeInterval, latencyBound)
+	if detection > latencyBound {
+		t.Errorf("detection took %s, more than %s", detection, latencyBound)
+	}
+	if resolution > latencyBound {
+		t.Errorf("resolution took %s, more than %s", resolution, latencyBound)
+	}
+	if callBound := callInterval + 15*time.Second; callDetection > callBound || callResolution > callBound {
+		t.Errorf("call failure paged after %s and resolved after %s, more than %s", callDetection, callResolution, callBound)
+	}
+	if ghBound := gitHubCallInterval + 20*time.Second; ghDetection > ghBound || ghResolution > ghBound {
+		t.Errorf("github's rejected token paged after %s and resolved after %s, more than %s", ghDetection, ghResolution, ghBound)
+	}
+	if n := gh.Writes(); n != 0 {
+		t.Errorf("%d write requests reached the GitHub stand-in: a canary must never write", n)
+	}
+
+	// mcpwatch stops cleanly on SIGTERM (the harness would kill it otherwise).
+	stopStart := time.Now()
+	if err := mcpwatch.stop(); err != nil {
+		t.Errorf("mcpwatch serve on SIGTERM: %v (want exit 0 within %s); log %s", err, stopGrace, mcpwatch.logPath)
+	}
+	t.Logf("mcpwatch stopped in %s; test took %s", time.Since(stopStart).Round(time.Millisecond), time.Since(testStart).Round(time.Millisecond))
+}
+
+// pageFor waits for the first firing notification of alert for server
+// since a time, and returns it.
+func pageFor(t *testing.T, h *harness, rx *receiver, since time.Time, alert, server string, within time.Duration) notification {
+	t.Helper()
 	var page notification
-	h.waitFor("the page for the missing tools", latencyBound+30*time.Second, func() error {
-		n, ok, err := rx.firstSince(emptied, func(n notification) bool {
-			return n.Status == "firing" &&
-				slices.Contains(toolsIn(n.alertsNamed("McpToolsMissing", watchedServer)), lockedTools[0])
+	h.waitFor("a firing "+alert+" for "+server, within, func() error {
+		n, ok, err := rx.firstSince(since, func(n notification) bool {
+			return n.Status == "firing" && len(n.alertsNamed(alert, server)) > 0
 		})
 		if err == nil && !ok {
-			err = fmt.Errorf("no firing McpToolsMissing for %s naming %s yet", watchedServer, lockedTools[0])
+			err = fmt.Errorf("no firing %s for %s yet", alert, server)
 		}
 		page = n
 		return err
 	})
-	detection := page.Received.Sub(emptied)
-	t.Logf("page: %s", page)
-	checkPage(t, page)
-	// Every locked tool is named, in this notification or the next of its
-	// group; and the server's tool list is empty, so McpServerNoTools pages too.
-	h.waitFor("every missing tool and McpServerNoTools to be notified", 30*time.Second, func() error {
-		return firedSince(rx, emptied)
-	})
+	t.Logf("%s page %s after the change: %s", alert, page.Received.Sub(since).Round(time.Millisecond), page)
+	return page
+}
 
-	// The credential is back.
-	restored := time.Now()
-	writeFile(t, tokenFile, token+"\n")
+// resolutionOf waits for the first resolved notification of alert for
+// server since a time, and returns it.
+func resolutionOf(t *testing.T, h *harness, rx *receiver, since time.Time, alert, server string, within time.Duration) notification {
+	t.Helper()
 	var resolved notification
-	h.waitFor("the resolved notification", latencyBound+30*time.Second, func() error {
-		n, ok, err := rx.firstSince(restored, func(n notification) bool {
-			return n.Status == "resolved" && len(n.alertsNamed("McpToolsMissing", watchedServer)) > 0
+	h.waitFor("a resolved "+alert+" for "+server, within, func() error {
+		n, ok, err := rx.firstSince(since, func(n notification) bool {
+			return n.Status == "resolved" && len(n.alertsNamed(alert, server)) > 0
 		})
 		if err == nil && !ok {
-			err = fmt.Errorf("no resolved McpToolsMissing for %s yet", watchedServer)
+			err = fmt.Errorf("no resolved %s for %s yet", alert, server)
 		}
 		resolved = n
 		return err
 	})
-	resolution := resolved.Received.Sub(restored)
-	t.Logf("resolved: %s", resolved)
-	h.waitFor("every paged group to be resolved and Prometheus to hold no alert", 30*time.Second, func() error {
-		if err := allResolved(rx, emptied); err != nil {
+	return resolved
+}
+
+// noOtherPage fails the test if, since a time, any alert about server but
+// the one expected was notified firing: a credential's page stands for its
+// consequences (missing tools, failing calls and probes).
+func noOtherPage(t *testing.T, rx *receiver, since time.Time, server, expected string) {
+	t.Helper()
+	got, err := rx.notifications()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range got {
+		if n.Received.Before(since) || n.Status != "firing" {
+			continue
+		}
+		for _, a := range n.Alerts {
+			if a.Labels["server"] == server && a.Labels["alertname"] != expected {
+				t.Errorf("%s paged beside %s: %s", a.Labels["alertname"], expected, n)
+			}
+		}
+	}
+}
+
+// waitAllQuiet waits until every group notified since a time is resolved
+// and Prometheus holds no alert.
+func waitAllQuiet(t *testing.T, h *harness, rx *receiver, prom promAPI, since time.Time) {
+	t.Helper()
+	h.waitFor("every paged group to be resolved and Prometheus to hold no alert", 45*time.Second, func() error {
+		if err := allResolved(rx, since); err != nil {
 			return err
 		}
 		alerts, err := prom.alerts()
@@ -164,89 +280,62 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 		}
 		return nil
 	})
-
-	callDetection, callResolution := revokeAPIKey(t, h, rx, prom, apiKeyFile)
-
-	got, _ := rx.notifications()
-	for _, n := range got {
-		t.Logf("notification: %s", n)
-	}
-	t.Logf("LATENCY call failure (server's API key revoked -> firing McpToolCallFailing received): %s", callDetection.Round(time.Millisecond))
-	t.Logf("LATENCY call recovery (API key written back -> resolved McpToolCallFailing received): %s", callResolution.Round(time.Millisecond))
-	t.Logf("LATENCY detection (token file emptied -> firing notification received): %s", detection.Round(time.Millisecond))
-	t.Logf("LATENCY resolution (token written back -> resolved notification received): %s", resolution.Round(time.Millisecond))
-	t.Logf("bound for each: probe interval %s + 15s = %s", probeInterval, latencyBound)
-	if detection > latencyBound {
-		t.Errorf("detection took %s, more than %s", detection, latencyBound)
-	}
-	if resolution > latencyBound {
-		t.Errorf("resolution took %s, more than %s", resolution, latencyBound)
-	}
-	if callBound := callInterval + 15*time.Second; callDetection > callBound || callResolution > callBound {
-		t.Errorf("call failure paged after %s and resolved after %s, more than %s", callDetection, callResolution, callBound)
-	}
-
-	// mcpwatch stops cleanly on SIGTERM (the harness would kill it otherwise).
-	stopStart := time.Now()
-	if err := mcpwatch.stop(); err != nil {
-		t.Errorf("mcpwatch serve on SIGTERM: %v (want exit 0 within %s); log %s", err, stopGrace, mcpwatch.logPath)
-	}
-	t.Logf("mcpwatch stopped in %s; test took %s", time.Since(stopStart).Round(time.Millisecond), time.Since(testStart).Round(time.Millisecond))
 }
 
 // revokeAPIKey revokes the report server's own API key (its file emptied):
 // the server still lists both tools, so nothing about the surface pages,
-// but its canary calls fail and McpToolCallFailing pages, naming the tool
-// and the reason; the key written back resolves it. It returns how long
-// each took.
+// and its canary calls answer "401 Unauthorized": McpCredentialRejected
+// pages, quoting the server; McpToolCallFailing stays quiet. The key written
+// back resolves it. It returns how long each took.
 func revokeAPIKey(t *testing.T, h *harness, rx *receiver, prom promAPI, apiKeyFile string) (detection, resolution time.Duration) {
 	t.Helper()
 	revoked := time.Now()
 	writeFile(t, apiKeyFile, "")
-	var page notification
-	h.waitFor("the page for the failing calls", callInterval+45*time.Second, func() error {
-		n, ok, err := rx.firstSince(revoked, func(n notification) bool {
-			return n.Status == "firing" && len(n.alertsNamed("McpToolCallFailing", watchedServer)) > 0
-		})
-		if err == nil && !ok {
-			err = fmt.Errorf("no firing McpToolCallFailing for %s yet", watchedServer)
-		}
-		page = n
-		return err
-	})
+	page := pageFor(t, h, rx, revoked, "McpCredentialRejected", watchedServer, callInterval+45*time.Second)
 	detection = page.Received.Sub(revoked)
-	t.Logf("call page: %s", page)
-	for _, a := range page.alertsNamed("McpToolCallFailing", watchedServer) {
-		if a.Labels["severity"] != "critical" || !slices.Contains(lockedTools, a.Labels["tool"]) ||
-			!strings.Contains(a.Annotations["summary"], "fail: credential_rejected") || a.Labels["instance"] != "" {
-			t.Errorf("McpToolCallFailing: labels %v, summary %q (want critical, a locked tool, reason credential_rejected, no instance)", a.Labels, a.Annotations["summary"])
+	for _, a := range page.alertsNamed("McpCredentialRejected", watchedServer) {
+		if a.Labels["severity"] != "critical" || a.Labels["instance"] != "" ||
+			!strings.Contains(a.Annotations["summary"], "401 Unauthorized") {
+			t.Errorf("McpCredentialRejected: labels %v, summary %q (want critical, quoting the server's 401, no instance)", a.Labels, a.Annotations["summary"])
 		}
 	}
 	// The surface is intact: the tools are listed, nothing is missing.
 	if err := prom.queryEquals(fmt.Sprintf(`mcpwatch_tools_missing{job="mcpwatch",server=%q}`, watchedServer), 0); err != nil {
 		t.Errorf("with the API key revoked: %v", err)
 	}
-	if n, ok, _ := rx.firstSince(revoked, func(n notification) bool {
-		return n.Status == "firing" && len(n.alertsNamed("McpToolsMissing", watchedServer)) > 0
-	}); ok {
-		t.Errorf("a revoked API key paged McpToolsMissing, but the tools are listed: %s", n)
-	}
-
 	restored := time.Now()
 	writeFile(t, apiKeyFile, "e2e-api-key\n")
-	var resolved notification
-	h.waitFor("the resolved call page", callInterval+45*time.Second, func() error {
-		n, ok, err := rx.firstSince(restored, func(n notification) bool {
-			return n.Status == "resolved" && len(n.alertsNamed("McpToolCallFailing", watchedServer)) > 0
-		})
-		if err == nil && !ok {
-			err = fmt.Errorf("no resolved McpToolCallFailing for %s yet", watchedServer)
-		}
-		resolved = n
-		return err
-	})
+	resolved := resolutionOf(t, h, rx, restored, "McpCredentialRejected", watchedServer, callInterval+45*time.Second)
 	resolution = resolved.Received.Sub(restored)
-	t.Logf("call page resolved: %s", resolved)
+	noOtherPage(t, rx, revoked, watchedServer, "McpCredentialRejected")
+	return detection, resolution
+}
+
+// revokeGitHubToken revokes server-github's token at the GitHub stand-in,
+// as its owner would at GitHub: the server keeps listing its 26 tools, and
+// its canary search answers -32603 "Authentication Failed: Bad
+// credentials"; McpCredentialRejected pages for github, naming the token
+// and quoting the server. A renewed token written to the token file
+// resolves it. It returns how long each took.
+func revokeGitHubToken(t *testing.T, h *harness, rx *receiver, gh *peertest.API, tokenFile string) (detection, resolution time.Duration) {
+	t.Helper()
+	revoked := time.Now()
+	gh.Revoke(gitHubToken)
+	page := pageFor(t, h, rx, revoked, "McpCredentialRejected", "github", gitHubCallInterval+45*time.Second)
+	detection = page.Received.Sub(revoked)
+	for _, a := range page.alertsNamed("McpCredentialRejected", "github") {
+		if a.Labels["severity"] != "critical" || a.Labels["credential"] != "env:GITHUB_PERSONAL_ACCESS_TOKEN" ||
+			!strings.Contains(a.Annotations["summary"], `"Authentication Failed: Bad credentials"`) ||
+			!strings.Contains(a.Annotations["description"], "Renew env:GITHUB_PERSONAL_ACCESS_TOKEN") {
+			t.Errorf("McpCredentialRejected for github: labels %v, annotations %v (want the token named, the server quoted)", a.Labels, a.Annotations)
+		}
+	}
+	renewed := time.Now()
+	gh.Accept(gitHubRenewedToken)
+	writeFile(t, tokenFile, gitHubRenewedToken+"\n")
+	resolved := resolutionOf(t, h, rx, renewed, "McpCredentialRejected", "github", gitHubCallInterval+45*time.Second)
+	resolution = resolved.Received.Sub(renewed)
+	noOtherPage(t, rx, revoked, "github", "McpCredentialRejected")
 	return detection, resolution
 }
 
@@ -266,34 +355,6 @@ func checkPage(t *testing.T, page notification) {
 			}
 		}
 	}
-}
-
-// firedSince reports an error until, since the given time, every locked tool
-// has been notified firing in McpToolsMissing and McpServerNoTools has fired
-// for the watched server.
-func firedSince(rx *receiver, since time.Time) error {
-	got, err := rx.notifications()
-	if err != nil {
-		return err
-	}
-	var tools []string
-	noTools := false
-	for _, n := range got {
-		if n.Received.Before(since) || n.Status != "firing" {
-			continue
-		}
-		tools = append(tools, toolsIn(n.alertsNamed("McpToolsMissing", watchedServer))...)
-		noTools = noTools || len(n.alertsNamed("McpServerNoTools", watchedServer)) > 0
-	}
-	for _, want := range lockedTools {
-		if !slices.Contains(tools, want) {
-			return fmt.Errorf("no firing McpToolsMissing for tool %s yet (got %v)", want, tools)
-		}
-	}
-	if !noTools {
-		return fmt.Errorf("no firing McpServerNoTools for %s yet", watchedServer)
-	}
-	return nil
 }
 
 // allResolved reports an error while some alert group notified since the

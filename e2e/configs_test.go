@@ -5,6 +5,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 )
 
 // The configurations of the alerting test. Strings go through %q: a Go
@@ -22,8 +24,9 @@ func lockJSON(server string, tools []string) string {
 // mcpwatchConfig watches the report server over stdio, its token read from
 // tokenFile (relative to the config) at every probe. With an apiKeyFile it
 // also calls both tools on a call schedule as fast as the probes; the
-// server reads its own API key from that file at every call.
-func mcpwatchConfig(reportserver, tokenFile, apiKeyFile string) string {
+// server reads its own API key from that file at every call. extra is more
+// of the servers: mapping, indented as its entries.
+func mcpwatchConfig(reportserver, tokenFile, apiKeyFile, extra string) string {
 	calls := ""
 	if apiKeyFile != "" {
 		calls = fmt.Sprintf(`    args: [--api-key-file, %q]
@@ -45,7 +48,44 @@ servers:
     command: %q
     env:
       REPORT_API_TOKEN: %q
-%s`, fmt.Sprintf("@every %s", probeInterval), fmt.Sprintf("@every %s", callInterval), watchedServer, reportserver, "${file:"+tokenFile+"}", calls)
+      REPORT_SCOPE: "${file:secrets/report-scope}"
+%s%s`, fmt.Sprintf("@every %s", probeInterval), fmt.Sprintf("@every %s", callInterval), watchedServer, reportserver, "${file:"+tokenFile+"}", calls, extra)
+}
+
+// githubServer is the servers: entry of the pinned server-github, its
+// token read from tokenFile at every probe, reaching the GitHub stand-in
+// through env (peertest.NodeEnv). Its canary is a repository search, which
+// it does not annotate: it takes both opt-ins. It probes rarely and calls
+// every gitHubCallInterval: each is a Node process.
+func githubServer(node, script, tokenFile string, env map[string]string) string {
+	var lines strings.Builder
+	for _, k := range sortedKeys(env) {
+		fmt.Fprintf(&lines, "      %s: %q\n", k, strings.ReplaceAll(env[k], "$", "$$"))
+	}
+	return fmt.Sprintf(`  github:
+    command: %q
+    args: [%q]
+    schedule: "@every 1m"
+    call_schedule: %q
+    timeout: 30s
+    env:
+      GITHUB_PERSONAL_ACCESS_TOKEN: %q
+%s    calls:
+      search_repositories:
+        input: {query: "mcp"}
+        allowSideEffects: true
+        expect: {status: pass, not_error_code: [401, 403]}
+    allow_destructive_calls: [search_repositories]
+`, node, script, fmt.Sprintf("@every %s", gitHubCallInterval), "${file:"+tokenFile+"}", lines.String())
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // prometheusConfig scrapes mcpwatch and evaluates every second, and sends

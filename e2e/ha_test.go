@@ -20,10 +20,10 @@ import (
 // apart) watching the same server, both scraped by one Prometheus with the
 // project's rules, one Alertmanager and a webhook. The token file is
 // emptied and one replica is killed at once: exactly one notification
-// arrives for the missing tool (not one per replica, not a second when the
-// killed replica's series go stale), the killed replica is a warning
-// (McpwatchDown), nothing pages about mcpwatch itself; restoring the token
-// resolves the page with exactly one notification.
+// arrives for the missing credential (not one per replica, not a second
+// when the killed replica's series go stale), the killed replica is a
+// warning (McpwatchDown), nothing pages about mcpwatch itself; restoring the
+// token resolves the page with exactly one notification.
 func TestHAPairOnePage(t *testing.T) {
 	need(t, "prometheus", "prometheus-alertmanager")
 	rx := newReceiver(t)
@@ -34,11 +34,12 @@ func TestHAPairOnePage(t *testing.T) {
 		amAddr    = freeAddr(t)
 		tokenFile = filepath.Join(h.dir, "secrets", "report-token")
 		prom      = promAPI{base: "http://" + promAddr}
-		locked    = lockedTools[:1] // one alert in the McpToolsMissing group: a second notification can only be a duplicate
+		locked    = lockedTools[:1]
 	)
 	writeFile(t, tokenFile, token+"\n")
+	writeFile(t, filepath.Join(h.dir, "secrets", "report-scope"), "full\n")
 	writeFile(t, filepath.Join(h.dir, "mcp-tools.lock.json"), lockJSON(watchedServer, locked))
-	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token", ""))
+	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token", "", ""))
 	writeFile(t, filepath.Join(h.dir, "prometheus.yml"), prometheusConfigTargets(amAddr, addrs...))
 	writeFile(t, filepath.Join(h.dir, "alertmanager.yml"), alertmanagerConfig(rx.url()))
 	if err := os.MkdirAll(filepath.Join(h.dir, "rules"), 0o755); err != nil {
@@ -91,13 +92,13 @@ func TestHAPairOnePage(t *testing.T) {
 	replicas[0].kill()
 	t.Logf("token emptied and %s killed", replicas[0].name)
 	isPage := func(n notification) bool {
-		return n.Status == "firing" && len(n.alertsNamed("McpToolsMissing", watchedServer)) > 0
+		return n.Status == "firing" && len(n.alertsNamed("McpCredentialMissing", watchedServer)) > 0
 	}
 	var page notification
-	h.waitFor("the page for the missing tool", latencyBound+30*time.Second, func() error {
+	h.waitFor("the page for the missing credential", latencyBound+30*time.Second, func() error {
 		n, ok, err := rx.firstSince(emptied, isPage)
 		if err == nil && !ok {
-			err = fmt.Errorf("no firing McpToolsMissing for %s yet", watchedServer)
+			err = fmt.Errorf("no firing McpCredentialMissing for %s yet", watchedServer)
 		}
 		page = n
 		return err
@@ -130,10 +131,7 @@ func TestHAPairOnePage(t *testing.T) {
 	}
 	settled := time.Now()
 	h.waitFor("Prometheus to evaluate twice more", 30*time.Second, func() error { return evaluatedSince(prom, settled, 2) })
-	if err := exactlyOne(rx, emptied, "McpToolsMissing", "firing"); err != nil {
-		t.Error(err)
-	}
-	if err := exactlyOne(rx, emptied, "McpServerNoTools", "firing"); err != nil {
+	if err := exactlyOne(rx, emptied, "McpCredentialMissing", "firing"); err != nil {
 		t.Error(err)
 	}
 	got, _ := rx.notifications()
@@ -158,10 +156,10 @@ func TestHAPairOnePage(t *testing.T) {
 	writeFile(t, tokenFile, token+"\n")
 	h.waitFor("the resolved notification", latencyBound+30*time.Second, func() error {
 		_, ok, err := rx.firstSince(restored, func(n notification) bool {
-			return n.Status == "resolved" && len(n.alertsNamed("McpToolsMissing", watchedServer)) > 0
+			return n.Status == "resolved" && len(n.alertsNamed("McpCredentialMissing", watchedServer)) > 0
 		})
 		if err == nil && !ok {
-			err = fmt.Errorf("no resolved McpToolsMissing yet")
+			err = fmt.Errorf("no resolved McpCredentialMissing yet")
 		}
 		return err
 	})
@@ -174,7 +172,7 @@ func TestHAPairOnePage(t *testing.T) {
 	})
 	settled = time.Now()
 	h.waitFor("Prometheus to evaluate twice more", 30*time.Second, func() error { return evaluatedSince(prom, settled, 2) })
-	if err := exactlyOne(rx, restored, "McpToolsMissing", "resolved"); err != nil {
+	if err := exactlyOne(rx, restored, "McpCredentialMissing", "resolved"); err != nil {
 		t.Error(err)
 	}
 	got, _ = rx.notifications()

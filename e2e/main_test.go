@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/mcpwatch/mcpwatch/internal/peertest"
 )
 
 // suite is what every test shares: where the repository is and the binaries
@@ -129,6 +131,17 @@ func needEverything(t *testing.T) string {
 	node, _ := exec.LookPath("node")
 	requireFile(t, suite.everythingBin, "the pinned MCP servers are not installed; run scripts/e2e-deps.sh")
 	return node
+}
+
+// needPeer fails the test unless node and the pinned npm server pkg are
+// installed, and returns node's path and the server's entry script.
+func needPeer(t *testing.T, pkg string) (node, script string) {
+	t.Helper()
+	node, err := peertest.Installed(pkg)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return node, peertest.Script(pkg)
 }
 
 // requireFile fails the test with hint when path does not exist.

@@ -1,9 +1,10 @@
 package metrics
 
 import (
-	"github.com/mcpwatch/mcpwatch/internal/oauth"
-
 	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 )
 
 // The credential families render from the last probe's credential status:
@@ -51,4 +52,43 @@ func renderLastRefresh(t *TextWriter, st *status.Server) {
 	if credentials(st).oauth && !st.Last.Credentials.LastRefresh.IsZero() {
 		t.sample(unixSeconds(st.Last.Credentials.LastRefresh))
 	}
+}
+
+// renderCredentialPresent writes one series per credential the server is
+// given, from the last probe, whether it was made or not for want of one.
+func renderCredentialPresent(t *TextWriter, st *status.Server) {
+	if st.Last == nil || st.Last.Credentials == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, g := range st.Last.Credentials.Given {
+		name := labelValue(g.Credential, maxInfoLabelBytes)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		t.sample(boolValue(g.Present), name)
+	}
+}
+
+// renderCredentialRejected names the credential a server rejects and
+// quotes it, while the judgement says so: what McpCredentialRejected's
+// summary reads.
+func renderCredentialRejected(t *TextWriter, st *status.Server) {
+	j := st.Judgement
+	if j.State != verdict.StateCredentialRejected {
+		return
+	}
+	quote := ""
+	if st.Last != nil && st.Last.Credentials != nil && st.Last.Credentials.Rejected != nil {
+		quote = st.Last.Credentials.Rejected.Quote
+	} else {
+		for _, c := range st.Calls {
+			if c.Last != nil && c.Last.Rejection != nil {
+				quote = c.Last.Rejection.Quote
+				break
+			}
+		}
+	}
+	t.sample(1, labelValue(j.Credential, maxToolLabelBytes), labelValue(sanitize.Text(quote), maxMessageLabelBytes))
 }

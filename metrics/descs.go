@@ -114,6 +114,12 @@ func newDescs() *descs {
 	d.add("mcpwatch_credential_expiry_timestamp_seconds", typeGauge, renderCredentialExpiry,
 		"Unix time a credential of the server expires, for every credential whose expiry is knowable: the OAuth access token (oauth_access_token, renewed by mcpwatch before it expires), the OAuth refresh token when the authorization server states its lifetime or it is a JWT (oauth_refresh_token), and a header or env value that is a JWT (header:NAME, env:NAME; its exp, read without verifying). Read at the last probe."+scheduleNote,
 		"credential")
+	d.add("mcpwatch_credential_present", typeGauge, renderCredentialPresent,
+		"1 if a credential the server is given (an env or header value whose name says credential, or an auth: block's secret; named env:NAME, header:NAME, auth:client_secret, auth:refresh_token, never by value) had a value at the last probe, 0 if it expanded to an empty value (an unset CI secret, an emptied token file): the server is then not probed (reason credential_missing). Absent for a server given none."+scheduleNote,
+		"credential")
+	d.add("mcpwatch_credential_rejected_info", typeGauge, renderCredentialRejected,
+		"1 while the server's last probe or canary calls show it rejecting its credential (HTTP 401/403, or a rejection's words: Bad credentials, invalid_auth, ...), with the credential to renew (empty when the configuration names none) and the server's words (scrubbed of secrets, escaped, cut to 200 bytes); absent otherwise."+scheduleNote,
+		"credential", "message")
 	d.add("mcpwatch_credential_refresh_failures_total", typeCounter, renderRefreshFailures,
 		"Failed OAuth token requests of the server by reason (an OAuth error code such as invalid_grant, or http_status, bad_response, connection, timeout, discovery, store when a rotated refresh token could not be written back) since its OAuth client was set up. Every reason is exported from 0. Absent for servers without auth: oauth.",
 		"reason")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/credential"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -77,9 +79,10 @@ func fixtureStatuses() []status.Server {
 		Tools: tools("list_reports"), Pages: 1,
 		Started: base.Add(time.Second),
 		Timings: probe.Timings{Connect: ms(30), Handshake: ms(20), Pages: []time.Duration{ms(10)}, Total: ms(60)},
-		Credentials: &probe.CredentialStatus{Expiries: []probe.CredentialExpiry{
-			{Credential: "env:REPORT_API_TOKEN", Expiry: base.Add(2 * 24 * time.Hour)},
-		}},
+		Credentials: &probe.CredentialStatus{
+			Expiries: []probe.CredentialExpiry{{Credential: "env:REPORT_API_TOKEN", Expiry: base.Add(2 * 24 * time.Hour)}},
+			Given:    []probe.GivenCredential{{Credential: "env:REPORT_API_TOKEN", Present: true}},
+		},
 	}
 	scratch := &probe.Result{
 		OK: true, Transport: probe.TransportStdio, Era: probe.EraLegacy,
@@ -100,6 +103,23 @@ func fixtureStatuses() []status.Server {
 		Transport: probe.TransportSSE, Era: probe.EraLegacy,
 		Started: base.Add(3 * time.Second),
 		Timings: probe.Timings{Connect: ms(50), Handshake: ms(100), Total: 10 * time.Second},
+	}
+	slack := &probe.Result{
+		OK: true, Transport: probe.TransportStdio, Era: probe.EraLegacy,
+		ProtocolVersion: "2024-11-05", ServerName: "Slack MCP Server", ServerVersion: "1.0.0",
+		Tools: tools("slack_list_channels"), Pages: 1,
+		Started:     base.Add(4 * time.Second),
+		Timings:     probe.Timings{Total: ms(900)},
+		Credentials: &probe.CredentialStatus{Given: []probe.GivenCredential{{Credential: "env:SLACK_BOT_TOKEN", Present: true}}},
+	}
+	vault := &probe.Result{
+		OK: false, Reason: probe.ReasonCredentialMissing, Transport: probe.TransportStdio,
+		Error:   "env:VAULT_TOKEN is empty (${VAULT_TOKEN} is set but empty): the server was not probed",
+		Started: base.Add(5 * time.Second),
+		Credentials: &probe.CredentialStatus{Given: []probe.GivenCredential{
+			{Credential: "env:VAULT_ADDR_TOKEN", Present: true},
+			{Credential: "env:VAULT_TOKEN", Present: false, Why: "${VAULT_TOKEN} is set but empty"},
+		}},
 	}
 	return []status.Server{
 		{
@@ -151,6 +171,30 @@ func fixtureStatuses() []status.Server {
 			// failure; the collector must not report them.
 			Diff:   lockstore.Diff{Locked: true, Expected: []string{"query"}, Missing: []string{"query"}},
 			Probes: 40, Failures: map[probe.Reason]uint64{probe.ReasonTimeout: 3, probe.ReasonConnection: 1},
+		},
+		{
+			// Lists its tools, and its canary call shows the token rejected.
+			Name: "slack", Transport: probe.TransportStdio, Schedule: "@every 30s", Interval: 30 * time.Second,
+			Last: slack, LastOK: slack, LastSuccess: base.Add(4*time.Second + ms(900)),
+			Diff:   lockstore.Diff{Locked: true, Expected: []string{"slack_list_channels"}},
+			Probes: 10,
+			Calls: []status.Call{{
+				Tool: "slack_list_channels", Calls: 1,
+				Last: &contracts.Outcome{Tool: "slack_list_channels", Reason: contracts.ReasonCredentialRejected,
+					Message:   `credential env:SLACK_BOT_TOKEN rejected: {"ok":false,"error":"invalid_auth"}`,
+					Rejection: &credential.Rejection{Credential: "env:SLACK_BOT_TOKEN", Marker: "invalid_auth", Quote: `{"ok":false,"error":"invalid_auth"}`},
+					Started:   base.Add(5 * time.Second), Duration: ms(400)},
+				Failures: map[contracts.Reason]uint64{contracts.ReasonCredentialRejected: 1},
+			}},
+			CallInterval: 5 * time.Minute,
+			Judgement:    verdict.Judgement{State: verdict.StateCredentialRejected, Credential: "env:SLACK_BOT_TOKEN", Calls: []string{"slack_list_channels"}},
+		},
+		{
+			// Its token file was emptied: not probed.
+			Name: "vault", Transport: probe.TransportStdio, Schedule: "@every 30s", Interval: 30 * time.Second,
+			Last: vault, Probes: 7, Failures: map[probe.Reason]uint64{probe.ReasonCredentialMissing: 1},
+			Diff:      lockstore.Diff{Locked: true, Expected: []string{"read_secret"}},
+			Judgement: verdict.Judgement{State: verdict.StateCredentialMissing, Reason: probe.ReasonCredentialMissing, Credential: "env:VAULT_TOKEN"},
 		},
 	}
 }

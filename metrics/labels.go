@@ -8,8 +8,9 @@ import (
 // Byte limits for label values a server controls. A hostile or broken server
 // must not be able to grow a series beyond these, whatever it reports.
 const (
-	maxInfoLabelBytes = 64  // server_name, server_version, protocol_version
-	maxToolLabelBytes = 128 // names of forbidden tools the server listed
+	maxInfoLabelBytes    = 64  // server_name, server_version, protocol_version
+	maxToolLabelBytes    = 128 // names of forbidden tools the server listed
+	maxMessageLabelBytes = 200 // a server's words quoted in an alert's summary
 )
 
 // ellipsis marks a cut value, so nobody reads it as the whole of it.

@@ -53,7 +53,7 @@ func TestCallFailuresByReason(t *testing.T) {
 			got[labels["server"]+"/"+labels["tool"]+"/"+labels["reason"]] = v
 		}
 	}
-	if n != 3*len(contracts.Reasons) || len(got) != 1 || got["reports/list_reports/is_error"] != 3 {
+	if n != 4*len(contracts.Reasons) || len(got) != 2 || got["reports/list_reports/is_error"] != 3 || got["slack/slack_list_channels/credential_rejected"] != 1 {
 		t.Errorf("%d series, nonzero %v", n, got)
 	}
 }

@@ -31,9 +31,27 @@ type CredentialStatus struct {
 	// RefreshFailures counts failed token requests by reason since the
 	// client was set up.
 	RefreshFailures map[string]uint64 `json:"refresh_failures,omitempty"`
+	// Given are the credentials the server is given (the caller's
+	// configuration names them), each with whether it had a value when
+	// the probe was made; a probe with one empty is not made (reason
+	// credential_missing).
+	Given []GivenCredential `json:"given,omitempty"`
 	// Rejected is how the server rejected its credential, when the probe
 	// failed for it (reason credential_rejected).
 	Rejected *CredentialRejection `json:"rejected,omitempty"`
+}
+
+// GivenCredential is one credential a server is given, by name only.
+type GivenCredential struct {
+	// Credential names it without its value: "env:GITHUB_TOKEN",
+	// "header:Authorization", "auth:client_secret".
+	Credential string `json:"credential"`
+	// Present is false when it expanded to an empty value.
+	Present bool `json:"present"`
+	// Why says what was empty, for one that is not present: the reference
+	// as written ("${GITHUB_TOKEN} is set but empty", "${file:/run/token}
+	// is an empty file"), or the message of a ${VAR:?message}.
+	Why string `json:"why,omitempty"`
 }
 
 // CredentialRejection is a server's refusal of its credential, as the

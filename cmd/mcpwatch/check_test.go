@@ -41,8 +41,11 @@ func TestCheckSeedScenarios(t *testing.T) {
 		{"token unset", nil, exitConfig,
 			[]string{"MCP preflight FAILED in ", "\n  - report: config error: ", "REPORT_API_TOKEN",
 				"\n      2/2 locked tools unverified -> fetch_daily_report, list_report_dates\n"}},
+		// What CI gives an unset secret: the credential is missing, named,
+		// and the server is not probed.
 		{"token empty", map[string]string{"REPORT_API_TOKEN": ""}, exitConfig,
-			[]string{"MCP preflight FAILED in ", "\n  - report: 2/2 tools missing -> fetch_daily_report, list_report_dates\n"}},
+			[]string{"MCP preflight FAILED in ", "\n  - report: credential missing: env:REPORT_API_TOKEN is empty (${REPORT_API_TOKEN} is set but empty): the server was not probed",
+				"\n      2/2 locked tools unverified -> fetch_daily_report, list_report_dates\n"}},
 		{"read scope", map[string]string{"REPORT_API_TOKEN": "test-token", "REPORT_SCOPE": "read"}, exitConfig,
 			[]string{"MCP preflight FAILED in ", "\n  - report: 1/2 tools missing -> fetch_daily_report\n"}},
 	}
@@ -118,8 +121,10 @@ func TestCheckHTTPBearerHeader(t *testing.T) {
 		lines []string
 	}{
 		{"right token", map[string]string{"REPORT_API_TOKEN": "http-token-5e6f"}, exitOK, []string{"MCP preflight OK in ", "(2 tools verified across 1 server)"}},
-		{"wrong token", map[string]string{"REPORT_API_TOKEN": "not-the-token"}, exitConfig, []string{"  - remote: probe failed (unauthorized)", "2/2 locked tools unverified"}},
+		{"wrong token", map[string]string{"REPORT_API_TOKEN": "not-the-token"}, exitConfig, []string{"  - remote: credential header:Authorization rejected: ", "HTTP 401 Unauthorized", "(renew it)", "2/2 locked tools unverified"}},
 		{"unset", nil, exitConfig, []string{"  - remote: config error: ", "headers.Authorization", "2/2 locked tools unverified"}},
+		// What CI gives an unset secret: set, and empty.
+		{"empty", map[string]string{"REPORT_API_TOKEN": ""}, exitConfig, []string{"  - remote: credential missing: header:Authorization is empty (${REPORT_API_TOKEN} is set but empty): the server was not probed", "2/2 locked tools unverified"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

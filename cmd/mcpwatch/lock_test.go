@@ -41,12 +41,12 @@ func TestLockThenCheckInClaudeCodeDirectory(t *testing.T) {
 		{"check without the token", []string{"check"}, nil, exitConfig,
 			[]string{"MCP preflight FAILED in ", "  - report: config error: ", "2/2 locked tools unverified -> fetch_daily_report, list_report_dates"}},
 		{"check with an empty token", []string{"check"}, map[string]string{"REPORT_API_TOKEN": ""}, exitConfig,
-			[]string{"  - report: 2/2 tools missing -> fetch_daily_report, list_report_dates"}},
+			[]string{"  - report: credential missing: env:REPORT_API_TOKEN is empty", "2/2 locked tools unverified -> fetch_daily_report, list_report_dates"}},
 		{"lock without the token", []string{"lock"}, nil, exitConfig,
 			[]string{"refusing to write the lock: 1 of 1 server cannot be locked now\n", "  - report: config error: ", "REPORT_API_TOKEN",
 				lockPath + " left unchanged\n"}},
 		{"lock with an empty token", []string{"lock"}, map[string]string{"REPORT_API_TOKEN": ""}, exitConfig,
-			[]string{"  - report: lists no tools (a missing or expired credential looks like this)", "--allow-empty", " left unchanged\n"}},
+			[]string{"  - report: credential missing: env:REPORT_API_TOKEN is empty", " left unchanged\n"}},
 		{"relock unchanged", []string{"lock"}, token, exitOK, []string{lockPath + ": no change (probed 1 server in "}},
 	}
 	for _, s := range steps {
@@ -128,10 +128,16 @@ func TestLockSelectedServers(t *testing.T) {
 func TestLockAllowEmptyAndFingerprints(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": reportEntry(t)}))
+	// ${VAR:-}: an empty token is meant, so the server is probed, and
+	// lists no tools.
+	entry := reportEntry(t)
+	entry["env"] = map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN:-}"}
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": entry}))
 	lockPath := filepath.Join(dir, "mcp-tools.lock.json")
 
-	r := runBin(t, dir, map[string]string{"REPORT_API_TOKEN": ""}, "lock", "--allow-empty")
+	r := runBin(t, dir, map[string]string{"REPORT_API_TOKEN": ""}, "lock")
+	assertContains(t, "lock", r.stdout, "  - report: lists no tools (a missing or expired credential looks like this)", "--allow-empty", " left unchanged\n")
+	r = runBin(t, dir, map[string]string{"REPORT_API_TOKEN": ""}, "lock", "--allow-empty")
 	if r.code != exitOK || string(readFile(t, lockPath)) != "{\n  \"report\": []\n}\n" {
 		t.Fatalf("--allow-empty: %s\nlock: %s", r, readFile(t, lockPath))
 	}

@@ -166,8 +166,9 @@ func TestProbeStdio(t *testing.T) {
 		{name: "unset variable", cfg: probetest.Config{},
 			flags: []string{"--env", "REPORT_API_TOKEN=${MCPWATCH_SURELY_UNSET_VAR}"}, code: exitFailed, reason: "config",
 			has: []string{"FAILED (config)", "MCPWATCH_SURELY_UNSET_VAR", "--env REPORT_API_TOKEN"}},
-		{name: "exits at once", cfg: probetest.Config{Behavior: probetest.ExitAtOnce}, code: exitFailed, reason: "exited", era: "legacy",
-			has: []string{"FAILED (exited)", "exit status 1", "| fatal: REPORT_API_TOKEN is not set"}},
+		// It ended before reading a request: nothing is known of its era.
+		{name: "exits at once", cfg: probetest.Config{Behavior: probetest.ExitAtOnce}, code: exitFailed, reason: "exited",
+			has: []string{"FAILED (exited)", "exit status 1", "before reading any request", "| fatal: REPORT_API_TOKEN is not set"}},
 		{name: "stuck cursor", cfg: probetest.Config{Behavior: probetest.StuckCursor}, code: exitFailed, reason: "pagination", era: "legacy"},
 		{name: "huge line under a small cap", cfg: probetest.Config{Behavior: probetest.HugeLine}, flags: []string{"--max-message-bytes", "64KiB"},
 			code: exitFailed, reason: "too_large", era: "legacy", has: []string{"65536"}},

@@ -4,7 +4,12 @@ package config
 // config:
 //
 //	${VAR}              the variable's value; unset is an error, set-but-empty gives ""
-//	${VAR:-default}     default when VAR is unset OR empty, as in the shell
+//	                    (in a credential's value, an empty one is credential_missing:
+//	                    see Server.Resolve)
+//	${VAR:-default}     default when VAR is unset OR empty, as in the shell; ${VAR:-}
+//	                    says "may be empty"
+//	${VAR:?message}     VAR must be set and non-empty, as in the shell: otherwise the
+//	                    probe fails with message (a credential: credential_missing)
 //	${env:VAR}          VS Code's spelling of ${VAR} (":-default" allowed too)
 //	${file:PATH}        the file's contents, one trailing newline trimmed; a
 //	                    missing or unreadable file is an error, an empty file gives ""
@@ -42,6 +47,8 @@ var (
 	ErrSecretFile = errors.New("unreadable secret file")
 	// ErrSyntax: a malformed reference, such as "${" without "}".
 	ErrSyntax = errors.New("bad reference syntax")
+	// ErrRequired: a ${VAR:?message} whose variable is unset or empty.
+	ErrRequired = errors.New("required variable unset or empty")
 )
 
 // maxSecretFileBytes bounds a ${file:...} read: a secret is small, and a
@@ -55,12 +62,14 @@ type ExpandError struct {
 	Key    string // the field, e.g. "env.REPORT_API_TOKEN" or "headers.Authorization"
 	Source string // the file that defined the server
 
-	Var    string // the unset variable, for ErrUnsetVariable
-	Input  string // the VS Code input ID, for an unresolved ${input:ID}
-	File   string // the secret file, for ErrSecretFile
-	Offset int    // byte offset of a syntax error in the raw string
+	Var string // the unset variable, for ErrUnsetVariable and ErrRequired
+	// Message is a ${VAR:?message}'s message, for ErrRequired.
+	Message string
+	Input   string // the VS Code input ID, for an unresolved ${input:ID}
+	File    string // the secret file, for ErrSecretFile
+	Offset  int    // byte offset of a syntax error in the raw string
 
-	Kind  error // ErrUnsetVariable, ErrSecretFile or ErrSyntax
+	Kind  error // ErrUnsetVariable, ErrSecretFile, ErrSyntax or ErrRequired
 	Cause error // underlying error (e.g. fs.ErrNotExist), or nil
 	msg   string
 }
@@ -106,6 +115,10 @@ type expander struct {
 	baseDir   string           // for relative ${file:...} paths; "" is the working directory
 	inputs    map[string]input // VS Code inputs declared for the server's source
 	workspace string           // ${workspaceFolder}; "" when not imported from VS Code
+	// empty, when set, hears of each reference without a default that
+	// gave an empty value ("${TOKEN} is set but empty"): in a credential's
+	// value, that credential is missing. ${VAR:-} is never reported.
+	empty func(why string)
 }
 
 func (x expander) expand(s string) (string, error) {
@@ -140,6 +153,10 @@ type part struct {
 	raw    string    // the reference as written, for printing
 	head   string    // the reference up to its name ("${env:TOKEN"), for printing with a redacted default
 	defRaw string    // the default as written
+	// required is a ${VAR:?message}: unset or empty is an error with
+	// message (literal text).
+	required bool
+	message  string
 }
 
 type template []part
@@ -248,7 +265,18 @@ func (p *parser) refBody() (part, error) {
 		return part{}, p.syntax(start, "expected a variable name ([A-Za-z_][A-Za-z0-9_]*), file:PATH, env:VAR or input:ID after ${")
 	}
 	r := part{kind: refVar, text: name, offset: start, head: p.s[start:p.i]}
-	if strings.HasPrefix(p.s[p.i:], ":-") {
+	if strings.HasPrefix(p.s[p.i:], ":?") {
+		p.i += 2
+		end := strings.IndexByte(p.s[p.i:], '}')
+		if end < 0 {
+			return part{}, p.syntax(start, "missing closing }")
+		}
+		r.required, r.message = true, strings.TrimSpace(p.s[p.i:p.i+end])
+		if strings.Contains(r.message, "${") {
+			return part{}, p.syntax(start, "the message of ${VAR:?message} is plain text, without references")
+		}
+		p.i += end
+	} else if strings.HasPrefix(p.s[p.i:], ":-") {
 		p.i += 2
 		defStart := p.i
 		def, err := p.parse(true)
@@ -269,7 +297,7 @@ func (p *parser) close(start int) error {
 		return p.syntax(start, "missing closing }")
 	}
 	if p.s[p.i] != '}' {
-		return p.syntax(start, "unsupported form; use ${VAR}, ${VAR:-default}, ${env:VAR}, ${file:PATH} or ${input:ID}")
+		return p.syntax(start, "unsupported form; use ${VAR}, ${VAR:-default}, ${VAR:?message}, ${env:VAR}, ${file:PATH} or ${input:ID}")
 	}
 	p.i++
 	return nil
@@ -326,6 +354,18 @@ func (x expander) variable(p part) (string, error) {
 		return v, nil
 	}
 	v, ok := x.lookupVar(p.text)
+	if p.required && v == "" {
+		msg := p.message
+		if msg == "" {
+			msg = "it is required"
+		}
+		state := "empty"
+		if !ok {
+			state = "not set"
+		}
+		return "", &ExpandError{Kind: ErrRequired, Var: p.text, Message: p.message,
+			msg: fmt.Sprintf("variable %s is %s: %s", p.text, state, msg)}
+	}
 	if p.def != nil && v == "" {
 		var b strings.Builder
 		if err := x.eval(*p.def, &b); err != nil {
@@ -336,6 +376,9 @@ func (x expander) variable(p part) (string, error) {
 	if !ok {
 		return "", &ExpandError{Kind: ErrUnsetVariable, Var: p.text,
 			msg: fmt.Sprintf("variable %s is not set: set %s or use ${%s:-} for an empty default", p.text, p.text, p.text)}
+	}
+	if v == "" && p.def == nil && x.empty != nil {
+		x.empty(fmt.Sprintf("${%s} is set but empty", p.text))
 	}
 	return v, nil
 }
@@ -389,6 +432,9 @@ func (x expander) file(p part) (string, error) {
 		return "", &ExpandError{Kind: ErrSecretFile, File: path, Cause: err,
 			msg: fmt.Sprintf("cannot read secret file %s: %s; create it or fix the ${file:...} path", path, describeFileError(err))}
 	}
+	if content == "" && x.empty != nil {
+		x.empty(fmt.Sprintf("the file %s (${file:...}) is empty", path))
+	}
 	return content, nil
 }
 
@@ -439,6 +485,14 @@ func inputEnvVar(id string) string {
 }
 
 func (x expander) input(p part) (string, error) {
+	v, err := x.inputValue(p)
+	if err == nil && v == "" && x.empty != nil {
+		x.empty(fmt.Sprintf("${input:%s} is empty", p.text))
+	}
+	return v, err
+}
+
+func (x expander) inputValue(p part) (string, error) {
 	in, declared := x.inputs[p.text]
 	switch {
 	case declared && in.File != "":

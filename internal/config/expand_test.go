@@ -55,6 +55,7 @@ func TestExpand(t *testing.T) {
 		{"file in header", "Bearer ${file:${DIR}/token}", "Bearer s3cret-token"},
 		{"file under home", "${file:~/.secret}", "from-home"},
 		{"input from env", "${input:api-key}", "input-value"},
+		{"required and set", "Bearer ${TOKEN:?set TOKEN}", "Bearer abc"},
 		{"dollar dollar", "$$", "$"},
 		{"escaped reference", "$${TOKEN}", "${TOKEN}"},
 		{"lone dollar kept", "price $5 and a$", "price $5 and a$"},
@@ -80,7 +81,7 @@ func TestExpandErrors(t *testing.T) {
 	missing := filepath.Join(dir, "missing")
 	secretLooking := filepath.Join(dir, "notadir")
 	writeFile(t, secretLooking, "contents-never-shown")
-	env := map[string]string{"TOKEN": "abc", "DIR": dir}
+	env := map[string]string{"TOKEN": "abc", "DIR": dir, "EMPTY": ""}
 	cases := []struct {
 		name, in string
 		kind     error
@@ -107,15 +108,21 @@ func TestExpandErrors(t *testing.T) {
 		{"digit first", "${1A}", ErrSyntax,
 			"bad reference at byte 0: expected a variable name ([A-Za-z_][A-Za-z0-9_]*), file:PATH, env:VAR or input:ID after ${ (write $$ for a literal $)"},
 		{"shell-only form", "${TOKEN-x}", ErrSyntax,
-			"bad reference at byte 0: unsupported form; use ${VAR}, ${VAR:-default}, ${env:VAR}, ${file:PATH} or ${input:ID} (write $$ for a literal $)"},
+			"bad reference at byte 0: unsupported form; use ${VAR}, ${VAR:-default}, ${VAR:?message}, ${env:VAR}, ${file:PATH} or ${input:ID} (write $$ for a literal $)"},
 		{"unknown prefix", "${vault:x}", ErrSyntax,
-			"bad reference at byte 0: unsupported form; use ${VAR}, ${VAR:-default}, ${env:VAR}, ${file:PATH} or ${input:ID} (write $$ for a literal $)"},
+			"bad reference at byte 0: unsupported form; use ${VAR}, ${VAR:-default}, ${VAR:?message}, ${env:VAR}, ${file:PATH} or ${input:ID} (write $$ for a literal $)"},
 		{"empty file path", "${file:}", ErrSyntax,
 			"bad reference at byte 0: ${file:} needs a path (write $$ for a literal $)"},
 		{"empty input", "${input:}", ErrSyntax,
 			"bad reference at byte 0: ${input:ID} needs an ID of letters, digits, '.', '_' or '-' (write $$ for a literal $)"},
 		{"unclosed default", "${A:-b", ErrSyntax,
 			"bad reference at byte 0: missing closing } (write $$ for a literal $)"},
+		{"required, unset", "${NOPE:?create a token at https://github.com/settings/tokens}", ErrRequired,
+			"variable NOPE is not set: create a token at https://github.com/settings/tokens"},
+		{"required, empty", "Bearer ${EMPTY:?}", ErrRequired, "variable EMPTY is empty: it is required"},
+		{"required, a reference in the message", "${A:?see ${B}}", ErrSyntax,
+			"bad reference at byte 0: the message of ${VAR:?message} is plain text, without references (write $$ for a literal $)"},
+		{"required, unclosed", "${A:?msg", ErrSyntax, "bad reference at byte 0: missing closing } (write $$ for a literal $)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -26,11 +27,44 @@ func (c *Config) Server(name string) (Server, bool) {
 // lookup reads a variable; os.LookupEnv fits. The error is an *ExpandError
 // naming the server and the key, never the value.
 func (s Server) Target(lookup func(string) (string, bool)) (probe.Target, error) {
-	t, errs := s.target(lookup, false)
+	t, _, errs := s.target(lookup, false)
 	if len(errs) > 0 {
 		return probe.Target{}, errs[0]
 	}
 	return t, nil
+}
+
+// Resolve is Target, with every credential the server is given and
+// whether it has a value now. The credentials are the env and header
+// values whose name says credential (secret.IsCredentialName: the rule the
+// scrubber and the redaction use) and the auth: block's client_secret and
+// refresh_token, named "env:NAME", "header:NAME", "auth:client_secret",
+// "auth:refresh_token" (never by value). One is missing (Present false,
+// Why saying what was empty) when a reference in it without a default,
+// ${VAR}, ${env:VAR}, ${file:PATH} or ${input:ID}, expanded to an empty
+// value (what CI gives an unset secret, an emptied token file), or when a
+// ${VAR:?message} in it is unset or empty. ${VAR:-} says "may be empty" and
+// is never missing; a literal value is what the configuration says.
+// A missing credential is not an error: the caller decides (the runner
+// does not probe, and reports credential_missing); every other expansion
+// problem is, as for Target.
+func (s Server) Resolve(lookup func(string) (string, bool)) (probe.Target, []probe.GivenCredential, error) {
+	t, given, errs := s.target(lookup, false)
+	if len(errs) > 0 {
+		return probe.Target{}, given, errs[0]
+	}
+	return t, given, nil
+}
+
+// Missing returns the credentials among given that are not present.
+func Missing(given []probe.GivenCredential) []probe.GivenCredential {
+	var out []probe.GivenCredential
+	for _, g := range given {
+		if !g.Present {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // Check tries to build every server's target now and reports each problem
@@ -42,10 +76,13 @@ func (s Server) Target(lookup func(string) (string, bool)) (probe.Target, error)
 func (c *Config) Check(lookup func(string) (string, bool)) []error {
 	var errs []error
 	for _, s := range c.Servers {
-		t, targetErrs := s.target(lookup, true)
+		t, given, targetErrs := s.target(lookup, true)
 		errs = append(errs, targetErrs...)
 		if len(targetErrs) == 0 {
 			errs = append(errs, s.checkPaths(t, lookup)...)
+		}
+		for _, g := range Missing(given) {
+			errs = append(errs, fmt.Errorf("server %q (%s) %s: credential missing: %s; a probe would fail with credential_missing (set it, or write ${VAR:-} where empty is fine)", s.Name, s.Source, credentialKey(g.Credential), g.Why))
 		}
 		if _, err := s.OAuth(lookup); err != nil {
 			errs = append(errs, err)
@@ -54,23 +91,47 @@ func (c *Config) Check(lookup func(string) (string, bool)) []error {
 	return errs
 }
 
-// target expands every field; with all set it goes on after an error to
-// report every one.
-func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Target, []error) {
+// target expands every field, and checks the presence of each credential
+// (see Resolve); with all set it goes on after an error to report every
+// one.
+func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Target, []probe.GivenCredential, []error) {
 	x := expander{lookup: lookup, baseDir: s.baseDir, inputs: s.inputs, workspace: s.workspace}
 	var errs []error
+	var given []probe.GivenCredential
+	fail := func(key string, err error) {
+		var ee *ExpandError
+		if errors.As(err, &ee) {
+			ee.Server, ee.Key, ee.Source = s.Name, key, s.Source
+		}
+		errs = append(errs, err)
+	}
 	expand := func(key, value string) string {
 		if len(errs) > 0 && !all {
 			return ""
 		}
 		v, err := x.expand(value)
 		if err != nil {
-			var ee *ExpandError
-			if errors.As(err, &ee) {
-				ee.Server, ee.Key, ee.Source = s.Name, key, s.Source
-			}
-			errs = append(errs, err)
+			fail(key, err)
 		}
+		return v
+	}
+	// credential expands a credential's value, noting whether it is there.
+	credential := func(name, key, value string) string {
+		if len(errs) > 0 && !all {
+			return ""
+		}
+		var why []string
+		cx := x
+		cx.empty = func(w string) { why = append(why, w) }
+		v, err := cx.expand(value)
+		if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
+			why, v, err = append(why, ee.msg), "", nil
+		}
+		if err != nil {
+			fail(key, err)
+			return v
+		}
+		given = append(given, probe.GivenCredential{Credential: name, Present: len(why) == 0, Why: strings.Join(why, "; ")})
 		return v
 	}
 
@@ -99,7 +160,11 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 				t.Env = make(map[string]string, len(s.Env))
 			}
 			for _, k := range sortedKeys(s.Env) {
-				t.Env[k] = expand(joinKey("env", k), s.Env[k])
+				if secret.IsCredentialName(k) {
+					t.Env[k] = credential("env:"+k, joinKey("env", k), s.Env[k])
+				} else {
+					t.Env[k] = expand(joinKey("env", k), s.Env[k])
+				}
 			}
 		}
 		if s.Dir != "" {
@@ -111,17 +176,56 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 		if len(s.Headers) > 0 {
 			t.Headers = make(map[string]string, len(s.Headers))
 			for _, k := range sortedKeys(s.Headers) {
-				t.Headers[k] = expand(joinKey("headers", k), s.Headers[k])
+				if secret.IsCredentialName(k) {
+					t.Headers[k] = credential("header:"+k, joinKey("headers", k), s.Headers[k])
+				} else {
+					t.Headers[k] = expand(joinKey("headers", k), s.Headers[k])
+				}
 			}
 		}
 		if s.CAFile != "" {
 			t.CAFile = resolvePath(expand("tls.ca_file", s.CAFile), s.baseDir, lookup)
 		}
 	}
-	if len(errs) > 0 {
-		return probe.Target{}, errs
+	if a := s.Auth; a != nil {
+		// OAuth reads these at every probe, and reports what cannot be
+		// read; here only whether they are there.
+		for _, f := range []struct{ name, value string }{
+			{"auth:client_secret", a.ClientSecret},
+			{"auth:refresh_token", a.RefreshToken},
+		} {
+			if f.value == "" {
+				continue
+			}
+			var why []string
+			cx := x
+			cx.empty = func(w string) { why = append(why, w) }
+			_, err := cx.expand(f.value)
+			if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
+				why, err = append(why, ee.msg), nil
+			}
+			if err == nil {
+				given = append(given, probe.GivenCredential{Credential: f.name, Present: len(why) == 0, Why: strings.Join(why, "; ")})
+			}
+		}
 	}
-	return t, nil
+	if len(errs) > 0 {
+		return probe.Target{}, given, errs
+	}
+	return t, given, nil
+}
+
+// credentialKey is the configuration key of a credential's name
+// ("env:GITHUB_TOKEN" -> env.GITHUB_TOKEN), for messages.
+func credentialKey(name string) string {
+	kind, key, _ := strings.Cut(name, ":")
+	switch kind {
+	case "header":
+		return joinKey("headers", key)
+	case "auth":
+		return joinKey("auth", key)
+	}
+	return joinKey(kind, key)
 }
 
 // readEnvFile reads the server's envFile; a problem is appended to errs.

@@ -89,7 +89,7 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 		}
 	}
 	switch f.Kind {
-	case verdict.KindCallFailed:
+	case verdict.KindCallFailed, verdict.KindCredentialRejected:
 		p.Message = fmt.Sprintf("call %s failed (%s): %s", o.Tool, o.Reason, o.Message)
 		if len(o.Attempts) > 1 {
 			p.Details = append(p.Details, fmt.Sprintf("%d attempts, each failed", len(o.Attempts)))

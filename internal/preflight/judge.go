@@ -114,10 +114,26 @@ func failedProbe(f verdict.Finding, res *probe.Result) Problem {
 // "probe failed (timeout): ...", or "config error: ..." for a target that
 // could not be built.
 func describeFailure(res *probe.Result) string {
-	if res.Reason == probe.ReasonConfig {
+	switch res.Reason {
+	case probe.ReasonConfig:
 		return "config error: " + oneLine(res.Error)
+	case probe.ReasonCredentialMissing:
+		return "credential missing: " + oneLine(res.Error)
+	case probe.ReasonCredentialRejected:
+		if st := res.Credentials; st != nil && st.Rejected != nil {
+			return describeRejection(st.Rejected.Credential, st.Rejected.Quote)
+		}
 	}
 	return fmt.Sprintf("probe failed (%s): %s", res.Reason, oneLine(res.Error))
+}
+
+// describeRejection is a rejected credential in one line: which one to
+// renew, and the server's words.
+func describeRejection(credential, quote string) string {
+	if credential == "" {
+		return "credential rejected: " + oneLine(quote) + " (renew the credential the server uses)"
+	}
+	return fmt.Sprintf("credential %s rejected: %s (renew it)", credential, oneLine(quote))
 }
 
 // notConfigured is a locked server the configuration no longer defines.

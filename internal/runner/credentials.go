@@ -3,11 +3,11 @@ package runner
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
-	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -41,13 +41,15 @@ func authorize(s config.Server, target *probe.Target, lookup func(string) (strin
 }
 
 // credentialStatus is what is known of the target's credentials after a
-// probe: the OAuth client's tokens, and the expiry of every header or env
-// value that is a JWT (its exp, read without verifying).
-func credentialStatus(target probe.Target, client *oauth.Client) *probe.CredentialStatus {
+// probe: the credentials it is given (all present, or it would not have
+// been probed), the OAuth client's tokens, and the expiry of every header
+// or env value that is a JWT (its exp, read without verifying).
+func credentialStatus(target probe.Target, client *oauth.Client, given []probe.GivenCredential) *probe.CredentialStatus {
 	st := &probe.CredentialStatus{}
 	if client != nil {
 		st = client.Status()
 	}
+	st.Given = given
 	add := func(kind string, values map[string]string) {
 		keys := make([]string, 0, len(values))
 		for k := range values {
@@ -62,10 +64,20 @@ func credentialStatus(target probe.Target, client *oauth.Client) *probe.Credenti
 	}
 	add("header", target.Headers)
 	add("env", target.Env)
-	if !st.OAuth && len(st.Expiries) == 0 {
+	if !st.OAuth && len(st.Expiries) == 0 && len(st.Given) == 0 {
 		return nil
 	}
 	return st
+}
+
+// missingMessage says which credentials are missing and why, and what to
+// do; never a value.
+func missingMessage(missing []probe.GivenCredential) string {
+	parts := make([]string, len(missing))
+	for i, m := range missing {
+		parts[i] = m.Credential + " is empty (" + m.Why + ")"
+	}
+	return strings.Join(parts, "; ") + ": the server was not probed; set it, or write ${VAR:-} where an empty value is meant"
 }
 
 // WithSecrets returns the target with extra values to scrub (the OAuth
@@ -86,24 +98,13 @@ func WithSecrets(t probe.Target, secrets []string) probe.Target {
 	return t
 }
 
-// givenCredentials names every credential s is given, without its value:
-// "env:NAME" and "header:NAME" for the env and header values whose names
-// say credential (secret.IsCredentialName, the rule the scrubber uses), "auth:oauth" for an auth:
-// block; sorted.
-func givenCredentials(s config.Server) []string {
-	var out []string
-	for name := range s.Env {
-		if secret.IsCredentialName(name) {
-			out = append(out, "env:"+name)
-		}
-	}
-	for name := range s.Headers {
-		if secret.IsCredentialName(name) {
-			out = append(out, "header:"+name)
-		}
-	}
-	if s.Auth != nil {
-		out = append(out, "auth:oauth")
+// credentialNames are the names of the credentials a server is given, as
+// config.Server.Resolve found them (env and header values whose names say
+// credential, an auth: block's secrets), sorted.
+func credentialNames(given []probe.GivenCredential) []string {
+	out := make([]string, len(given))
+	for i, g := range given {
+		out[i] = g.Credential
 	}
 	sort.Strings(out)
 	return out

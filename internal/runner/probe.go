@@ -108,18 +108,27 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		lookup = func(string) (string, bool) { return "", false }
 	}
 	started := time.Now()
-	target, err := s.Target(lookup)
+	target, given, err := s.Resolve(lookup)
+	missing := config.Missing(given)
 	var client *oauth.Client
-	if err == nil {
+	if err == nil && len(missing) == 0 {
 		client, err = authorize(s, &target, lookup, req.OAuth, req.Login)
 	}
-	if err != nil {
+	if err != nil || len(missing) > 0 {
 		// An unset variable, a secret file that cannot be read or an
-		// unusable auth: block is a wiring fault, reported apart from an
-		// empty credential (which probes, and shows as missing tools). The
-		// error names the server, the file or the variable, never a value.
+		// unusable auth: block is a wiring fault (config); a credential
+		// that is there but empty is credential_missing, and the server
+		// is not probed: without it, most servers list fewer tools, or
+		// public data only, and nothing would say why. Either error names
+		// the server, the file, the variable or the credential, never a
+		// value.
 		done := onStart(req)
-		obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
+		if err != nil {
+			obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
+		} else {
+			obs.Result = failed(s, probe.ReasonCredentialMissing, missingMessage(missing), started)
+			obs.Result.Credentials = &probe.CredentialStatus{Given: given}
+		}
 		done()
 		if calls {
 			obs.Calls = notCalled(s, obs.Result)
@@ -140,10 +149,10 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	}
 	done := onStart(req)
 	opts := req.Options
-	given := givenCredentials(s)
+	names := credentialNames(given)
 	var outcomes []contracts.Outcome
 	if calls {
-		opts.AfterList = callHook(s, req.Retries, given, &outcomes)
+		opts.AfterList = callHook(s, req.Retries, names, &outcomes)
 	}
 	timeout := obs.Timeout
 	if !req.Deadline.IsZero() {
@@ -152,14 +161,14 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	said := probe.Run(pctx, target, opts)
-	said.Credentials = credentialStatus(target, client)
+	said.Credentials = credentialStatus(target, client, given)
 	// The tokens an OAuth client obtained during the probe are secrets too.
 	scrubbed := target
 	if client != nil {
 		scrubbed = WithSecrets(target, client.Secrets())
 	}
 	scrub := newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed)
-	res := rejected(scrub.result(said), given)
+	res := rejected(scrub.result(said), names)
 	if res.OK {
 		obs.Tools = make([]lockstore.Observed, len(res.Tools))
 		for i, t := range res.Tools {

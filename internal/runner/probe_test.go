@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -317,6 +320,59 @@ func TestProbeRejectedCredential(t *testing.T) {
 			}
 			if rej != nil && (rej.Credential != "header:Authorization" || rej.Marker != "HTTP 401" || !strings.Contains(rej.Quote, "401")) {
 				t.Errorf("rejection %+v, want header:Authorization, HTTP 401 and the server's words", rej)
+			}
+		})
+	}
+}
+
+// A credential that expands to an empty value is credential_missing, named
+// and said why, and the server is not started; ${VAR:-} is meant to be
+// empty, and the server is probed.
+func TestProbeCredentialMissing(t *testing.T) {
+	t.Parallel()
+	lookup := func(name string) (string, bool) {
+		if name == "EMPTY_SECRET" {
+			return "", true
+		}
+		return "", false
+	}
+	for _, tc := range []struct {
+		value  string
+		reason probe.Reason
+		spawns int
+	}{
+		{"${EMPTY_SECRET}", probe.ReasonCredentialMissing, 0},
+		{"${EMPTY_SECRET:-}", probe.ReasonNone, 1},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Parallel()
+			cfg := probetest.Config{SpawnLog: filepath.Join(t.TempDir(), "spawns")}
+			path, args, env := probetest.Command(cfg)
+			for k, v := range env {
+				env[k] = strings.ReplaceAll(v, "$", "$$") // values, not references
+			}
+			env["REPORT_API_TOKEN"] = tc.value
+			s := config.Server{Name: "report", Command: path, Args: args, Env: env, Timeout: 10 * time.Second,
+				Contracts: []contracts.Contract{{Tool: "list_report_dates", Input: []byte("{}"), Expect: contracts.Expect{Status: contracts.StatusPass}}}, CallTimeout: 5 * time.Second}
+			obs := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookup, Calls: true})
+			if obs.Result.Reason != tc.reason {
+				t.Fatalf("reason %q (%s), want %q", obs.Result.Reason, obs.Result.Error, tc.reason)
+			}
+			raw, _ := os.ReadFile(cfg.SpawnLog)
+			if n := strings.Count(string(raw), "\n"); n != tc.spawns {
+				t.Errorf("%d processes started, want %d", n, tc.spawns)
+			}
+			st := obs.Result.Credentials
+			if st == nil || len(st.Given) != 1 || st.Given[0].Credential != "env:REPORT_API_TOKEN" || st.Given[0].Present != (tc.spawns == 1) {
+				t.Fatalf("credentials %+v", st)
+			}
+			if tc.reason == probe.ReasonCredentialMissing {
+				if !strings.Contains(obs.Result.Error, "env:REPORT_API_TOKEN is empty (${EMPTY_SECRET} is set but empty)") || st.Given[0].Why == "" {
+					t.Errorf("error %q, why %q", obs.Result.Error, st.Given[0].Why)
+				}
+				if len(obs.Calls) != 1 || obs.Calls[0].Reason != contracts.ReasonProbeFailed {
+					t.Errorf("calls %+v, want one not made", obs.Calls)
+				}
 			}
 		})
 	}

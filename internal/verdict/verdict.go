@@ -10,6 +10,7 @@ package verdict
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -27,6 +28,13 @@ const (
 	StateForbidden  State = "forbidden"   // probed, a tool matching a forbid pattern present
 	StateFailed     State = "failed"      // the probe itself failed: see the reason
 	StateCallFailed State = "call_failed" // listed as locked, but a canary call broke its contract
+	// StateCredentialMissing: a credential the server is given expanded to
+	// an empty value (an unset CI secret, an emptied token file); the
+	// server was not probed.
+	StateCredentialMissing State = "credential_missing" //nolint:gosec // G101: a state, not a credential
+	// StateCredentialRejected: the server rejected its credential, at the
+	// probe (HTTP 401/403) or in a canary call's answer (internal/credential).
+	StateCredentialRejected State = "credential_rejected" //nolint:gosec // G101: a state, not a credential
 )
 
 // Kind is one thing found wrong, or worth a look, on one server.
@@ -34,6 +42,8 @@ type Kind string
 
 // Kinds, most severe first (see Severity).
 const (
+	KindCredentialMissing  Kind = "credential_missing"  //nolint:gosec // G101: a kind, not a credential. A credential expanded to an empty value: the server was not probed
+	KindCredentialRejected Kind = "credential_rejected" //nolint:gosec // G101: a kind, not a credential. The server rejected its credential (the probe, or a canary call)
 	KindConfigError        Kind = "config_error"        // the probe target could not be built (unset variable, unreadable secret file)
 	KindNotConfigured      Kind = "not_configured"      // in the lock, not in the configuration
 	KindProbeFailed        Kind = "probe_failed"        // the server could not be probed
@@ -56,7 +66,7 @@ const KindOK Kind = "ok"
 // Severity orders the kinds, most severe first: a server's verdict is its
 // most severe failing finding.
 var Severity = []Kind{
-	KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing, KindCallFailed,
+	KindCredentialMissing, KindCredentialRejected, KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing, KindCallFailed,
 	KindSchemaChanged, KindDescriptionChanged, KindDuplicate, KindExtra, KindUnlocked, KindCallRetried,
 	KindCallCoverage, KindWarning,
 }
@@ -78,8 +88,13 @@ type Finding struct {
 func Judge(res *probe.Result, diff lockstore.Diff, strict bool) []Finding {
 	if !res.OK {
 		kind := KindProbeFailed
-		if res.Reason == probe.ReasonConfig {
+		switch res.Reason {
+		case probe.ReasonConfig:
 			kind = KindConfigError
+		case probe.ReasonCredentialMissing:
+			kind = KindCredentialMissing
+		case probe.ReasonCredentialRejected:
+			kind = KindCredentialRejected
 		}
 		return []Finding{{Kind: kind, Fails: true, Tools: diff.Expected}}
 	}
@@ -126,15 +141,18 @@ func Worst(findings []Finding) (Kind, bool) {
 
 // JudgeCalls lists the findings of a server's canary calls: each failed
 // contract fails (a call that broke its contract, a contract for a tool
-// not listed, one mcpwatch refused to call); one that passed only after a
-// retry, and an expected tool without a contract (uncovered), are reported,
-// and fail only when strict. A failed probe's calls were never made: the
-// probe's own finding says why, so they add none.
+// not listed, one mcpwatch refused to call; a call whose answer shows a
+// rejected credential, as credential_rejected); one that passed only after
+// a retry, and an expected tool without a contract (uncovered), are
+// reported, and fail only when strict. A failed probe's calls were never
+// made: the probe's own finding says why, so they add none.
 func JudgeCalls(outcomes []contracts.Outcome, uncovered []string, strict bool) []Finding {
 	var out []Finding
 	for _, o := range outcomes {
 		switch {
 		case o.Reason == contracts.ReasonProbeFailed:
+		case o.Reason == contracts.ReasonCredentialRejected:
+			out = append(out, Finding{Kind: KindCredentialRejected, Fails: true, Tools: []string{o.Tool}})
 		case !o.Passed:
 			out = append(out, Finding{Kind: KindCallFailed, Fails: true, Tools: []string{o.Tool}})
 		case o.Retried():
@@ -172,6 +190,8 @@ type stateRule struct {
 // one row here (and its kind in Severity); the page, the API, the logs and
 // the history follow.
 var stateRules = []stateRule{
+	{StateCredentialMissing, LevelCritical, []Kind{KindCredentialMissing}},
+	{StateCredentialRejected, LevelCritical, []Kind{KindCredentialRejected}},
 	{StateFailed, LevelCritical, []Kind{KindConfigError, KindProbeFailed}},
 	{StateForbidden, LevelCritical, []Kind{KindForbidden}},
 	{StateMissing, LevelCritical, []Kind{KindMissing}},
@@ -242,6 +262,11 @@ type Judgement struct {
 	// Calls are the tools whose latest canary call failed, in tool order;
 	// none after a failed probe (its calls were never made).
 	Calls []string
+	// Credential names the credential of a credential_missing or
+	// credential_rejected server ("env:GITHUB_TOKEN"; several joined), as
+	// the probe or the call that showed it named it; empty when the
+	// configuration names none.
+	Credential string
 }
 
 // JudgeServer judges a server's last probe against its diff, with the
@@ -257,24 +282,59 @@ func JudgeServer(res *probe.Result, diff lockstore.Diff, calls []contracts.Outco
 	}
 	kind, _ := Worst(findings)
 	j := Judgement{State: stateOfKind(kind)}
-	switch j.State {
-	case StateFailed:
+	switch {
+	case !res.OK:
 		j.Reason = res.Reason
-	case StateMissing, StateForbidden:
+	case j.State == StateMissing, j.State == StateForbidden:
 		j.Missing, j.Forbidden = diff.Missing, diff.Forbidden
 	}
 	for _, f := range findings {
-		if f.Kind == KindCallFailed {
+		if f.Kind == KindCallFailed || f.Kind == KindCredentialRejected && res.OK {
 			j.Calls = append(j.Calls, f.Tools...)
 		}
+	}
+	switch j.State {
+	case StateCredentialMissing:
+		j.Credential = missingCredentials(res.Credentials)
+	case StateCredentialRejected:
+		j.Credential = rejectedCredential(res, calls)
 	}
 	return j
 }
 
+// missingCredentials names the credentials a probe found empty.
+func missingCredentials(st *probe.CredentialStatus) string {
+	if st == nil {
+		return ""
+	}
+	var names []string
+	for _, g := range st.Given {
+		if !g.Present {
+			names = append(names, g.Credential)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// rejectedCredential names the credential a probe, or else the first
+// rejected canary call, said to renew.
+func rejectedCredential(res *probe.Result, calls []contracts.Outcome) string {
+	if res.Credentials != nil && res.Credentials.Rejected != nil {
+		return res.Credentials.Rejected.Credential
+	}
+	for _, o := range calls {
+		if o.Reason == contracts.ReasonCredentialRejected && o.Rejection != nil {
+			return o.Rejection.Credential
+		}
+	}
+	return ""
+}
+
 // Equal reports whether two judgements say the same: a change of state,
-// of the failure reason, or of the tools named is a change.
+// of the failure reason, of the tools or of the credential named is a
+// change.
 func (j Judgement) Equal(o Judgement) bool {
 	return j.State == o.State && j.Reason == o.Reason &&
 		slices.Equal(j.Missing, o.Missing) && slices.Equal(j.Forbidden, o.Forbidden) &&
-		slices.Equal(j.Calls, o.Calls)
+		slices.Equal(j.Calls, o.Calls) && j.Credential == o.Credential
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -118,7 +119,7 @@ func TestStateOrder(t *testing.T) {
 			t.Errorf("%s ranks %d, listed %d", s, s.Rank(), i)
 		}
 	}
-	if !slices.Equal(states[:4], []State{StateFailed, StateForbidden, StateMissing, StateCallFailed}) {
+	if !slices.Equal(states[:6], []State{StateCredentialMissing, StateCredentialRejected, StateFailed, StateForbidden, StateMissing, StateCallFailed}) {
 		t.Errorf("states = %v", states)
 	}
 	future := State("credential_expired")
@@ -127,5 +128,44 @@ func TestStateOrder(t *testing.T) {
 	}
 	if StateOK.Problem() || StatePending.Problem() || !StateCallFailed.Problem() || StateMissing.Level() != LevelCritical {
 		t.Errorf("problems and levels are wrong")
+	}
+}
+
+// A credential found empty before the probe, or rejected by the probe or by
+// a canary call, is a credential state of its own, naming the credential;
+// it outranks the missing tools and failing calls it causes.
+func TestJudgeCredentials(t *testing.T) {
+	locked := lockstore.Diff{Locked: true, Expected: []string{"a", "b"}}
+	missing := &probe.Result{Reason: probe.ReasonCredentialMissing, Tools: []probe.Tool{},
+		Credentials: &probe.CredentialStatus{Given: []probe.GivenCredential{{Credential: "env:A_TOKEN", Present: true}, {Credential: "env:GITHUB_TOKEN"}}}}
+	j := JudgeServer(missing, locked, nil)
+	if j.State != StateCredentialMissing || j.Reason != probe.ReasonCredentialMissing || j.Credential != "env:GITHUB_TOKEN" {
+		t.Errorf("an empty credential: %+v", j)
+	}
+	if k, _ := Worst(Judge(missing, locked, false)); k != KindCredentialMissing {
+		t.Errorf("kind %s", k)
+	}
+
+	refused := &probe.Result{Reason: probe.ReasonCredentialRejected, HTTPStatus: 401, Tools: []probe.Tool{},
+		Credentials: &probe.CredentialStatus{Rejected: &probe.CredentialRejection{Credential: "header:Authorization", Marker: "HTTP 401"}}}
+	if j := JudgeServer(refused, locked, nil); j.State != StateCredentialRejected || j.Credential != "header:Authorization" {
+		t.Errorf("a probe refused: %+v", j)
+	}
+
+	ok := &probe.Result{OK: true, Tools: []probe.Tool{{Name: "a"}}}
+	calls := []contracts.Outcome{
+		{Tool: "a", Reason: contracts.ReasonCredentialRejected, Rejection: &credential.Rejection{Credential: "env:SLACK_BOT_TOKEN", Quote: "invalid_auth"}},
+		{Tool: "b", Reason: contracts.ReasonIsError},
+	}
+	withMissing := lockstore.Diff{Locked: true, Expected: []string{"a", "b"}, Missing: []string{"b"}}
+	j = JudgeServer(ok, withMissing, calls)
+	if j.State != StateCredentialRejected || j.Credential != "env:SLACK_BOT_TOKEN" || !slices.Equal(j.Calls, []string{"a", "b"}) {
+		t.Errorf("a call rejected: %+v, want credential_rejected naming the credential and both failing calls", j)
+	}
+	if f := JudgeCalls(calls, nil, false); len(f) != 2 || f[0].Kind != KindCredentialRejected || f[1].Kind != KindCallFailed {
+		t.Errorf("call findings %+v", f)
+	}
+	if !StateCredentialMissing.Problem() || StateCredentialRejected.Level() != LevelCritical {
+		t.Errorf("the credential states are not critical problems")
 	}
 }

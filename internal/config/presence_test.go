@@ -1,0 +1,113 @@
+package config
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Every credential a server is given is checked: an env or header value
+// whose name says credential, and the auth: block's secrets. A reference
+// without a default that expands to empty makes it missing, named and said
+// why, never by value; ${VAR:-} may be empty; ${VAR:?message} must not be,
+// and says the message. Values under other names are settings.
+func TestResolveCredentials(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "token"), "a-token\n")
+	writeFile(t, filepath.Join(dir, "emptied"), "")
+	env := map[string]string{"GOOD": "s3cret-value", "EMPTY": "", "DIR": dir}
+	tests := []struct {
+		name    string
+		server  Server
+		missing map[string]string // credential -> part of why
+		present []string
+	}{
+		{name: "a bare variable, empty: what CI gives an unset secret",
+			server:  Server{Command: "x", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${EMPTY}", "GITHUB_HOST": "${EMPTY}"}},
+			missing: map[string]string{"env:GITHUB_PERSONAL_ACCESS_TOKEN": "${EMPTY} is set but empty"}},
+		{name: "an emptied token file",
+			server:  Server{Command: "x", Env: map[string]string{"REPORT_API_TOKEN": "${file:${DIR}/emptied}"}},
+			missing: map[string]string{"env:REPORT_API_TOKEN": "/emptied (${file:...}) is empty"}},
+		{name: "a bearer header whose token is empty",
+			server:  Server{URL: "https://x.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${EMPTY}", "X-Client": "${EMPTY}"}},
+			missing: map[string]string{"header:Authorization": "${EMPTY} is set but empty"}},
+		{name: "${VAR:-} may be empty",
+			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${EMPTY:-}"}},
+			present: []string{"env:API_KEY"}},
+		{name: "${VAR:?message} must not be",
+			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${EMPTY:?create one at https://example.com/keys}"}},
+			missing: map[string]string{"env:API_KEY": "variable EMPTY is empty: create one at https://example.com/keys"}},
+		{name: "${VAR:?message} unset",
+			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${NOT_SET_AT_ALL:?set it in CI}"}},
+			missing: map[string]string{"env:API_KEY": "variable NOT_SET_AT_ALL is not set: set it in CI"}},
+		{name: "present ones",
+			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${GOOD}", "SLACK_BOT_TOKEN": "${file:${DIR}/token}", "LITERAL_TOKEN": "written-in-the-file"}},
+			present: []string{"env:API_KEY", "env:LITERAL_TOKEN", "env:SLACK_BOT_TOKEN"}},
+		{name: "an auth: block's secret",
+			server:  Server{URL: "https://x.example.com/mcp", Auth: &Auth{Type: "oauth", Grant: "client_credentials", ClientID: "c", ClientSecret: "${EMPTY}"}},
+			missing: map[string]string{"auth:client_secret": "${EMPTY} is set but empty"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.server.Name = "s"
+			_, given, err := tc.server.Resolve(mapLookup(env))
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			var present []string
+			for _, g := range given {
+				if g.Present {
+					present = append(present, g.Credential)
+					continue
+				}
+				want, ok := tc.missing[g.Credential]
+				if !ok || !strings.Contains(g.Why, want) {
+					t.Errorf("%s missing (%q), want %q", g.Credential, g.Why, want)
+				}
+				if strings.Contains(g.Why, "s3cret-value") || strings.Contains(g.Why, "a-token") {
+					t.Errorf("why %q carries a value", g.Why)
+				}
+			}
+			if len(Missing(given)) != len(tc.missing) || !slices.Equal(present, tc.present) {
+				t.Errorf("given %+v, want missing %v and present %v", given, tc.missing, tc.present)
+			}
+		})
+	}
+}
+
+// An unset variable stays a configuration error, even in a credential: a
+// wiring fault, not an empty secret. ${VAR:?message} outside a credential
+// is an error carrying the message.
+func TestResolveErrors(t *testing.T) {
+	for _, tc := range []struct {
+		server Server
+		kind   error
+		msg    string
+	}{
+		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "${NOT_SET_ANYWHERE}"}}, ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
+		{Server{Name: "s", Command: "x", Args: []string{"--dir", "${NOT_SET_ANYWHERE:?name the directory to serve}"}}, ErrRequired, "name the directory to serve"},
+	} {
+		_, _, err := tc.server.Resolve(mapLookup(nil))
+		if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("Resolve: %v, want %v saying %q", err, tc.kind, tc.msg)
+		}
+	}
+}
+
+// config check names a missing credential, and the fix.
+func TestCheckReportsMissingCredentials(t *testing.T) {
+	cfg := &Config{Servers: []Server{{Name: "github", Source: "/p/.mcp.json", Command: "true",
+		Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"}}}}
+	lookup := mapLookup(map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "", "PATH": "/usr/bin:/bin"})
+	var found bool
+	for _, err := range cfg.Check(lookup) {
+		if strings.Contains(err.Error(), `server "github" (/p/.mcp.json) env.GITHUB_PERSONAL_ACCESS_TOKEN: credential missing: ${GITHUB_PERSONAL_ACCESS_TOKEN} is set but empty`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("config check does not name the empty credential: %v", cfg.Check(lookup))
+	}
+}
