@@ -246,8 +246,10 @@ func FuzzHandleLine(f *testing.F) {
 				t.Fatalf("a warning of %d bytes: %q", len(w), w)
 			}
 		}
+		// A note quotes at most 200 bytes of the line, each escaped in at
+		// most 4 characters ("\x1b").
 		for _, e := range obs.entries {
-			if len(e.Message) > 64<<10 || len(e.Note) > 600 || len(e.Message) > 0 && !json.Valid(e.Message) {
+			if len(e.Message) > 64<<10 || len(e.Note) > 4*200+64 || len(e.Message) > 0 && !json.Valid(e.Message) {
 				t.Fatalf("a transcript entry out of bounds: %d-byte message, note %q", len(e.Message), e.Note)
 			}
 		}
