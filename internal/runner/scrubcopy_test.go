@@ -89,11 +89,11 @@ func fill(v reflect.Value, secret string, depth int) {
 	if depth > 12 {
 		return
 	}
-	switch {
-	case t == rawMessageType:
+	switch t {
+	case rawMessageType:
 		v.Set(reflect.ValueOf(json.RawMessage(`{"said":"` + secret + `"}`)))
 		return
-	case t == timeType:
+	case timeType:
 		return
 	}
 	switch t.Kind() {
