@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/secret"
@@ -57,10 +58,9 @@ const maxDecodes = 3
 type scrubber struct {
 	patterns []pattern // longest first
 	// needles are the patterns that hold no other one: text holds some
-	// pattern exactly when it holds a needle, so one search per needle
+	// pattern exactly when it holds a needle, so one search for them all
 	// tells whether there is anything to replace.
-	needles     []string
-	needleBytes [][]byte
+	needles *needles
 }
 
 // pattern is one form of one secret.
@@ -131,11 +131,7 @@ func newScrubber(written, expanded probe.Target) scrubber {
 			needles = append(needles, p.text)
 		}
 	}
-	needleBytes := make([][]byte, len(needles))
-	for i, n := range needles {
-		needleBytes[i] = []byte(n)
-	}
-	return scrubber{patterns: patterns, needles: needles, needleBytes: needleBytes}
+	return scrubber{patterns: patterns, needles: newNeedles(needles)}
 }
 
 // forms are the patterns of one secret value v: the forms it may be found
@@ -284,7 +280,7 @@ func (s scrubber) str(v string) string {
 	if len(s.patterns) == 0 {
 		return v
 	}
-	escaped := strings.ContainsAny(v, `%\`)
+	escaped := mayEscape(v)
 	if !escaped && !s.holds(v) {
 		return v
 	}
@@ -338,6 +334,12 @@ func (s scrubber) escapedMatches(v string) []span {
 		queue = next
 	}
 	return out
+}
+
+// mayEscape reports whether text holds the mark of an escape unescape
+// undoes (two searches of one byte are faster than one of either).
+func mayEscape(text string) bool {
+	return strings.IndexByte(text, '%') >= 0 || strings.IndexByte(text, '\\') >= 0
 }
 
 // span is the byte range [start, end) of a string.
@@ -410,7 +412,7 @@ func (s scrubber) raw(v json.RawMessage) json.RawMessage {
 	}
 	// The common case, one search per form over the whole value: no form
 	// of a secret anywhere, and no escape that could spell one.
-	escapes := bytes.ContainsAny(v, `%\`)
+	escapes := mayEscape(view(v))
 	if !escapes && !s.hit(v) {
 		return v
 	}
@@ -425,7 +427,7 @@ func (s scrubber) raw(v json.RawMessage) json.RawMessage {
 		}
 		end := stringEnd(v, i)
 		tok, inner := v[i:end], v[i+1:end-1]
-		escaped := bytes.ContainsAny(inner, `%\`)
+		escaped := mayEscape(view(inner))
 		if !escaped && !s.hit(inner) {
 			i = end - 1
 			continue
@@ -471,24 +473,16 @@ func stringEnd(v []byte, i int) int {
 	return len(v)
 }
 
-// hit reports whether b holds any form of any secret (as a word or not).
-func (s scrubber) hit(b []byte) bool {
-	for _, n := range s.needleBytes {
-		if bytes.Contains(b, n) {
-			return true
-		}
-	}
-	return false
-}
+// holds reports whether v holds any form of any secret (as a word or not).
+func (s scrubber) holds(v string) bool { return s.needles != nil && s.needles.in(v) }
 
-// holds is hit for a string.
-func (s scrubber) holds(v string) bool {
-	for _, n := range s.needles {
-		if strings.Contains(v, n) {
-			return true
-		}
-	}
-	return false
+// hit is holds for bytes, read in place.
+func (s scrubber) hit(b []byte) bool { return s.holds(view(b)) }
+
+// view is b as a string without a copy, for reading only while b is not
+// written (the scrubber only searches it).
+func view(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b)) //nolint:gosec // G103: audited: read only, and b outlives the string
 }
 
 // cut scrubs a line that may have been cut short ("…"): besides whole
