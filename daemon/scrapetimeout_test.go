@@ -73,7 +73,6 @@ func TestProbeHonoursTheScrapeTimeout(t *testing.T) {
 		s := simulate(t, t.TempDir(), flightConfig("g"), fake, Options{})
 		s.ready()
 
-		began := time.Now()
 		if r := <-s.getScrape("/probe?target=g", "5"); r.code != http.StatusOK || !strings.Contains(r.body, `mcpwatch_probe_success{server="g"} 1`) {
 			t.Fatalf("/probe with a 5 s scrape = %d %q", r.code, r.body)
 		}
@@ -86,7 +85,7 @@ func TestProbeHonoursTheScrapeTimeout(t *testing.T) {
 		}
 
 		fake.set("g", func(f *fakeServer) { f.hold = make(chan struct{}) }) // stalls
-		began = time.Now()
+		began := time.Now()
 		s.settle()
 		r := <-s.getScrape("/probe?server=g", "3")
 		if took := time.Since(began); took != 2500*time.Millisecond {
