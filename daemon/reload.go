@@ -48,7 +48,7 @@ func plan(cfg *config.Config, pl placement) ([]serverPlan, error) {
 		}
 		sched, interval, err := parseSchedule(spec)
 		if err != nil {
-			return nil, fmt.Errorf("%s: server %q: %w", configName(cfg), srv.Name, err)
+			return nil, fmt.Errorf("%s: server %q: schedule: %w", configName(cfg), srv.Name, err)
 		}
 		srv.Schedule = spec
 		if !pl.shard.Owns(srv.Name) {

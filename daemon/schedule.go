@@ -1,12 +1,10 @@
 package daemon
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"github.com/mcpwatch/mcpwatch/internal/config"
 )
 
 // schedule says when a server is probed next.
@@ -21,27 +19,17 @@ type every time.Duration
 
 func (e every) Next(after time.Time) time.Time { return after.Add(time.Duration(e)) }
 
-// cronParser reads the five-field expressions, descriptors (@hourly,
-// @daily, ...) and CRON_TZ= prefixes that crontab users know.
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
-// parseSchedule reads "@every DURATION" or a cron expression. interval is
-// the fixed time between probes, or zero for a cron expression.
+// parseSchedule reads a schedule with config.ParseSchedule, which also
+// validates the configuration, so the daemon runs exactly what `config
+// check` accepts. interval is the fixed time between probes, or zero for a
+// cron expression.
 func parseSchedule(spec string) (s schedule, interval time.Duration, err error) {
-	spec = strings.TrimSpace(spec)
-	if rest, ok := strings.CutPrefix(spec, "@every "); ok {
-		d, err := time.ParseDuration(strings.TrimSpace(rest))
-		if err != nil {
-			return nil, 0, fmt.Errorf("schedule %q: %w", spec, err)
-		}
-		if d <= 0 {
-			return nil, 0, fmt.Errorf("schedule %q: the interval must be positive", spec)
-		}
-		return every(d), d, nil
-	}
-	cs, err := cronParser.Parse(spec)
+	cs, err := config.ParseSchedule(spec)
 	if err != nil {
-		return nil, 0, fmt.Errorf("schedule %q: %w (use \"@every 30s\" or a five-field cron expression)", spec, err)
+		return nil, 0, err
+	}
+	if cs.Interval > 0 {
+		return every(cs.Interval), cs.Interval, nil
 	}
 	return cs, 0, nil
 }

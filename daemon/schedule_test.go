@@ -111,9 +111,10 @@ func TestParseSchedule(t *testing.T) {
 		{spec: "@every 100ms", next: base.Add(100 * time.Millisecond), interval: 100 * time.Millisecond},
 		{spec: "*/5 * * * *", next: base.Add(5 * time.Minute)},
 		{spec: "@hourly", next: base.Add(time.Hour)},
-		{spec: "@every 0s", err: "must be positive"},
-		{spec: "@every soon", err: "invalid duration"},
-		{spec: "every minute", err: "five-field cron expression"},
+		{spec: "@every 0s", err: `"@every 0s" is not a schedule (the interval must be positive); use a cron expression like "*/5 * * * *" or "@every 30s"`},
+		{spec: "@every -5s", err: "the interval must be positive"},
+		{spec: "@every soon", err: `"soon" is not a duration such as 30s or 5m`},
+		{spec: "every minute", err: `"every minute" is not a schedule (expected exactly 5 fields, found 2: [every minute])`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.spec, func(t *testing.T) {

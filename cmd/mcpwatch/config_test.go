@@ -150,3 +150,23 @@ func TestConfigCheckDefault(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 }
+
+// A schedule the daemon cannot run fails `config check` too, with the
+// message serve gives: both read it with config.ParseSchedule.
+func TestConfigCheckAndServeRefuseTheSameSchedules(t *testing.T) {
+	t.Parallel()
+	for _, spec := range []string{"@every 0s", "@every -5s"} {
+		t.Run(spec, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "mcpwatch.yml")
+			writeTestFile(t, file, "servers:\n  x:\n    url: http://127.0.0.1:1/mcp\n    schedule: \""+spec+"\"\n")
+			want := "servers.x.schedule: \"" + spec + "\" is not a schedule (the interval must be positive)"
+			for _, args := range [][]string{{"config", "check", "-c", file}, {"serve", "-c", file}} {
+				code, _, stderr := runCLI(t, nil, args...)
+				if code != exitConfig || !strings.Contains(stderr, want) {
+					t.Errorf("mcpwatch %s: exit %d, want %d with %q; stderr:\n%s", args[0], code, exitConfig, want, stderr)
+				}
+			}
+		})
+	}
+}

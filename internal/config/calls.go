@@ -80,12 +80,8 @@ func decodeCalls(o *object, s *Server, def Defaults, dir string) {
 			}
 		}
 	}
-	if v, ok := o.string("call_schedule"); ok {
-		if err := parseSchedule(v); err != nil {
-			o.d.errorf(o.key("call_schedule"), "%q is not a schedule (%v); use \"@every 5m\" or a cron expression", v, err)
-		} else {
-			s.CallSchedule = v
-		}
+	if v, ok := o.schedule("call_schedule"); ok {
+		s.CallSchedule = v
 	}
 	if v, ok := o.duration("call_timeout"); ok {
 		s.CallTimeout = v

@@ -189,6 +189,20 @@ func (o *object) duration(name string) (time.Duration, bool) {
 	return dur, true
 }
 
+// schedule reads a schedule: the string ParseSchedule accepts, as the
+// daemon will run it.
+func (o *object) schedule(name string) (string, bool) {
+	s, ok := o.string(name)
+	if !ok {
+		return "", false
+	}
+	if _, err := ParseSchedule(s); err != nil {
+		o.d.errorf(o.key(name), "%v", err)
+		return "", false
+	}
+	return s, true
+}
+
 func (o *object) strings(name string) ([]string, bool) {
 	v, ok := o.get(name)
 	if !ok {

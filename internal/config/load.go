@@ -251,12 +251,8 @@ func decodeDefaults(o *object, def *Defaults) {
 	if v, ok := o.duration("timeout"); ok {
 		def.Timeout = v
 	}
-	if v, ok := o.string("schedule"); ok {
-		if err := parseSchedule(v); err != nil {
-			o.d.errorf(o.key("schedule"), "%q is not a schedule (%v); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"", v, err)
-		} else {
-			def.Schedule = v
-		}
+	if v, ok := o.schedule("schedule"); ok {
+		def.Schedule = v
 	}
 	for _, c := range []struct {
 		key string
@@ -276,12 +272,8 @@ func decodeDefaults(o *object, def *Defaults) {
 	if v, ok := o.boolean("inherit_env"); ok {
 		def.InheritEnv = v
 	}
-	if v, ok := o.string("call_schedule"); ok {
-		if err := parseSchedule(v); err != nil {
-			o.d.errorf(o.key("call_schedule"), "%q is not a schedule (%v); use \"@every 5m\" or a cron expression", v, err)
-		} else {
-			def.CallSchedule = v
-		}
+	if v, ok := o.schedule("call_schedule"); ok {
+		def.CallSchedule = v
 	}
 	if v, ok := o.duration("call_timeout"); ok {
 		def.CallTimeout = v
@@ -402,12 +394,8 @@ func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir stri
 	if v, ok := o.duration("timeout"); ok {
 		s.Timeout = v
 	}
-	if v, ok := o.string("schedule"); ok {
-		if err := parseSchedule(v); err != nil {
-			d.errorf(o.key("schedule"), "%q is not a schedule (%v); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"", v, err)
-		} else {
-			s.Schedule = v
-		}
+	if v, ok := o.schedule("schedule"); ok {
+		s.Schedule = v
 	}
 	if era, ok := o.era(); ok {
 		s.Era = era

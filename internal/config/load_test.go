@@ -37,8 +37,12 @@ func TestLoadErrors(t *testing.T) {
 		{"bad_reference.yml",
 			"testdata/bad/bad_reference.yml: servers.report.env.REPORT_API_TOKEN: bad reference at byte 0: missing closing } (write $$ for a literal $)"},
 		{"bad_schedule.yml",
-			"testdata/bad/bad_schedule.yml: defaults.schedule: \"@every banana\" is not a schedule (failed to parse duration @every banana: time: invalid duration \"banana\"); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"" +
+			"testdata/bad/bad_schedule.yml: defaults.schedule: \"@every banana\" is not a schedule (\"banana\" is not a duration such as 30s or 5m); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"" +
 				"\n" + "testdata/bad/bad_schedule.yml: servers.report.schedule: \"* * *\" is not a schedule (expected exactly 5 fields, found 3: [* * *]); use a cron expression like \"*/5 * * * *\" or \"@every 30s\""},
+		{"nonpositive_schedule.yml",
+			"testdata/bad/nonpositive_schedule.yml: defaults.schedule: \"@every 0s\" is not a schedule (the interval must be positive); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"" +
+				"\n" + "testdata/bad/nonpositive_schedule.yml: defaults.call_schedule: \"@every -5s\" is not a schedule (the interval must be positive); use a cron expression like \"*/5 * * * *\" or \"@every 30s\"" +
+				"\n" + "testdata/bad/nonpositive_schedule.yml: servers.report.schedule: \"@every -1m\" is not a schedule (the interval must be positive); use a cron expression like \"*/5 * * * *\" or \"@every 30s\""},
 		{"bad_transport.yml",
 			"testdata/bad/bad_transport.yml: servers.remote.transport: \"websocket\" is not a transport; use auto, http or sse"},
 		{"bad_url_scheme.yml",

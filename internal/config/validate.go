@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/mcpwatch/mcpwatch/internal/glob"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -113,13 +111,6 @@ func validHeaderName(k string) bool {
 		return false
 	}
 	return true
-}
-
-// parseSchedule accepts what the daemon's scheduler accepts: a five-field
-// cron expression or a descriptor (@every 30s, @hourly).
-func parseSchedule(s string) error {
-	_, err := cron.ParseStandard(s)
-	return err
 }
 
 func parseEra(s string) (probe.Era, bool) {
