@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,71 +111,15 @@ func verdict(problems []error) string {
 	return "OK"
 }
 
-// loadConfig reads the configuration every command reads: the named file,
-// else ./mcpwatch.yml, else the Python preflight's .mcp.json (or
-// $MCP_CONFIG). A named client config (.mcp.json, claude_desktop_config.json,
-// .vscode/mcp.json) is read as $MCP_CONFIG would be: its servers with the
-// built-in defaults, the lock ./mcp-tools.lock.json (or $MCP_TOOL_LOCK).
-// source describes what was read, for messages.
-func loadConfig(file string, getenv func(string) string) (*config.Config, string, error) {
-	return loadConfigWith(new(config.Loader), file, getenv)
-}
-
-// loadConfigWith is loadConfig with a Loader that keeps what imports read
-// between loads (the daemon's reloads ask a registry only for changes).
-func loadConfigWith(loader *config.Loader, file string, getenv func(string) string) (*config.Config, string, error) {
-	if file != "" && isClientConfig(file) {
-		if _, err := os.Stat(file); err != nil {
-			return nil, file, fmt.Errorf("read client config: %w", err)
-		}
-		cfg, err := config.Default(".", func(name string) string {
-			if name == config.EnvMCPConfig {
-				return file
-			}
-			return getenv(name)
-		})
-		return cfg, file, err
+// loadConfig reads the configuration every command reads, as
+// config.Discover chooses it (file is --config.file, "" for none). source
+// names what was read, or tried, for messages.
+func loadConfig(file string, getenv func(string) string) (cfg *config.Config, source string, err error) {
+	src, err := config.Discover(file, ".", getenv)
+	if err == nil {
+		cfg, err = src.Load(getenv)
 	}
-	if file != "" {
-		cfg, err := loader.Load(file)
-		return cfg, file, err
-	}
-	if _, err := os.Stat("mcpwatch.yml"); err == nil {
-		cfg, err := loader.Load("mcpwatch.yml")
-		return cfg, "mcpwatch.yml", err
-	}
-	source := config.DefaultClientConfig
-	if v := getenv(config.EnvMCPConfig); v != "" {
-		source = v
-	}
-	cfg, err := config.Default(".", getenv)
-	return cfg, source, err
-}
-
-// isClientConfig tells a JSON client config from an mcpwatch.yml: by
-// extension, else by a first character that opens a JSON object.
-func isClientConfig(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json", ".jsonc":
-		return true
-	case ".yml", ".yaml":
-		return false
-	}
-	f, err := os.Open(path) //nolint:gosec // G304: the configuration file the operator named or the one in the working directory
-	if err != nil {
-		return false
-	}
-	defer func() { _ = f.Close() }()
-	r := bufio.NewReader(f)
-	for {
-		b, err := r.ReadByte()
-		if err != nil {
-			return false
-		}
-		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
-			return b == '{'
-		}
-	}
+	return cfg, src.Name, err
 }
 
 func writeConfigText(w io.Writer, cfg *config.Config, source string) {

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -174,26 +173,29 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 
 	// A reload reads the file the start read: an mcpwatch.yml, or a
 	// client config whose servers are watched as they are.
-	configFile, _ := filepath.Abs(defaultConfigFile(f.configFile, c.getenv))
-	loader := new(config.Loader)
-	load := func(path string) (*config.Config, error) {
-		cfg, _, err := loadConfigWith(loader, path, c.getenv)
+	src, err := config.Discover(f.configFile, ".", c.getenv)
+	loader := new(config.Loader) // keeps registry mirrors across reloads
+	load := func(string) (*config.Config, error) {
+		cfg, err := loader.LoadSource(src, c.getenv)
 		applyServeEra(cfg, f.era)
 		return cfg, err
 	}
-	cfg, err := load(configFile)
+	var cfg *config.Config
+	if err == nil {
+		cfg, err = load(src.Path)
+	}
 	if err != nil {
 		fix := "Fix it and start again; 'mcpwatch serve --help' lists the flags, and --config.file names another file."
-		switch missing := errors.Is(err, iofs.ErrNotExist); {
-		case missing && f.configFile == "" && c.getenv(config.EnvMCPConfig) == "":
+		switch {
+		case errors.Is(err, config.ErrNoConfiguration):
 			wd, _ := os.Getwd()
 			fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: no mcpwatch.yml and no .mcp.json in %s.\n"+
 				"Run it where one is, or name a configuration with --config.file.\n%s\n", wd, createConfigHint)
 			return exitConfig
-		case missing:
+		case errors.Is(err, iofs.ErrNotExist):
 			fix = "Create it, or name another with --config.file.\n" + createConfigHint
 		}
-		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: the configuration %s is unusable:\n%v\n%s\n", configFile, err, fix)
+		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: the configuration %s is unusable:\n%v\n%s\n", src.Path, err, fix)
 		return exitConfig
 	}
 	if f.webConfig != "" {
@@ -210,7 +212,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		Logger:          log,
 		Lookup:          c.lookupEnv,
 		History:         f.history,
-		ConfigFile:      configFile,
+		ConfigFile:      src.Path,
 		Load:            load,
 		EnablePprof:     f.enablePprof,
 		EnableLifecycle: f.enableLifecycle,
@@ -248,7 +250,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	if external != nil {
 		log.Info("reached from outside at", zap.String("external_url", external.String()))
 	}
-	log.Info("watching", zap.String("version", version.Version), zap.String("config", configFile),
+	log.Info("watching", zap.String("version", version.Version), zap.String("config", src.Path),
 		zap.String("lock", cfg.Lock), zap.Int("servers", len(d.Statuses())),
 		zap.String("replica", place.replica), zap.Stringer("shard", place.shard))
 
@@ -275,22 +277,6 @@ const createConfigHint = `A small mcpwatch.yml:
       url: https://mcp.example.com/mcp
 
 then 'mcpwatch lock' to record the tools each server offers.`
-
-// defaultConfigFile is the file serve reads when --config.file names none,
-// as every command chooses it: ./mcpwatch.yml if there is one, else
-// $MCP_CONFIG, else ./.mcp.json.
-func defaultConfigFile(named string, getenv func(string) string) string {
-	if named != "" {
-		return named
-	}
-	if _, err := os.Stat("mcpwatch.yml"); err == nil {
-		return "mcpwatch.yml"
-	}
-	if v := getenv(config.EnvMCPConfig); v != "" {
-		return v
-	}
-	return config.DefaultClientConfig
-}
 
 // listen opens every address before anything starts, so an address in use
 // fails the start with its own message instead of after the first probes.

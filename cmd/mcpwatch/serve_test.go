@@ -426,3 +426,30 @@ func TestServeWatchesAClientConfig(t *testing.T) {
 		t.Errorf("report is %s (%s: %s), diff %+v; want gone_tool missing against the lock", st.State, st.Reason, st.Error, st.Diff)
 	}
 }
+
+// Every command chooses the configuration and its lock the same way
+// (config.Discover): the mcpwatch.yml $MCP_CONFIG names, with the lock
+// $MCP_TOOL_LOCK names, for config check as for serve.
+func TestServeAndConfigCheckChooseTheSameConfiguration(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "w", "mcpwatch.yml")
+	writeTestFile(t, file, "servers:\n  x:\n    url: http://127.0.0.1:1/mcp\n")
+	lock := filepath.Join(dir, "ci.lock.json")
+	env := map[string]string{"MCP_CONFIG": file, "MCP_TOOL_LOCK": lock}
+
+	code, stdout, stderr := runCLI(t, env, "config", "check", "--format", "json")
+	var rep struct{ Config, Lock string }
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitOK {
+		t.Fatalf("config check: exit %d, %v; stderr:\n%s", code, err, stderr)
+	}
+	if rep.Config != file || rep.Lock != lock {
+		t.Errorf("config check read %s with the lock %s, want %s with %s", rep.Config, rep.Lock, file, lock)
+	}
+
+	_, logs := serveLogged(t, env)
+	m, _ := logs.find("watching")
+	if m["config"] != file || m["lock"] != lock {
+		t.Errorf("serve watches %v with the lock %v, want %s with %s", m["config"], m["lock"], file, lock)
+	}
+}
