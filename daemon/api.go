@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
-	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -200,7 +199,7 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.mu.RLock()
-	serverTimeout := runner.Timeout(s.cfg, 0)
+	serverTimeout := s.cfg.Timeout
 	d.mu.RUnlock()
 	timeout, err := probeTimeout(r, serverTimeout, d.opts.ProbeTimeoutOffset)
 	if err != nil {

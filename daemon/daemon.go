@@ -202,7 +202,8 @@ var _ status.Source = (*Daemon)(nil)
 // ErrClosed is returned by what a closed Daemon can no longer do.
 var ErrClosed = errors.New("daemon is shut down")
 
-// New returns a Daemon for a loaded configuration. It starts nothing: call
+// New returns a Daemon for a loaded configuration (config.Load's, or one
+// built in code and given its defaults by Config.Normalize). It starts nothing: call
 // Start, then Close. An error means the configuration cannot run (a
 // schedule mcpwatch cannot read) and names the server.
 func New(cfg *config.Config, opts Options) (*Daemon, error) {
@@ -251,7 +252,7 @@ func (d *Daemon) Start() {
 		for _, name := range d.names {
 			s := d.servers[name]
 			d.firstPending[name] = true
-			longest = max(longest, runner.Timeout(s.cfg, 0))
+			longest = max(longest, s.cfg.Timeout)
 			d.table.add(slot{due: firstDue(s.sched, now, d.opts.FirstRoundSpread), name: name, gen: s.gen})
 			if s.callSched != nil {
 				d.table.add(slot{due: firstDue(s.callSched, now, d.opts.FirstRoundSpread), name: name, gen: s.callGen, calls: true})

@@ -189,7 +189,7 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 		fail = fs.fail
 	}
 	res := &probe.Result{
-		OK: fail == "", Reason: fail, Transport: runner.Transport(s),
+		OK: fail == "", Reason: fail, Transport: s.Transport,
 		Era: fs.era, ProtocolVersion: "2025-06-18", ServerName: "fake", ServerVersion: "1.0.0",
 		StderrTail: fs.stderr, Started: started, Tools: []probe.Tool{}, Credentials: fs.credentials,
 	}
@@ -238,7 +238,7 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 // canceled is the Observation of a probe whose context ended, as
 // runner.Probe returns it.
 func (f *fakeProber) canceled(s config.Server, req runner.Request, started time.Time) runner.Observation {
-	res := &probe.Result{Reason: probe.ReasonCanceled, Error: "canceled", Transport: runner.Transport(s), Tools: []probe.Tool{}, Started: started}
+	res := &probe.Result{Reason: probe.ReasonCanceled, Error: "canceled", Transport: s.Transport, Tools: []probe.Tool{}, Started: started}
 	obs := runner.Observation{Result: res}
 	if req.Calls && s.HasCalls() {
 		for _, c := range s.Contracts {

@@ -36,6 +36,7 @@ func newFleet(tb testing.TB, n int) *Daemon {
 		}
 		cfg.Servers = append(cfg.Servers, srv)
 	}
+	cfg.Normalize()
 	d, err := New(cfg, Options{})
 	if err != nil {
 		tb.Fatal(err)

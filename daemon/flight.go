@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
-	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -218,7 +217,7 @@ func (d *Daemon) joinOrStart(s *server, deadline time.Time) (f *flight, mine boo
 // probe of s in flight will have ended, at most its timeout.
 func (d *Daemon) retryAfter(s *server) string {
 	d.mu.RLock()
-	timeout := runner.Timeout(s.cfg, 0)
+	timeout := s.cfg.Timeout
 	d.mu.RUnlock()
 	return fmt.Sprint(max(1, int(timeout.Round(time.Second)/time.Second)))
 }

@@ -21,6 +21,7 @@ func replicaPlans(t *testing.T, n int, spec string, pl placement) []serverPlan {
 	for i := range n {
 		cfg.Servers = append(cfg.Servers, config.Server{Name: fmt.Sprintf("server-%04d", i), URL: "http://127.0.0.1:1/mcp"})
 	}
+	cfg.Normalize()
 	plans, err := plan(cfg, pl)
 	if err != nil {
 		t.Fatal(err)

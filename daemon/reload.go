@@ -39,46 +39,26 @@ type placement struct {
 func plan(cfg *config.Config, pl placement) ([]serverPlan, error) {
 	plans := make([]serverPlan, 0, len(cfg.Servers))
 	for _, srv := range cfg.Servers {
-		spec := srv.Schedule
-		if spec == "" {
-			spec = cfg.Defaults.Schedule
-		}
-		if spec == "" {
-			spec = config.BuiltinDefaults().Schedule
-		}
-		sched, interval, err := parseSchedule(spec)
+		sched, interval, err := parseSchedule(srv.Schedule)
 		if err != nil {
 			return nil, fmt.Errorf("%s: server %q: schedule: %w", configName(cfg), srv.Name, err)
 		}
-		srv.Schedule = spec
 		if !pl.shard.Owns(srv.Name) {
 			continue
 		}
 		if iv, ok := sched.(every); ok {
 			sched = newPhased(srv.Name, time.Duration(iv), pl.replica)
 		}
-		if srv.Timeout <= 0 {
-			// config.Load gives every server the defaults' timeout; a
-			// configuration built in code may leave that to here.
-			srv.Timeout = cfg.Defaults.Timeout
-		}
 		p := serverPlan{cfg: srv, sched: sched, interval: interval}
 		if srv.HasCalls() {
-			spec := srv.CallSchedule
-			if spec == "" {
-				spec = config.DefaultCallSchedule
-			}
-			cs, civ, err := parseSchedule(spec)
+			cs, civ, err := parseSchedule(srv.CallSchedule)
 			if err != nil {
 				return nil, fmt.Errorf("%s: server %q: call_schedule: %w", configName(cfg), srv.Name, err)
 			}
 			if iv, ok := cs.(every); ok {
 				cs = newPhased(srv.Name+" calls", time.Duration(iv), pl.replica)
 			}
-			if srv.CallTimeout <= 0 {
-				srv.CallTimeout = srv.Timeout
-			}
-			p.cfg, p.callSched, p.callInterval = srv, cs, civ
+			p.callSched, p.callInterval = cs, civ
 		}
 		plans = append(plans, p)
 	}
@@ -242,14 +222,7 @@ func (d *Daemon) removeServers(keep map[string]bool) []string {
 // resizePool makes a new pool when the bounds changed; probes holding a
 // slot of the old one give it back there. Called with d.mu held.
 func (d *Daemon) resizePool(def config.Defaults) {
-	// config.Load sets both; a configuration built in code may not.
-	all, stdio := def.Concurrency, def.StdioConcurrency
-	if all <= 0 {
-		all = config.BuiltinDefaults().Concurrency
-	}
-	if stdio <= 0 {
-		stdio = config.BuiltinDefaults().StdioConcurrency
-	}
+	all, stdio := def.Concurrency, def.StdioConcurrency // set by config.Normalize
 	if d.pool != nil {
 		if a, s := d.pool.Sizes(); a == all && s == min(stdio, all) {
 			return

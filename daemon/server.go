@@ -81,7 +81,7 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 		interval: interval,
 		status: status.Server{
 			Name:      cfg.Name,
-			Transport: runner.Transport(cfg),
+			Transport: cfg.Transport,
 			Schedule:  cfg.Schedule,
 			Interval:  interval,
 			Calls:     keepCalls(nil, cfg.Contracts),
@@ -112,7 +112,7 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 	} else if s.watch != nil && !wantsWatch(cfg, s.announces) {
 		s.stopWatch()
 	}
-	s.status.Transport = runner.Transport(cfg)
+	s.status.Transport = cfg.Transport
 	s.status.Schedule = cfg.Schedule
 	s.status.Interval = interval
 	s.status.Calls = keepCalls(s.status.Calls, cfg.Contracts)

@@ -27,13 +27,8 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 )
 
-// DefaultCallSchedule is how often canary calls run when nothing says: a
-// call may cost money or count against a rate limit, so rarely.
-const DefaultCallSchedule = "@every 5m"
-
 // decodeCalls reads a server's call keys into s. o is the server's object.
-func decodeCalls(o *object, s *Server, def Defaults, dir string) {
-	s.CallSchedule, s.CallTimeout = def.CallSchedule, def.CallTimeout
+func decodeCalls(o *object, s *Server, dir string) {
 	byTool := map[string]contracts.Contract{}
 	if file, ok := o.string("contracts"); ok {
 		if file == "" {
@@ -112,9 +107,6 @@ func decodeCalls(o *object, s *Server, def Defaults, dir string) {
 				o.d.errorf(o.key(k), "applies to canary calls, and this server has none; add contracts: or calls:, or remove it")
 			}
 		}
-	}
-	if s.CallTimeout == 0 {
-		s.CallTimeout = s.Timeout
 	}
 }
 

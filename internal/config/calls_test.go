@@ -47,7 +47,7 @@ func TestLoadCalls(t *testing.T) {
 }
 
 func TestLoadMcpProbeConfig(t *testing.T) {
-	servers, err := LoadClientConfig("testdata/clients/mcp-probe/mcp-probe.config.json")
+	servers, err := readClientConfig("testdata/clients/mcp-probe/mcp-probe.config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLoadMcpProbeConfig(t *testing.T) {
 }
 
 func TestLoadMcpProbeConfigErrors(t *testing.T) {
-	_, err := LoadClientConfig("testdata/bad/clients/mcp-probe.config.json")
+	_, err := readClientConfig("testdata/bad/clients/mcp-probe.config.json")
 	if err == nil {
 		t.Fatal("loaded")
 	}

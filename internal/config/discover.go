@@ -138,15 +138,11 @@ func (l *Loader) LoadSource(s Source, getenv func(string) string) (*Config, erro
 			return nil, err
 		}
 	} else {
-		def := BuiltinDefaults()
 		timeout, err := timeoutFromEnv(getenv)
 		if err != nil {
 			return nil, err
 		}
-		if timeout > 0 {
-			def.Timeout = timeout
-		}
-		servers, err := loadClientConfig(s.Path, def, nil)
+		servers, err := loadClientConfig(s.Path, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +153,8 @@ func (l *Loader) LoadSource(s Source, getenv func(string) string) (*Config, erro
 		if len(dupErrs) > 0 {
 			return nil, errors.Join(dupErrs...)
 		}
-		cfg = &Config{Defaults: def, Servers: merged, Lock: filepath.Join(s.dir, DefaultLockFile)}
+		cfg = &Config{Defaults: Defaults{Timeout: timeout}, Servers: merged, Lock: filepath.Join(s.dir, DefaultLockFile)}
+		cfg.Normalize()
 	}
 	if lock := getenv(EnvToolLock); lock != "" && s.legacy {
 		if !filepath.IsAbs(lock) {

@@ -18,15 +18,23 @@ type FoundServer struct {
 // FoundServers decodes every server res found, with the defaults def and the
 // VS Code inputs of mcpwatch.yml.
 func FoundServers(res discover.Result, def Defaults) []FoundServer {
-	return foundServers(res, def, nil)
+	found := foundServers(res, nil)
+	for i := range found {
+		if found[i].Err == nil {
+			found[i].Server = found[i].Server.Normalized(def)
+		}
+	}
+	return found
 }
 
-func foundServers(res discover.Result, def Defaults, inputs map[string]input) []FoundServer {
+// foundServers decodes every server res found; Normalize applies the
+// defaults.
+func foundServers(res discover.Result, inputs map[string]input) []FoundServer {
 	out := make([]FoundServer, 0, len(res.Servers))
 	for _, found := range res.Servers {
 		o := found.Origins[0]
 		d := &decoder{file: o.File}
-		s, ok := clientServer(d, KeyPath(o.Key...), found.Name, o.Spec, o.Project, def, inputs)
+		s, ok := clientServer(d, KeyPath(o.Key...), found.Name, o.Spec, o.Project, inputs)
 		ds := FoundServer{Origins: found.Origins}
 		if ok {
 			ds.Server = s

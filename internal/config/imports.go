@@ -38,13 +38,9 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// LoadClientConfig reads the servers of an MCP client config file, with the
-// built-in defaults.
-func LoadClientConfig(path string) ([]Server, error) {
-	return loadClientConfig(path, BuiltinDefaults(), nil)
-}
-
-func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Server, error) {
+// loadClientConfig reads the servers of an MCP client config file. What
+// they leave unset, Normalize sets.
+func loadClientConfig(path string, inputs map[string]input) ([]Server, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("client config %s: %w", path, err)
@@ -60,7 +56,7 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 
 	d := &decoder{file: abs}
 	if list, ok := top["servers"].([]any); ok { // mcp-probe.config.json: see mcpprobe.go
-		servers := loadMcpProbe(d, list, filepath.Dir(abs), def)
+		servers := loadMcpProbe(d, list, filepath.Dir(abs))
 		for i := range servers {
 			servers[i].inputs = inputs
 		}
@@ -99,7 +95,7 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 	project := projectDir(abs)
 	var out []Server
 	for _, name := range servers.keys() {
-		if s, ok := clientServer(d, joinKey(prefix, name), name, servers.m[name], project, def, inputs); ok {
+		if s, ok := clientServer(d, joinKey(prefix, name), name, servers.m[name], project, inputs); ok {
 			out = append(out, s)
 		}
 	}
@@ -109,15 +105,13 @@ func loadClientConfig(path string, def Defaults, inputs map[string]input) ([]Ser
 	return out, nil
 }
 
-// clientServer reads one server of a client config, with the defaults
-// applied; ok is false for a server in error or disabled.
-func clientServer(d *decoder, key, name string, v any, project string, def Defaults, inputs map[string]input) (Server, bool) {
+// clientServer reads one server of a client config (Normalize applies the
+// defaults); ok is false for a server in error or disabled.
+func clientServer(d *decoder, key, name string, v any, project string, inputs map[string]input) (Server, bool) {
 	s, ok, skip := decodeClientServer(d, key, name, v, project)
 	if !ok || skip {
 		return Server{}, false
 	}
-	s.Timeout, s.Schedule, s.Era = def.Timeout, def.Schedule, def.Era
-	s.InheritEnv = s.InheritEnv || def.InheritEnv && s.Command != ""
 	s.inputs = inputs
 	return s, true
 }

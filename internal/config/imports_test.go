@@ -71,7 +71,7 @@ func TestLoadClientConfig(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			servers, err := LoadClientConfig(filepath.Join("testdata/clients", tc.file))
+			servers, err := readClientConfig(filepath.Join("testdata/clients", tc.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestLoadClientConfigErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), ".mcp.json")
 			writeFile(t, path, tc.content)
-			_, err := LoadClientConfig(path)
+			_, err := readClientConfig(path)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -153,4 +153,14 @@ func TestParseEnvFile(t *testing.T) {
 	if err == nil || err.Error() != "line 2 is not KEY=VALUE" {
 		t.Errorf("got %v", err)
 	}
+}
+
+// readClientConfig reads a client config's servers as an import does, with
+// the built-in defaults.
+func readClientConfig(path string) ([]Server, error) {
+	servers, err := loadClientConfig(path, nil)
+	for i := range servers {
+		servers[i] = servers[i].Normalized(Defaults{})
+	}
+	return servers, err
 }

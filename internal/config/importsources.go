@@ -131,14 +131,14 @@ func decodeImportSource(o *object, hasPath bool, dir string) *importSource {
 
 // importSource loads the servers of a discover: or registry: import of the
 // configuration file.
-func (l *Loader) importSource(file string, im importSpec, def Defaults, inputs map[string]input) ([]Server, []error) {
+func (l *Loader) importSource(file string, im importSpec, inputs map[string]input) ([]Server, []error) {
 	if im.source.discover {
-		return l.discovered(file, im, def, inputs)
+		return l.discovered(file, im, inputs)
 	}
-	return l.registryServers(file, im, def, inputs)
+	return l.registryServers(file, im, inputs)
 }
 
-func (l *Loader) discovered(file string, im importSpec, def Defaults, inputs map[string]input) ([]Server, []error) {
+func (l *Loader) discovered(file string, im importSpec, inputs map[string]input) ([]Server, []error) {
 	src := im.source
 	host, err := l.host()
 	if err != nil {
@@ -156,7 +156,7 @@ func (l *Loader) discovered(file string, im importSpec, def Defaults, inputs map
 		}
 	}
 	var out []Server
-	for _, found := range foundServers(res, def, inputs) {
+	for _, found := range foundServers(res, inputs) {
 		switch {
 		case contains(im.exclude, found.Server.Name) || found.Err != nil && contains(im.exclude, found.Origins[0].Name):
 		case found.Err != nil:
@@ -170,7 +170,7 @@ func (l *Loader) discovered(file string, im importSpec, def Defaults, inputs map
 	return out, errs
 }
 
-func (l *Loader) registryServers(file string, im importSpec, def Defaults, inputs map[string]input) ([]Server, []error) {
+func (l *Loader) registryServers(file string, im importSpec, inputs map[string]input) ([]Server, []error) {
 	src := im.source
 	var entries []registry.Entry
 	if src.isURL {
@@ -211,7 +211,7 @@ func (l *Loader) registryServers(file string, im importSpec, def Defaults, input
 			continue
 		}
 		d := &decoder{file: src.registry}
-		if s, ok := clientServer(d, KeyPath(def0.Name), def0.Name, def0.Spec, filepath.Dir(file), def, inputs); ok {
+		if s, ok := clientServer(d, KeyPath(def0.Name), def0.Name, def0.Spec, filepath.Dir(file), inputs); ok {
 			out = append(out, s)
 		} else {
 			errs = append(errs, d.errs...)

@@ -61,7 +61,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/rawbytes"
@@ -70,31 +69,11 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// DefaultLockFile is the lock's name when the config does not give one: the
-// Python preflight's name, so an existing lock keeps working.
-const DefaultLockFile = "mcp-tools.lock.json"
-
-// BuiltinDefaults are the defaults when mcpwatch.yml sets none.
-func BuiltinDefaults() Defaults {
-	return Defaults{
-		Timeout:     10 * time.Second,
-		Schedule:    "@every 30s",
-		Concurrency: 16,
-		// A stdio probe is a process start: some MB and some ms of CPU. 8
-		// probes a typical agent's servers (a client config lists a handful)
-		// all at once, so a preflight takes the time of the slowest, while
-		// a fleet of stdio servers still cannot fork-bomb the host.
-		StdioConcurrency: 8,
-		Era:              probe.EraAuto,
-		MaxMessageBytes:  4 << 20,
-		CallSchedule:     DefaultCallSchedule,
-	}
-}
-
 // Load reads and validates an mcpwatch.yml and the client configs it
-// imports. Every problem found is returned, joined; each names the file, the
-// key and the fix. Variables are not read: see Config.Check. It is a
-// Loader's Load with nothing kept from an earlier load.
+// imports, and normalizes it. Every problem found is returned, joined;
+// each names the file, the key and the fix. Variables are not read: see
+// Config.Check. It is a Loader's Load with nothing kept from an earlier
+// load.
 func Load(path string) (*Config, error) { return new(Loader).Load(path) }
 
 // Load is the package's Load, with what the Loader keeps between loads.
@@ -114,7 +93,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 
 	d := &decoder{file: abs}
 	dir := filepath.Dir(abs)
-	cfg := &Config{Path: abs, Defaults: BuiltinDefaults(), Lock: filepath.Join(dir, DefaultLockFile)}
+	cfg := &Config{Path: abs, Lock: filepath.Join(dir, DefaultLockFile)}
 	root, _ := d.object("", raw, true)
 
 	if o, ok := root.sub("defaults", true); ok {
@@ -139,7 +118,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	var own []Server
 	if o, ok := root.sub("servers", false); ok {
 		for _, name := range o.keys() {
-			if s, ok := decodeServer(d, joinKey("servers", name), name, o.m[name], cfg.Defaults, dir); ok {
+			if s, ok := decodeServer(d, joinKey("servers", name), name, o.m[name], dir); ok {
 				s.inputs = inputs
 				own = append(own, s)
 			}
@@ -152,7 +131,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	skippedImport := false
 	for _, im := range imports {
 		if im.source != nil {
-			servers, srcErrs := l.importSource(abs, im, cfg.Defaults, inputs)
+			servers, srcErrs := l.importSource(abs, im, inputs)
 			errs = append(errs, srcErrs...)
 			for _, s := range servers {
 				if !contains(im.exclude, s.Name) {
@@ -161,7 +140,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 			}
 			continue
 		}
-		servers, err := loadClientConfig(im.path, cfg.Defaults, inputs)
+		servers, err := loadClientConfig(im.path, inputs)
 		var pe *fs.PathError
 		switch {
 		case err == nil:
@@ -194,6 +173,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	cfg.Servers = servers
+	cfg.Normalize()
 	return cfg, nil
 }
 
@@ -361,25 +341,20 @@ func decodeImports(d *decoder, v any, dir string) []importSpec {
 	return specs
 }
 
-// decodeServer reads one entry of servers:.
-func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir string) (Server, bool) {
+// decodeServer reads one entry of servers:. What it leaves unset,
+// Normalize sets.
+func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, bool) {
 	o, ok := d.object(prefix, v, true)
 	if !ok {
 		return Server{}, false
 	}
 	nerr := len(d.errs)
-	s := Server{
-		Name: name, Source: d.file, baseDir: dir,
-		Timeout: def.Timeout, Schedule: def.Schedule, Era: def.Era,
-	}
+	s := Server{Name: name, Source: d.file, baseDir: dir}
 	s.Command, _ = o.string("command")
 	s.Args, _ = o.strings("args")
 	s.Env, _ = o.stringMap("env")
 	cwd, hasCwd := o.string("cwd")
-	s.InheritEnv = def.InheritEnv && s.Command != ""
-	if v, ok := o.boolean("inherit_env"); ok {
-		s.InheritEnv = v
-	}
+	s.InheritEnv, s.inheritEnvSet = o.boolean("inherit_env")
 	s.URL, _ = o.string("url")
 	transport, hasTransport := o.string("transport")
 	s.Headers, _ = o.stringMap("headers")
@@ -404,7 +379,7 @@ func decodeServer(d *decoder, prefix, name string, v any, def Defaults, dir stri
 	if v, ok := o.boolean("watch_changes"); ok {
 		s.WatchChanges = &v
 	}
-	decodeCalls(o, &s, def, dir)
+	decodeCalls(o, &s, dir)
 	o.finish()
 
 	if s.URL != "" {

@@ -23,7 +23,7 @@ import (
 )
 
 // loadMcpProbe reads the servers of an mcp-probe config.
-func loadMcpProbe(d *decoder, list []any, dir string, def Defaults) []Server {
+func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 	var out []Server
 	seen := map[string]bool{}
 	for i, item := range list {
@@ -44,9 +44,7 @@ func loadMcpProbe(d *decoder, list []any, dir string, def Defaults) []Server {
 		}
 		seen[name] = true
 		key = joinKey("servers", name)
-		s := Server{Name: name, Source: d.file, baseDir: dir,
-			Timeout: def.Timeout, Schedule: def.Schedule, Era: def.Era,
-			CallSchedule: def.CallSchedule, CallTimeout: def.CallTimeout}
+		s := Server{Name: name, Source: d.file, baseDir: dir}
 		target, _ := o.string("target")
 		transport, hasTransport := o.string("transport")
 		s.Headers, _ = o.stringMap("headers")
@@ -85,9 +83,6 @@ func loadMcpProbe(d *decoder, list []any, dir string, def Defaults) []Server {
 				d.errorf(joinKey(key, "toolsFile"), "%s: %v", s.ContractsFile, e)
 			}
 			s.Contracts = f.Sorted()
-		}
-		if s.CallTimeout == 0 {
-			s.CallTimeout = s.Timeout
 		}
 		checkServer(d, &s, serverKeys{prefix: key, transport: "transport", caFile: joinKey(key, "ca_file")})
 		if len(d.errs) == nerr {

@@ -49,7 +49,10 @@ type Server struct {
 	Env        map[string]string
 	EnvFile    string // a dotenv file read at every probe (VS Code envFile); Env wins over it
 	Dir        string
-	InheritEnv bool
+	InheritEnv bool // defaults applied
+	// inheritEnvSet records that the file set inherit_env for the server,
+	// which then overrides defaults.inherit_env.
+	inheritEnvSet bool
 
 	URL       string
 	Transport probe.Transport

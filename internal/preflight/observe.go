@@ -14,8 +14,9 @@ import (
 type Options struct {
 	// Timeout, when positive, replaces every server's own deadline.
 	Timeout time.Duration
-	// Concurrency bounds the probes at once (default: config's built-in
-	// default); StdioConcurrency bounds the stdio processes among them
+	// Concurrency bounds the probes at once (zero: no bound, every server
+	// at once; the commands pass the configuration's, which config.Load
+	// always sets); StdioConcurrency bounds the stdio processes among them
 	// (default Concurrency).
 	Concurrency      int
 	StdioConcurrency int
@@ -57,11 +58,10 @@ type Observation struct {
 // while it waits for a slot). It returns when every probe has ended, with
 // one Observation per server in the order given.
 func Observe(ctx context.Context, servers []config.Server, opts Options) []Observation {
-	all := opts.Concurrency
-	if all <= 0 {
-		all = config.BuiltinDefaults().Concurrency
+	all := max(len(servers), 1)
+	if opts.Concurrency > 0 {
+		all = min(all, opts.Concurrency)
 	}
-	all = min(all, max(len(servers), 1))
 	stdio := opts.StdioConcurrency
 	if stdio <= 0 {
 		stdio = all

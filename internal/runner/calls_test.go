@@ -22,12 +22,12 @@ func mustContracts(t *testing.T, src string) []contracts.Contract {
 }
 
 func callServer(url string, cs []contracts.Contract) config.Server {
-	return config.Server{
+	return normalized(config.Server{
 		Name: "remote", URL: url, Transport: probe.TransportHTTP,
 		Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
 		Timeout: 5 * time.Second, CallTimeout: 5 * time.Second,
 		Contracts: cs,
-	}
+	})
 }
 
 // Calls run after the list, in the same probe; what they send and what

@@ -23,11 +23,11 @@ func TestProbeReadsJWTExpiry(t *testing.T) {
 		}
 		return "", false
 	}
-	s := config.Server{
+	s := normalized(config.Server{
 		Name: "echo", Command: "/bin/sh", Transport: probe.TransportStdio,
 		Args: []string{"-c", `echo "token $API_TOKEN" >&2; exit 3`},
 		Env:  map[string]string{"API_TOKEN": "${JWT}", "OTHER": "${OPAQUE}"},
-	}
+	})
 	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookup, Timeout: 5 * time.Second})
 	c := obs.Result.Credentials
 	if c == nil || len(c.Expiries) != 1 || c.Expiries[0].Credential != "env:API_TOKEN" || c.Expiries[0].Expiry.Unix() != 2000000000 || c.OAuth {

@@ -96,13 +96,14 @@ type Observation struct {
 	Login *oauth.LoginOutcome
 }
 
-// Probe probes s once: it builds the target now, waits for a slot in pool,
+// Probe probes s once (s normalized, as config.Load leaves every server):
+// it builds the target now, waits for a slot in pool,
 // and probes within the deadline, which starts once the slot is taken. It
 // always returns a Result; ctx ending while it waits or probes makes it a
 // canceled one.
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
 	calls := req.Calls && s.HasCalls()
-	obs := Observation{Timeout: callTimeout(s, Timeout(s, req.Timeout), calls)}
+	obs := Observation{Timeout: callTimeout(s, s.ProbeTimeout(req.Timeout), calls)}
 	lookup := req.Lookup
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
@@ -235,31 +236,6 @@ func endedEarly(res *probe.Result, canceled bool) *probe.Result {
 	return &failed
 }
 
-// Timeout is the deadline of one probe of s: override when positive, else
-// the server's own, else the built-in default (for a configuration built in
-// code: config.Load gives every server the defaults' timeout).
-func Timeout(s config.Server, override time.Duration) time.Duration {
-	switch {
-	case override > 0:
-		return override
-	case s.Timeout > 0:
-		return s.Timeout
-	}
-	return config.BuiltinDefaults().Timeout
-}
-
-// Transport is how s is reached, as far as its configuration tells before
-// a probe: stdio for a command, else its transport (auto when unset).
-func Transport(s config.Server) probe.Transport {
-	if s.Command != "" {
-		return probe.TransportStdio
-	}
-	if s.Transport == "" {
-		return probe.TransportAuto
-	}
-	return s.Transport
-}
-
 func onStart(req Request) (done func()) {
 	if req.OnStart == nil {
 		return func() {}
@@ -273,7 +249,7 @@ func failed(s config.Server, reason probe.Reason, msg string, started time.Time)
 	return &probe.Result{
 		Reason:    reason,
 		Error:     msg,
-		Transport: Transport(s),
+		Transport: s.Transport,
 		Tools:     []probe.Tool{},
 		Started:   started,
 		Timings:   probe.Timings{Total: took},

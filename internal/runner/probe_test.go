@@ -55,42 +55,42 @@ func TestProbeScrubsWhatTheServerSays(t *testing.T) {
 	}{
 		{
 			name: "stdio stderr",
-			server: config.Server{
+			server: normalized(config.Server{
 				Name: "echo", Command: "/bin/sh", Transport: probe.TransportStdio,
 				Args: []string{"-c", `echo "auth failed for token $REPORT_API_TOKEN" >&2; exit 3`},
 				Env:  map[string]string{"REPORT_API_TOKEN": "${TOKEN}"},
-			},
+			}),
 			check: func(r *probe.Result) string { return r.StderrTail },
 		},
 		{
 			name: "http tool description",
-			server: config.Server{
+			server: normalized(config.Server{
 				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: runnerSecret, Tools: tools}),
 				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
-			},
+			}),
 			check: func(r *probe.Result) string { return r.Tools[1].Description },
 		},
 		{
 			name: "http tool name and schema",
-			server: config.Server{
+			server: normalized(config.Server{
 				Name: "remote", URL: httpServer(t, probetest.Config{Behavior: probetest.TokenGated, Token: runnerSecret, Tools: echoed}),
 				Transport: probe.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"},
-			},
+			}),
 			check:       func(r *probe.Result) string { return r.Tools[2].Name + string(r.Tools[2].InputSchema) },
 			secretNames: []string{"leak_" + config.Redacted},
 		},
 		{
 			// A hosted server's key in its URL path, in a connection error.
 			name:   "url path",
-			server: config.Server{Name: "hosted", URL: "http://127.0.0.1:1/${TOKEN}/mcp", Transport: probe.TransportHTTP},
+			server: normalized(config.Server{Name: "hosted", URL: "http://127.0.0.1:1/${TOKEN}/mcp", Transport: probe.TransportHTTP}),
 			check:  func(r *probe.Result) string { return r.Error },
 		},
 		{
 			name: "argument echoed on stderr",
-			server: config.Server{
+			server: normalized(config.Server{
 				Name: "echo", Command: "/bin/sh", Transport: probe.TransportStdio,
 				Args: []string{"-c", `echo "bad flag $0" >&2; exit 3`, "--api-key=${TOKEN}"},
-			},
+			}),
 			check: func(r *probe.Result) string { return r.StderrTail },
 		},
 	}
@@ -124,7 +124,7 @@ func TestProbeKeepsAReferencedHost(t *testing.T) {
 		}
 		return "", false
 	}
-	s := config.Server{Name: "remote", URL: "http://${HOST}:1/mcp", Transport: probe.TransportHTTP}
+	s := normalized(config.Server{Name: "remote", URL: "http://${HOST}:1/mcp", Transport: probe.TransportHTTP})
 	if r := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookup}).Result; !strings.Contains(r.Error, "127.0.0.1") {
 		t.Errorf("error %q does not name the host", r.Error)
 	}
@@ -136,7 +136,7 @@ func TestProbeConfigErrorNeedsNoSlot(t *testing.T) {
 	pool := NewPool(1, 1)
 	defer take(t, pool, false)()
 	started, ended := 0, 0
-	s := config.Server{Name: "report", Command: "/bin/true", Env: map[string]string{"REPORT_API_TOKEN": "${UNSET_TOKEN}"}}
+	s := normalized(config.Server{Name: "report", Command: "/bin/true", Env: map[string]string{"REPORT_API_TOKEN": "${UNSET_TOKEN}"}})
 	obs := Probe(t.Context(), pool, s, Request{OnStart: func() func() {
 		started++
 		return func() { ended++ }
@@ -161,7 +161,7 @@ func TestProbeCanceledWhileWaiting(t *testing.T) {
 		}
 		cancel()
 	}()
-	s := config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp"}
+	s := normalized(config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp"})
 	obs := Probe(ctx, pool, s, Request{OnStart: func() func() {
 		t.Error("a canceled probe started")
 		return func() {}
@@ -189,7 +189,7 @@ func TestProbeDeadlineStartsAtSlot(t *testing.T) {
 			release()
 		}()
 		defer func() { <-released }()
-		s := config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP, Timeout: timeout}
+		s := normalized(config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP, Timeout: timeout})
 		began := time.Now()
 		obs := Probe(t.Context(), pool, s, Request{})
 		if waited := time.Since(began); waited < 3*timeout/2 {
@@ -208,7 +208,7 @@ func TestProbeDeadlineBoundsTheWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pool := NewPool(1, 1)
 		defer take(t, pool, false)()
-		s := config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp", Timeout: time.Hour}
+		s := normalized(config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp", Timeout: time.Hour})
 		began := time.Now()
 		obs := Probe(t.Context(), pool, s, Request{Deadline: began.Add(2 * time.Second), OnStart: func() func() {
 			t.Error("a probe without a slot started")
@@ -229,7 +229,7 @@ func TestProbeDeadlineBoundsTheWait(t *testing.T) {
 // at the caller's deadline, not an hour later.
 func TestProbeDeadlineCutsTheTimeout(t *testing.T) {
 	url := httpServer(t, probetest.Config{Behavior: probetest.StallToolsList})
-	s := config.Server{Name: "stalls", URL: url, Transport: probe.TransportHTTP, Timeout: time.Hour}
+	s := normalized(config.Server{Name: "stalls", URL: url, Transport: probe.TransportHTTP, Timeout: time.Hour})
 	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Deadline: time.Now().Add(300 * time.Millisecond)})
 	if r := obs.Result; r.Reason != probe.ReasonTimeout || r.Timings.Total > 10*time.Minute {
 		t.Errorf("result %+v after %s, want reason timeout at the caller's deadline", r, r.Timings.Total)
@@ -248,24 +248,9 @@ func TestProbeEraHint(t *testing.T) {
 		{pinned: probe.EraLegacy, hint: probe.EraModern, want: probe.EraLegacy},
 	}
 	for _, tc := range cases {
-		s := config.Server{Name: "dual", URL: url, Transport: probe.TransportHTTP, Era: tc.pinned}
+		s := normalized(config.Server{Name: "dual", URL: url, Transport: probe.TransportHTTP, Era: tc.pinned})
 		if r := Probe(t.Context(), NewPool(1, 1), s, Request{Era: tc.hint}).Result; !r.OK || r.Era != tc.want {
 			t.Errorf("pinned %q, hint %q: ok %t era %q (%s), want era %q", tc.pinned, tc.hint, r.OK, r.Era, r.Error, tc.want)
-		}
-	}
-}
-
-func TestTimeout(t *testing.T) {
-	cases := []struct {
-		server, override, want time.Duration
-	}{
-		{server: 5 * time.Second, override: 2 * time.Second, want: 2 * time.Second},
-		{server: 5 * time.Second, want: 5 * time.Second},
-		{want: config.BuiltinDefaults().Timeout},
-	}
-	for _, tc := range cases {
-		if got := Timeout(config.Server{Timeout: tc.server}, tc.override); got != tc.want {
-			t.Errorf("Timeout(server %s, override %s) = %s, want %s", tc.server, tc.override, got, tc.want)
 		}
 	}
 }
@@ -275,7 +260,7 @@ func TestTimeout(t *testing.T) {
 // with reason timeout) instead of fingerprinting past it.
 func TestFingerprintsWithinTheProbe(t *testing.T) {
 	url := httpServer(t, probetest.Config{})
-	s := config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP}
+	s := normalized(config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP})
 	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Fingerprint: true})
 	if !obs.Result.OK || len(obs.Tools) == 0 || obs.Tools[0].Fingerprint == "" {
 		t.Fatalf("a probe asked for fingerprints: ok %v, tools %+v", obs.Result.OK, obs.Tools)
@@ -306,7 +291,7 @@ func TestProbeRejectedCredential(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP, Headers: tc.headers, Timeout: 5 * time.Second}
+			s := normalized(config.Server{Name: "remote", URL: url, Transport: probe.TransportHTTP, Headers: tc.headers, Timeout: 5 * time.Second})
 			res := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookup}).Result
 			if res.Reason != tc.reason || res.HTTPStatus != 401 {
 				t.Fatalf("reason %q, status %d (%s), want %q", res.Reason, res.HTTPStatus, res.Error, tc.reason)
@@ -352,8 +337,8 @@ func TestProbeCredentialMissing(t *testing.T) {
 				env[k] = strings.ReplaceAll(v, "$", "$$") // values, not references
 			}
 			env["REPORT_API_TOKEN"] = tc.value
-			s := config.Server{Name: "report", Command: path, Args: args, Env: env, Timeout: 10 * time.Second,
-				Contracts: []contracts.Contract{{Tool: "list_report_dates", Input: []byte("{}"), Expect: contracts.Expect{Status: contracts.StatusPass}}}, CallTimeout: 5 * time.Second}
+			s := normalized(config.Server{Name: "report", Command: path, Args: args, Env: env, Timeout: 10 * time.Second,
+				Contracts: []contracts.Contract{{Tool: "list_report_dates", Input: []byte("{}"), Expect: contracts.Expect{Status: contracts.StatusPass}}}, CallTimeout: 5 * time.Second})
 			obs := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookup, Calls: true})
 			if obs.Result.Reason != tc.reason {
 				t.Fatalf("reason %q (%s), want %q", obs.Result.Reason, obs.Result.Error, tc.reason)
@@ -377,3 +362,7 @@ func TestProbeCredentialMissing(t *testing.T) {
 		})
 	}
 }
+
+// normalized is s with the built-in defaults, as config.Load leaves every
+// server.
+func normalized(s config.Server) config.Server { return s.Normalized(config.Defaults{}) }
