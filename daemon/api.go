@@ -280,7 +280,7 @@ func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st sta
 		fmt.Fprintf(b, "warning:          %s\n", sanitize.Text(w))
 	}
 	if res.StderrTail != "" {
-		fmt.Fprintf(b, "\nstderr (tail):\n%s\n", sanitize.Join(strings.Split(strings.TrimRight(res.StderrTail, "\n"), "\n"), "\n"))
+		fmt.Fprintf(b, "\nstderr (tail):\n%s\n", sanitize.Join(sanitize.LastLines(res.StderrTail, 0), "\n"))
 	}
 	b.WriteString("\nTranscript:\n")
 	if !withTranscript {

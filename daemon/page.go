@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -452,26 +453,12 @@ func newIndexRow(st status.Server, now time.Time) row {
 	r.Forbidden, r.ForbiddenMore = cutNames(r.Forbidden)
 	r.ExtraCount, r.Extra = len(r.Extra), nil
 	r.ToolNames, r.Changed, r.Warnings = nil, nil, nil
-	if len(r.Error) > maxIndexError {
-		r.Error = strings.ToValidUTF8(r.Error[:maxIndexError], "") + "…"
-	}
-	if !r.OK && r.Stderr != "" {
-		r.StderrLast = lastLine(r.Stderr, maxIndexError/2)
+	r.Error = sanitize.Truncate(r.Error, maxIndexError)
+	if !r.OK {
+		r.StderrLast = sanitize.Truncate(sanitize.LastLine(r.Stderr), maxIndexError/2)
 	}
 	r.Stderr = ""
 	return r
-}
-
-// lastLine is the last non-empty line of a stderr tail, cut to max bytes.
-func lastLine(tail string, maxLen int) string {
-	tail = strings.TrimRight(tail, "\r\n\t ")
-	if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
-		tail = tail[i+1:]
-	}
-	if len(tail) > maxLen {
-		tail = strings.ToValidUTF8(tail[:maxLen], "") + "…"
-	}
-	return tail
 }
 
 func cutNames(names []string) ([]string, int) {

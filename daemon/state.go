@@ -100,7 +100,11 @@ func logTransition(log *zap.Logger, server string, t transition) {
 	case verdict.StateFailed:
 		msg = "probe failed"
 		fields = append(fields, zap.String("reason", string(res.Reason)), zap.String("error", sanitize.Text(res.Error)))
-		if tail := stderrField(res.StderrTail); tail != "" {
+		if tail := strings.Join(sanitize.LastLines(res.StderrTail, 0), "\n"); tail != "" {
+			// The whole tail (the lines before the last often say why), its
+			// end where it is long: sanitize.Text escapes its line breaks, so
+			// it stays one log line.
+			tail = sanitize.TruncateStart(tail, maxLoggedStderr)
 			fields = append(fields, zap.String("stderr", sanitize.Text(tail)))
 		}
 	case verdict.StateCredentialMissing:
@@ -128,18 +132,6 @@ func logTransition(log *zap.Logger, server string, t transition) {
 // maxLoggedStderr bounds the stderr of a failure log line: the probe keeps
 // a tail of probe.DefaultStderrTailBytes, which this matches.
 const maxLoggedStderr = probe.DefaultStderrTailBytes
-
-// stderrField is the whole stderr tail of a failed probe for its log line
-// (the lines before the last often say why), without trailing blank lines,
-// and at most maxLoggedStderr bytes: the end of it, where the error is.
-// sanitize.Text escapes its line breaks, so it stays one log line.
-func stderrField(tail string) string {
-	tail = strings.TrimRight(tail, "\r\n\t ")
-	if len(tail) > maxLoggedStderr {
-		tail = "…" + strings.ToValidUTF8(tail[len(tail)-maxLoggedStderr:], "")
-	}
-	return tail
-}
 
 // rejectionQuote is the server's words that showed its credential
 // rejected: the probe's, or the first rejected call's.

@@ -3,6 +3,8 @@ package probe
 import (
 	"net/http"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // maxChallengeField bounds each parsed challenge field: they end up in
@@ -39,11 +41,11 @@ type rawChallenge struct {
 
 func (c rawChallenge) challenge() *Challenge {
 	return &Challenge{
-		Scheme:           truncate(c.scheme, maxChallengeField),
-		Error:            truncate(c.params["error"], maxChallengeField),
-		Scope:            truncate(c.params["scope"], maxChallengeField),
-		ResourceMetadata: truncate(c.params["resource_metadata"], maxChallengeField),
-		Description:      truncate(c.params["error_description"], maxChallengeField),
+		Scheme:           sanitize.Truncate(c.scheme, maxChallengeField),
+		Error:            sanitize.Truncate(c.params["error"], maxChallengeField),
+		Scope:            sanitize.Truncate(c.params["scope"], maxChallengeField),
+		ResourceMetadata: sanitize.Truncate(c.params["resource_metadata"], maxChallengeField),
+		Description:      sanitize.Truncate(c.params["error_description"], maxChallengeField),
 	}
 }
 

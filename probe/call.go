@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // Canary calls: tools/call within the session that listed the tools, under
@@ -130,7 +132,7 @@ func readHints(raw json.RawMessage) (Annotations, error) {
 		}
 		key, _ := tok.(string)
 		if seen[key] {
-			return a, fmt.Errorf("the key %q twice", truncate(key, 40))
+			return a, fmt.Errorf("the key %q twice", sanitize.Truncate(key, 40))
 		}
 		seen[key] = true
 		var v json.RawMessage
@@ -207,9 +209,9 @@ func (sc *sessionCaller) Call(ctx context.Context, tool string, arguments json.R
 		}
 		var rpcErr *RPCError
 		if errors.As(err, &rpcErr) {
-			out.RPCMessage = truncate(oneLine(rpcErr.Message), 500)
+			out.RPCMessage = sanitize.Truncate(sanitize.OneLine(rpcErr.Message), 500)
 		}
-		out.Error = oneLine(err.Error())
+		out.Error = sanitize.OneLine(err.Error())
 		out.Answered = false
 	}
 	return out
@@ -224,14 +226,14 @@ func (out *CallResult) read(raw json.RawMessage) error {
 		ResultType        string          `json:"resultType"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return failf(ReasonProtocol, "tools/call %s: the result is not a CallToolResult: %v", truncate(out.Tool, 80), err)
+		return failf(ReasonProtocol, "tools/call %s: the result is not a CallToolResult: %v", sanitize.Truncate(out.Tool, 80), err)
 	}
 	switch r.ResultType {
 	case "", "complete":
 	case "input_required":
-		return failf(ReasonProtocol, "tools/call %s: the server asked for input (resultType input_required), which a canary call cannot give", truncate(out.Tool, 80))
+		return failf(ReasonProtocol, "tools/call %s: the server asked for input (resultType input_required), which a canary call cannot give", sanitize.Truncate(out.Tool, 80))
 	default:
-		return failf(ReasonProtocol, "tools/call %s: unknown resultType %q", truncate(out.Tool, 80), truncate(r.ResultType, 40))
+		return failf(ReasonProtocol, "tools/call %s: unknown resultType %q", sanitize.Truncate(out.Tool, 80), sanitize.Truncate(r.ResultType, 40))
 	}
 	if isAbsent(r.Content) {
 		r.Content = json.RawMessage("[]")

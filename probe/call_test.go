@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
@@ -126,5 +127,14 @@ func TestCallUnknownToolAndDeadline(t *testing.T) {
 	}})
 	if !res.OK || got.Answered || got.Reason != probe.ReasonTimeout {
 		t.Fatalf("expired call: probe %v, call %+v", res.OK, got)
+	}
+}
+
+// A long JSON-RPC error message is cut between two runes, never through
+// one: the error goes to logs, reports and pages as UTF-8.
+func TestRPCErrorCutsBetweenRunes(t *testing.T) {
+	msg := (&probe.RPCError{Code: -32000, Message: "a" + strings.Repeat("é", 150), Method: "tools/call"}).Error()
+	if !utf8.ValidString(msg) || !strings.HasSuffix(msg, "é…") {
+		t.Errorf("error %q: want valid UTF-8 cut after a whole é", msg)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // conn is one JSON-RPC channel to a server: a stdio process, a streamable
@@ -60,10 +62,7 @@ type RPCError struct {
 }
 
 func (e *RPCError) Error() string {
-	msg := e.Message
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
-	}
+	msg := sanitize.Truncate(e.Message, 200)
 	if e.Method != "" {
 		return fmt.Sprintf("%s: JSON-RPC error %d: %s", e.Method, e.Code, msg)
 	}
@@ -203,7 +202,7 @@ func (o *observer) record(direction string, raw []byte, note string) {
 	if len(raw) > 0 && json.Valid(raw) {
 		e.Message = append(json.RawMessage(nil), raw...)
 	} else if len(raw) > 0 {
-		e.Note = fmt.Sprintf("not JSON: %q", truncate(string(raw), 200))
+		e.Note = fmt.Sprintf("not JSON: %q", sanitize.Truncate(string(raw), 200))
 	}
 	o.entries = append(o.entries, e)
 }
@@ -214,21 +213,14 @@ func (o *observer) record(direction string, raw []byte, note string) {
 // requests there, and clients no responses.
 func answerServerRequest(req *message, era Era, obs *observer) *message {
 	if era == EraModern {
-		obs.warn("the server sent a %s request, which the modern era does not allow; not answered", truncate(req.Method, 60))
+		obs.warn("the server sent a %s request, which the modern era does not allow; not answered", sanitize.Truncate(req.Method, 60))
 		return nil
 	}
 	reply := &message{JSONRPC: "2.0", ID: req.ID}
 	if req.Method == "ping" {
 		reply.Result = json.RawMessage(`{}`)
 	} else {
-		reply.Error = &RPCError{Code: -32601, Message: "method not found: " + truncate(req.Method, 100)}
+		reply.Error = &RPCError{Code: -32601, Message: "method not found: " + sanitize.Truncate(req.Method, 100)}
 	}
 	return reply
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // httpConn is a streamable HTTP conn: each message is its own POST, and the
@@ -146,7 +148,7 @@ func (c *httpConn) checkResponse(resp *http.Response, method, what string) (stri
 	case isEventStream(mt), mt == "application/json", mt == "":
 		return mt, nil
 	default:
-		return "", failf(ReasonProtocol, "%s: HTTP %d with content type %q, neither JSON nor an event stream", what, resp.StatusCode, truncate(mt, 60))
+		return "", failf(ReasonProtocol, "%s: HTTP %d with content type %q, neither JSON nor an event stream", what, resp.StatusCode, sanitize.Truncate(mt, 60))
 	}
 }
 
@@ -304,7 +306,7 @@ func (c *httpConn) readJSON(ctx context.Context, resp *http.Response, id json.Ra
 		return nil, failf(ReasonProtocol, "%s: %v", what, err)
 	}
 	if msg.Method != "" {
-		return nil, failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, truncate(msg.Method, 60))
+		return nil, failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, sanitize.Truncate(msg.Method, 60))
 	}
 	if !sameID(msg.ID, id) {
 		return nil, wrongID(what, msg.ID, id)
@@ -459,7 +461,7 @@ func (c *httpConn) resume(ctx context.Context, last, what string) (io.ReadCloser
 	if version != "" {
 		req.Header.Set("MCP-Protocol-Version", version)
 	}
-	c.obs.record("send", nil, "GET resume after event "+truncate(last, 60))
+	c.obs.record("send", nil, "GET resume after event "+sanitize.Truncate(last, 60))
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return nil, httpTransportError(ctx, err, where)
@@ -476,7 +478,7 @@ func (c *httpConn) resume(ctx context.Context, last, what string) (io.ReadCloser
 	}
 	if mt := mediaType(resp.Header.Get("Content-Type")); !isEventStream(mt) {
 		resp.Body.Close()
-		return nil, failf(ReasonProtocol, "%s: HTTP %d with content type %q, not an event stream", where, resp.StatusCode, truncate(mt, 60))
+		return nil, failf(ReasonProtocol, "%s: HTTP %d with content type %q, not an event stream", where, resp.StatusCode, sanitize.Truncate(mt, 60))
 	}
 	return resp.Body, nil
 }
@@ -528,18 +530,18 @@ func (c *httpConn) answer(ctx context.Context, req *message) {
 	}
 	resp, err := c.post(ctx, "", nil, body)
 	if err != nil {
-		c.obs.warn("answering the server's %s request: %v", truncate(req.Method, 60), err)
+		c.obs.warn("answering the server's %s request: %v", sanitize.Truncate(req.Method, 60), err)
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		c.obs.warn("answering the server's %s request: HTTP %d", truncate(req.Method, 60), resp.StatusCode)
+		c.obs.warn("answering the server's %s request: HTTP %d", sanitize.Truncate(req.Method, 60), resp.StatusCode)
 	}
 }
 
 func wrongID(what string, got, want json.RawMessage) error {
-	return failf(ReasonProtocol, "%s: a response with id %s, the request had id %s", what, truncate(string(got), 40), want)
+	return failf(ReasonProtocol, "%s: a response with id %s, the request had id %s", what, sanitize.Truncate(string(got), 40), want)
 }
 
 // statusNote describes a response for the transcript without any header

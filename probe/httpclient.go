@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/secret"
 )
 
@@ -44,7 +45,7 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 	}
 	for name, value := range t.Headers {
 		if !isTokenString(name) || strings.ContainsAny(value, "\r\n\x00") {
-			return nil, failf(ReasonConfig, "header %q: not a valid header name, or a value with a line break or NUL", truncate(name, 60))
+			return nil, failf(ReasonConfig, "header %q: not a valid header name, or a value with a line break or NUL", sanitize.Truncate(name, 60))
 		}
 	}
 	tlsConfig, caSum, err := tlsConfigFor(t)

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // maxErrorBody bounds what is read of a non-2xx body: enough for a
@@ -142,7 +144,7 @@ func firstLine(body []byte, n int) string {
 			return -1
 		}, string(bytes.TrimSpace(line)))
 		if s != "" {
-			return truncate(s, n)
+			return sanitize.Truncate(s, n)
 		}
 	}
 	return ""

@@ -25,6 +25,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // ErrNoStream is Listen's error when the server offers no stream to
@@ -164,7 +166,7 @@ func listenStreamable(ctx context.Context, t Target, opts ListenOptions, obs *ob
 		return c.statusError(resp, "GET event stream")
 	}
 	if mt := mediaType(resp.Header.Get("Content-Type")); !isEventStream(mt) {
-		return failf(ReasonProtocol, "%s: HTTP %d with content type %q, not an event stream", what, resp.StatusCode, truncate(mt, 60))
+		return failf(ReasonProtocol, "%s: HTTP %d with content type %q, not an event stream", what, resp.StatusCode, sanitize.Truncate(mt, 60))
 	}
 	// The stream is open: now the server may finish its set-up, and what
 	// it announces then arrives on it.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // A tools/list page is decoded in one pass, straight into the result's
@@ -134,10 +136,10 @@ func (s *session) decodeTools(dec *json.Decoder, names map[string]bool) error {
 		case t.Name == "":
 			s.obs.warn("tools/list: a tool has no name")
 		case names[t.Name]:
-			s.obs.warn("tools/list: tool %q is listed more than once", truncate(t.Name, 80))
+			s.obs.warn("tools/list: tool %q is listed more than once", sanitize.Truncate(t.Name, 80))
 		}
 		if _, err := t.Hints(); err != nil && !errors.Is(err, ErrNoAnnotations) {
-			s.obs.warn("tools/list: tool %q sends annotations mcpwatch does not trust (%v): it is treated as unannotated, so not read-only", truncate(t.Name, 80), err)
+			s.obs.warn("tools/list: tool %q sends annotations mcpwatch does not trust (%v): it is treated as unannotated, so not read-only", sanitize.Truncate(t.Name, 80), err)
 		}
 		names[t.Name] = true
 		s.listBytes += t.size()
@@ -278,7 +280,7 @@ func decodeResponse(dec *json.Decoder, id json.RawMessage, what string, status i
 	}
 	switch {
 	case method2 != "":
-		return failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, truncate(method2, 60))
+		return failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, sanitize.Truncate(method2, 60))
 	case !sameID(gotID, id):
 		if len(gotID) == 0 && rpcErr == nil {
 			return failf(ReasonProtocol, "%s: not a JSON-RPC message: no method, id or error", what)

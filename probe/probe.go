@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // Defaults of Options.
@@ -82,7 +83,7 @@ func (s *session) probe(ctx context.Context, t Target) error {
 		switch era {
 		case "", EraAuto, EraModern, EraLegacy:
 		default:
-			return failf(ReasonConfig, "unknown era %q (want auto, modern or legacy)", truncate(string(era), 20))
+			return failf(ReasonConfig, "unknown era %q (want auto, modern or legacy)", sanitize.Truncate(string(era), 20))
 		}
 	}
 	return s.run(ctx, d, t.Era, t.EraHint)
@@ -130,7 +131,7 @@ func (s *session) dialerFor(t Target) (*dialer, error) {
 		streamable.fallback = sse
 		return streamable, nil
 	}
-	return nil, failf(ReasonConfig, "unknown transport %q for a URL (want auto, http or sse)", truncate(string(t.Transport), 20))
+	return nil, failf(ReasonConfig, "unknown transport %q for a URL (want auto, http or sse)", sanitize.Truncate(string(t.Transport), 20))
 }
 
 // asConn passes on what a conn's constructor returned, keeping the nil
@@ -155,7 +156,7 @@ func (s *session) finish(ctx context.Context, err error, started time.Time) {
 	} else {
 		r.Tools = []Tool{} // a failed probe's partial list must not pass for a surface
 		r.Reason, r.HTTPStatus, r.RPCCode, r.Challenge = classify(ctx, err)
-		r.Error = oneLine(err.Error())
+		r.Error = sanitize.OneLine(err.Error())
 	}
 	s.obs.mu.Lock()
 	r.Warnings = s.obs.warnings
@@ -204,9 +205,4 @@ func classify(ctx context.Context, err error) (Reason, int, int, *Challenge) {
 		reason = ReasonProtocol
 	}
 	return reason, status, code, challenge
-}
-
-// oneLine keeps an error message on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // The MCP logic of a probe, written once for every transport: era detection,
@@ -257,7 +259,7 @@ func (s *session) retry(hint Era, err error) {
 	r.Timings.Pages = nil
 	r.TTLMillis = nil
 	r.Era, r.ProtocolVersion, r.ServerName, r.ServerVersion = "", "", "", ""
-	s.obs.warn("the server no longer speaks the %s era it spoke last time (%s); detected its era again", hint, oneLine(err.Error()))
+	s.obs.warn("the server no longer speaks the %s era it spoke last time (%s); detected its era again", hint, sanitize.OneLine(err.Error()))
 }
 
 // connect opens a conn with d and makes it the session's current one.
@@ -423,14 +425,14 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 	case len(r.ProtocolVersion) > 64 || !visibleASCII(r.ProtocolVersion):
 		// It goes back in every MCP-Protocol-Version header, and into
 		// results and metrics.
-		return failf(ReasonProtocol, "initialize: the server chose protocol version %q, which is not a version string", truncate(r.ProtocolVersion, 40))
+		return failf(ReasonProtocol, "initialize: the server chose protocol version %q, which is not a version string", sanitize.Truncate(r.ProtocolVersion, 40))
 	case !slices.Contains(LegacyVersions, r.ProtocolVersion):
 		// A server that answers initialize with a version of another era
 		// (the Python report server answers 2026-07-28) still lists
 		// its tools the legacy way. Knowing its surface is the point of a
 		// probe, so go on, and say so.
 		s.obs.warn("initialize: the server chose protocol version %q, which is not an initialize-era version (%s); listing tools the legacy way",
-			truncate(r.ProtocolVersion, 40), strings.Join(LegacyVersions, ", "))
+			sanitize.Truncate(r.ProtocolVersion, 40), strings.Join(LegacyVersions, ", "))
 	}
 	s.res.ProtocolVersion = r.ProtocolVersion
 	s.setServerInfo(r.ServerInfo)
@@ -517,7 +519,7 @@ func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) erro
 		case next == nil:
 			return s.afterList(ctx, c, meta)
 		case seen[*next]:
-			return failf(ReasonPagination, "tools/list: page %d returned cursor %q again; the server's pagination does not advance", n, truncate(*next, 40))
+			return failf(ReasonPagination, "tools/list: page %d returned cursor %q again; the server's pagination does not advance", n, sanitize.Truncate(*next, 40))
 		case n >= s.opts.MaxPages:
 			return failf(ReasonPagination, "tools/list: still more tools after %d pages, the page cap", n)
 		}
@@ -566,16 +568,16 @@ func (s *session) serverInfoFrom(meta json.RawMessage) {
 	}
 	var m resultMeta
 	if json.Unmarshal(meta, &m) == nil && m.ServerInfo != nil {
-		s.res.ServerName = truncate(m.ServerInfo.Name, 200)
-		s.res.ServerVersion = truncate(m.ServerInfo.Version, 100)
+		s.res.ServerName = sanitize.Truncate(m.ServerInfo.Name, 200)
+		s.res.ServerVersion = sanitize.Truncate(m.ServerInfo.Version, 100)
 	}
 }
 
 func (s *session) setServerInfo(raw json.RawMessage) {
 	var info implementation
 	if json.Unmarshal(raw, &info) == nil {
-		s.res.ServerName = truncate(info.Name, 200)
-		s.res.ServerVersion = truncate(info.Version, 100)
+		s.res.ServerName = sanitize.Truncate(info.Name, 200)
+		s.res.ServerVersion = sanitize.Truncate(info.Version, 100)
 	}
 }
 
@@ -598,7 +600,7 @@ func listVersions(vs []string) string {
 		vs = append(vs[:8], "…")
 	}
 	for i, v := range vs {
-		vs[i] = truncate(v, 20)
+		vs[i] = sanitize.Truncate(v, 20)
 	}
 	return "[" + strings.Join(vs, ", ") + "]"
 }

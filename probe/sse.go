@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // closeGrace is how long close waits for the canceled stream's reader when
@@ -83,7 +85,7 @@ func newSSEConn(ctx context.Context, t Target, opts Options, obs *observer) (*ss
 	}
 	if mt := mediaType(resp.Header.Get("Content-Type")); !isEventStream(mt) {
 		resp.Body.Close()
-		return fail(failf(ReasonProtocol, "%s: HTTP %d with content type %q, not an event stream", what, resp.StatusCode, truncate(mt, 60)))
+		return fail(failf(ReasonProtocol, "%s: HTTP %d with content type %q, not an event stream", what, resp.StatusCode, sanitize.Truncate(mt, 60)))
 	}
 	events := newSSEReader(resp.Body, opts.MaxMessageBytes)
 	endpoint, err := waitEndpoint(ctx, events, resp.Request.URL, target, what)
@@ -275,7 +277,7 @@ func (c *sseConn) deliver(msg *message) {
 	delete(c.waiters, key)
 	c.mu.Unlock()
 	if !ok {
-		c.obs.warn("the event stream of %s carried a response with id %s, which no request is waiting for", c.stream, truncate(key, 40))
+		c.obs.warn("the event stream of %s carried a response with id %s, which no request is waiting for", c.stream, sanitize.Truncate(key, 40))
 		return
 	}
 	reply <- msg // buffered, and each waiter is delivered to once
@@ -289,7 +291,7 @@ func (c *sseConn) answer(req *message) {
 		return
 	}
 	if err := c.post(c.streamCtx, "", body); err != nil {
-		c.obs.warn("answering the server's %s request: %v", truncate(req.Method, 60), err)
+		c.obs.warn("answering the server's %s request: %v", sanitize.Truncate(req.Method, 60), err)
 	}
 }
 

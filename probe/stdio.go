@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // How long a stdio conn waits for the pipes to drain after the process group
@@ -192,7 +194,7 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 	c.obs.record("recv", line, "")
 	var m message
 	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
-		c.obs.warn("stdout: skipped a line that is not JSON-RPC: %q", truncate(string(line), 80))
+		c.obs.warn("stdout: skipped a line that is not JSON-RPC: %q", sanitize.Truncate(string(line), 80))
 		return nil //nolint:nilerr // servers log to stdout too: a line that is not JSON-RPC is skipped with a warning, not a failure
 	}
 	switch {
@@ -208,7 +210,7 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 	case m.isNotification():
 		c.obs.notification(m.Method)
 	default:
-		c.obs.warn("stdout: skipped a JSON line that is not a JSON-RPC message: %q", truncate(string(line), 80))
+		c.obs.warn("stdout: skipped a JSON line that is not a JSON-RPC message: %q", sanitize.Truncate(string(line), 80))
 	}
 	return nil
 }
@@ -230,11 +232,11 @@ func (c *stdioConn) deliver(m *message) *Failure {
 	case late:
 		return nil
 	case err != nil && m.Error != nil:
-		return failf(ReasonProtocol, "the server answered with an error for no request of ours (id %s): %v", truncate(string(m.ID), 40), m.Error)
+		return failf(ReasonProtocol, "the server answered with an error for no request of ours (id %s): %v", sanitize.Truncate(string(m.ID), 40), m.Error)
 	case err == nil && id >= 1 && id <= c.lastSent():
 		return failf(ReasonProtocol, "the server answered request id %d twice", id)
 	}
-	return failf(ReasonProtocol, "the server answered id %s, which mcpwatch never sent", truncate(string(m.ID), 40))
+	return failf(ReasonProtocol, "the server answered id %s, which mcpwatch never sent", sanitize.Truncate(string(m.ID), 40))
 }
 
 func (c *stdioConn) lastSent() int64 {

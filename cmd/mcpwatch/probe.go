@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -269,10 +270,7 @@ func truncateArg(s string) string {
 	if i := strings.IndexAny(s, "=:"); i >= 0 {
 		return s[:i+1] + "…"
 	}
-	if len(s) > 12 {
-		return s[:12] + "…"
-	}
-	return s
+	return sanitize.Truncate(s, 12)
 }
 
 func oneOf(flag, value string, allowed ...string) error {

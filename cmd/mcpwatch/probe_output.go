@@ -65,9 +65,9 @@ func printResult(w io.Writer, r *probe.Result, target string) {
 			fmt.Fprintf(w, "  %s\n", sanitize.Text(warning))
 		}
 	}
-	if tail := strings.TrimRight(r.StderrTail, "\n"); tail != "" {
+	if lines := sanitize.LastLines(r.StderrTail, 0); len(lines) > 0 {
 		fmt.Fprintln(w, "stderr (last lines):")
-		for _, line := range strings.Split(tail, "\n") {
+		for _, line := range lines {
 			fmt.Fprintf(w, "  | %s\n", sanitize.Text(line))
 		}
 	}

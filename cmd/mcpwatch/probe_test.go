@@ -65,6 +65,7 @@ func TestProbeUsageErrors(t *testing.T) {
 		{"env for a URL", []string{"--url", "http://127.0.0.1:1/", "--env", "A=b"}, "--env does not apply"},
 		{"cwd for a URL", []string{"--url", "http://127.0.0.1:1/", "--cwd", "/"}, "--cwd does not apply"},
 		{"env without =", []string{"--env", "TOKEN", "--", "x"}, "NAME=VALUE"},
+		{"env without =, cut between runes", []string{"--env", "aéééééééé", "--", "x"}, `--env "aééééé…": want NAME=VALUE`},
 		{"header without colon", []string{"--url", "http://127.0.0.1:1/", "--header", "Authorization Bearer x"}, "'Name: value'"},
 		{"zero timeout", []string{"--timeout", "0s", "--", "x"}, "--timeout"},
 		{"bad size", []string{"--max-message-bytes", "lots", "--", "x"}, "--max-message-bytes"},

@@ -66,6 +66,7 @@ import (
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -222,7 +223,7 @@ func parseYAML(data []byte) (map[string]any, error) {
 			return nil, errors.New("not a mapping at the top level; start with keys such as servers:") //nolint:staticcheck // ST1005: the colon is the YAML key to write, not punctuation
 		}
 		// yaml.v3 spreads a list of errors over lines; one line reads better in a log.
-		return nil, errors.New("not valid YAML: " + strings.Join(strings.Fields(err.Error()), " "))
+		return nil, errors.New("not valid YAML: " + sanitize.OneLine(err.Error()))
 	}
 	return k.Raw(), nil
 }

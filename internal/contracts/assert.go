@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/credential"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -429,7 +430,7 @@ func (e Expect) checkSchema(ctx context.Context, doc any) (bool, string) {
 	select {
 	case err := <-done:
 		if err != nil {
-			return false, truncate(innermost(err.Error()), maxDetailRead)
+			return false, sanitize.Truncate(innermost(err.Error()), maxDetailRead)
 		}
 		return true, ""
 	case <-ctx.Done():

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // Contract is what one tool is called with and must answer.
@@ -282,7 +284,7 @@ func parseExpect(ej expectJSON) (Expect, error) {
 		case StatusFail:
 			e.Status = StatusFail
 		default:
-			return e, fmt.Errorf(`status: want "pass" (the call must succeed) or "fail" (it must be refused), got %q`, truncate(*ej.Status, 20))
+			return e, fmt.Errorf(`status: want "pass" (the call must succeed) or "fail" (it must be refused), got %q`, sanitize.Truncate(*ej.Status, 20))
 		}
 	}
 	codes, err := numbers(ej.NotErrorCode)
@@ -415,11 +417,4 @@ func compact(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return b.Bytes()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }

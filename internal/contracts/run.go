@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/mcpwatch/mcpwatch/internal/credential"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -292,17 +292,7 @@ func retryable(p Retry, a answer) bool {
 }
 
 // oneLine keeps a message on one line and bounded: it goes into logs, CI
-// annotations and pages.
-// A control character a server sent is written escaped, never raw.
+// annotations and pages. What a server sent is written escaped, never raw.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
-			fmt.Fprintf(&b, "\\u%04x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return truncate(b.String(), 300)
+	return sanitize.Truncate(sanitize.Text(sanitize.OneLine(s)), 300)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"github.com/mcpwatch/mcpwatch/internal/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -534,7 +535,7 @@ func (c *Client) discoveryFailure(ctx context.Context, err error) *probe.Failure
 		reason = probe.ReasonConnection
 	}
 	return &probe.Failure{Reason: reason, HTTPStatus: http.StatusUnauthorized,
-		Err: fmt.Errorf("server %q: OAuth discovery after HTTP 401: %s; fix the server's metadata, or set auth.token_url", c.cfg.Server, oneLine(err.Error()))}
+		Err: fmt.Errorf("server %q: OAuth discovery after HTTP 401: %s; fix the server's metadata, or set auth.token_url", c.cfg.Server, sanitize.OneLine(err.Error()))}
 }
 
 func isTransport(err error) bool {
@@ -574,12 +575,12 @@ func (c *Client) insufficient(ch *probe.Challenge) error {
 	granted := ""
 	if c.token != nil {
 		if s, ok := c.token.Extra("scope").(string); ok {
-			granted = fmt.Sprintf(", granted %q", truncate(s, 200))
+			granted = fmt.Sprintf(", granted %q", sanitize.Truncate(s, 200))
 		}
 	}
 	return &probe.Failure{Reason: probe.ReasonForbidden, HTTPStatus: http.StatusForbidden, Challenge: ch,
 		Err: fmt.Errorf("server %q: HTTP 403 insufficient_scope: the server asks for scope %q; a token was asked for scope %q%s and is still refused (one step-up, no more); allow client %q that scope, or set auth.scopes",
-			c.cfg.Server, truncate(ch.Scope, 200), strings.Join(c.asked, " "), granted, c.clientName())}
+			c.cfg.Server, sanitize.Truncate(ch.Scope, 200), strings.Join(c.asked, " "), granted, c.clientName())}
 }
 
 // clientName is the client_id to name in messages. The caller holds c.mu.
@@ -595,11 +596,4 @@ func (c *Client) resource() string {
 		return show(c.ep.resource)
 	}
 	return show(canonicalResource(c.srv))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

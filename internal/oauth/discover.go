@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -339,11 +340,7 @@ func show(raw string) string {
 	if _, err := url.Parse(raw); err != nil {
 		return "(not a URL)"
 	}
-	s := secret.RedactURL(raw, nil)
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	return sanitize.Truncate(secret.RedactURL(raw, nil), 200)
 }
 
 func showAll(urls []string) []string {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"github.com/mcpwatch/mcpwatch/internal/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -148,7 +149,7 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 	}
 	fmt.Fprintf(l.Out, "Sign in to %s in a browser: open this URL if one does not open by itself (waiting %s):\n\n  %s\n\n", c.cfg.Server, wait, authURL)
 	if err := l.Browser(ctx, authURL); err != nil {
-		fmt.Fprintf(l.Out, "(no browser opened: %s)\n", oneLine(err.Error()))
+		fmt.Fprintf(l.Out, "(no browser opened: %s)\n", sanitize.OneLine(err.Error()))
 	}
 
 	answer, err := cb.wait(ctx)
@@ -222,7 +223,7 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 	}
 	out.RefreshTokenFile, out.RedirectURI, out.Issuer, out.Scopes = c.cfg.RefreshTokenFile, cb.redirect, ep.issuer, scopes
 	if s, ok := tok.Extra("scope").(string); ok && s != "" {
-		out.Scopes = strings.Fields(truncate(s, 1000))
+		out.Scopes = strings.Fields(sanitize.Truncate(s, 1000))
 	}
 	c.login, c.who = out, who.id
 	c.knownRT, c.refreshExpiry = tok.RefreshToken, refreshTokenExpiry(tok, tok.RefreshToken)
@@ -257,7 +258,7 @@ func (c *Client) loginClient(ctx context.Context, hc *http.Client, ep *endpoints
 	file := RegistrationFile(c.cfg.RefreshTokenFile)
 	kept, err := readRegistration(file)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(l.Out, "(the client kept in %s is not used: %s)\n", file, oneLine(err.Error()))
+		fmt.Fprintf(l.Out, "(the client kept in %s is not used: %s)\n", file, sanitize.OneLine(err.Error()))
 	}
 	if kept != nil && (kept.Issuer == "" || trimSlash(kept.Issuer) == trimSlash(ep.issuer)) {
 		switch kept.RegisteredBy {
@@ -385,7 +386,7 @@ func (c *Client) register(ctx context.Context, hc *http.Client, ep *endpoints, r
 		case ctx.Err() != nil:
 			reason = probe.ReasonCanceled
 		}
-		return nil, c.loginFailure(reason, step, "%s", oneLine(stripURLError(err, err.Error())))
+		return nil, c.loginFailure(reason, step, "%s", sanitize.OneLine(stripURLError(err, err.Error())))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
@@ -399,7 +400,7 @@ func (c *Client) register(ctx context.Context, hc *http.Client, ep *endpoints, r
 		what := fmt.Sprintf("HTTP %d", resp.StatusCode)
 		if code := safeCode(r.Error); decodeErr == nil && code != "" {
 			what += ", error " + code
-			if d := oneLine(truncate(r.ErrorDescription, 200)); d != "" {
+			if d := sanitize.OneLine(sanitize.Truncate(r.ErrorDescription, 200)); d != "" {
 				what += fmt.Sprintf(" (%q)", d)
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // callbackPath is the path of the loopback redirect URI.
@@ -113,7 +115,7 @@ func (cb *callback) judge(q url.Values) callbackAnswer {
 		return callbackAnswer{kind: "state", problem: "the answer carries another state than the request (a forged or stale sign-in), so it was refused"}
 	case q.Get("error") != "":
 		code := safeCode(q.Get("error"))
-		desc := oneLine(truncate(q.Get("error_description"), 200))
+		desc := sanitize.OneLine(sanitize.Truncate(q.Get("error_description"), 200))
 		problem := "the authorization server answered with error " + code
 		if code == "" {
 			problem = "the authorization server answered with an error"

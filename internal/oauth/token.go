@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/mcpwatch/mcpwatch/internal/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -208,7 +209,7 @@ func (c *Client) tokenFailure(ctx context.Context, err error, ep *endpoints, gra
 	case errors.As(err, &refused):
 		return FailDiscovery, &probe.Failure{Reason: probe.ReasonUnauthorized, Err: fmt.Errorf(
 			"%s: %s; the MCP server is on a public address, so its authorization server's token endpoint must be too: fix the authorization server's metadata, or set auth.token_url",
-			where, oneLine(refused.Error()))}
+			where, sanitize.OneLine(refused.Error()))}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return FailTimeout, &probe.Failure{Reason: probe.ReasonTimeout, Err: fmt.Errorf("%s: no answer before the probe's deadline", where)}
 	case ctx.Err() != nil:
@@ -238,10 +239,10 @@ func (c *Client) tokenFailure(ctx context.Context, err error, ep *endpoints, gra
 		if te != nil {
 			msg = te.Error()
 		}
-		return FailConnection, &probe.Failure{Reason: probe.ReasonConnection, Err: fmt.Errorf("%s: %s", where, oneLine(stripURLError(err, msg)))}
+		return FailConnection, &probe.Failure{Reason: probe.ReasonConnection, Err: fmt.Errorf("%s: %s", where, sanitize.OneLine(stripURLError(err, msg)))}
 	}
 	return FailBadResponse, &probe.Failure{Reason: probe.ReasonUnauthorized,
-		Err: fmt.Errorf("%s: the answer is not a token (%s)", where, oneLine(stripURLError(err, err.Error())))}
+		Err: fmt.Errorf("%s: the answer is not a token (%s)", where, sanitize.OneLine(stripURLError(err, err.Error())))}
 }
 
 func (c *Client) tokenHint(code string, ep *endpoints, grant string, scopes []string) string {
@@ -315,8 +316,6 @@ func stripURLError(err error, msg string) string {
 	}
 	return msg
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // noRedirects refuses redirects for token and metadata requests: a
 // credential goes to the URL that was discovered, and no other.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
@@ -94,7 +95,7 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 		if len(o.Attempts) > 1 {
 			p.Details = append(p.Details, fmt.Sprintf("%d attempts, each failed", len(o.Attempts)))
 		}
-		p.Details = append(p.Details, "input: "+oneLine(string(o.Input)))
+		p.Details = append(p.Details, "input: "+sanitize.OneLine(string(o.Input)))
 	case verdict.KindCallRetried:
 		p.Message = fmt.Sprintf("call %s passed only on attempt %d of %d (--fail-on-warn fails it)", o.Tool, len(o.Attempts), len(o.Attempts))
 		if first := o.Attempts[0]; len(first.Response) > 0 {

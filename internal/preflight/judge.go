@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -104,7 +105,7 @@ func failedProbe(f verdict.Finding, res *probe.Result) Problem {
 	if ch := res.Challenge; ch != nil {
 		p.Details = append(p.Details, "challenge: "+ch.String())
 	}
-	for _, line := range lastLines(res.StderrTail, stderrLines) {
+	for _, line := range sanitize.LastLines(res.StderrTail, stderrLines) {
 		p.Details = append(p.Details, "| "+line)
 	}
 	return p
@@ -116,24 +117,24 @@ func failedProbe(f verdict.Finding, res *probe.Result) Problem {
 func describeFailure(res *probe.Result) string {
 	switch res.Reason {
 	case probe.ReasonConfig:
-		return "config error: " + oneLine(res.Error)
+		return "config error: " + sanitize.OneLine(res.Error)
 	case probe.ReasonCredentialMissing:
-		return "credential missing: " + oneLine(res.Error)
+		return "credential missing: " + sanitize.OneLine(res.Error)
 	case probe.ReasonCredentialRejected:
 		if st := res.Credentials; st != nil && st.Rejected != nil {
 			return describeRejection(st.Rejected.Credential, st.Rejected.Quote)
 		}
 	}
-	return fmt.Sprintf("probe failed (%s): %s", res.Reason, oneLine(res.Error))
+	return fmt.Sprintf("probe failed (%s): %s", res.Reason, sanitize.OneLine(res.Error))
 }
 
 // describeRejection is a rejected credential in one line: which one to
 // renew, and the server's words.
 func describeRejection(credential, quote string) string {
 	if credential == "" {
-		return "credential rejected: " + oneLine(quote) + " (renew the credential the server uses)"
+		return "credential rejected: " + sanitize.OneLine(quote) + " (renew the credential the server uses)"
 	}
-	return fmt.Sprintf("credential %s rejected: %s (renew it)", credential, oneLine(quote))
+	return fmt.Sprintf("credential %s rejected: %s (renew it)", credential, sanitize.OneLine(quote))
 }
 
 // notConfigured is a locked server the configuration no longer defines.
@@ -164,27 +165,6 @@ func (sr *ServerReport) settle() ServerReport {
 	}
 	sr.Verdict, sr.Failed = verdict.Worst(findings)
 	return *sr
-}
-
-// lastLines returns up to n non-empty trailing lines of s.
-func lastLines(s string, n int) []string {
-	s = strings.TrimRight(s, "\r\n")
-	if s == "" {
-		return nil
-	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, "\r")
-	}
-	return lines
-}
-
-// oneLine keeps a message on one line, as CI annotations and logs want it.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 func count(n int, one, many string) string {

@@ -81,7 +81,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	if r.Error != "" {
 		suite.Cases = append(suite.Cases, junitCase{
 			Name: "preflight", Classname: junitClassname, Time: suite.Time,
-			Failure: &junitFailure{Message: sanitize.Text(oneLine(r.Error)), Type: "config_error", Text: sanitize.Join(strings.Split(r.Error, "\n"), "\n")},
+			Failure: &junitFailure{Message: sanitize.Text(sanitize.OneLine(r.Error)), Type: "config_error", Text: sanitize.Join(strings.Split(r.Error, "\n"), "\n")},
 		})
 	}
 	for _, s := range r.Servers {

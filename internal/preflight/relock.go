@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
@@ -57,7 +58,7 @@ func Relock(old *lockstore.Lock, observations []Observation, opts RelockOptions)
 		case !res.OK:
 			r := Refusal{Server: obs.Server.Name, Reason: string(res.Reason),
 				Message: describeFailure(res)}
-			for _, line := range lastLines(res.StderrTail, stderrLines) {
+			for _, line := range sanitize.LastLines(res.StderrTail, stderrLines) {
 				r.Details = append(r.Details, "| "+line)
 			}
 			plan.Refused = append(plan.Refused, r)

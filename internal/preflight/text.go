@@ -58,7 +58,7 @@ func WriteText(w io.Writer, r *Report) error {
 // Summary is the report's first line.
 func Summary(r *Report) string {
 	if r.Error != "" {
-		return "MCP preflight FAILED: " + sanitize.Text(oneLine(r.Error))
+		return "MCP preflight FAILED: " + sanitize.Text(sanitize.OneLine(r.Error))
 	}
 	took := formatMillis(time.Duration(r.Duration))
 	strict := ""

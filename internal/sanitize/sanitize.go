@@ -2,9 +2,14 @@
 // error, a stderr line, its own name) safe to print where a person or a CI
 // runner reads it: a terminal, a CI log, a log line, a GitHub workflow
 // command. Every text output of mcpwatch passes untrusted strings through
-// Text; JSON and HTML outputs escape by their own rules.
+// Text; JSON and HTML outputs escape by their own rules. It also holds the
+// text helpers every output shares (cut.go): Truncate and TruncateStart,
+// which cut only between runes, OneLine, and LastLines and LastLine for a
+// stderr tail.
 //
-// It imports nothing of ours, so any package may use it.
+// It imports nothing of ours, so any package may use it: probe and the
+// probetest kit too (a package inside this module may import internal/; a
+// user of the kit gets it along and never names it).
 package sanitize
 
 import (

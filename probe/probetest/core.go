@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // core is the MCP message handler, written once for every front end (stdio,
@@ -222,7 +224,7 @@ func (c *core) handleModern(ctx context.Context, sess *session, req *inMessage, 
 		return c.callTool(req, cr, true)
 	default:
 		return reply{status: 404, msg: errorMessage(req.ID, &rpcError{
-			Code: codeMethodNotFound, Message: "Method not found: " + truncate(req.Method, 100)})}
+			Code: codeMethodNotFound, Message: "Method not found: " + sanitize.Truncate(req.Method, 100)})}
 	}
 }
 
@@ -347,7 +349,7 @@ func (c *core) callTool(req *inMessage, cr creds, modern bool) reply {
 	name, _ := params["name"].(string)
 	args, _ := params["arguments"].(map[string]any)
 	if !slices.ContainsFunc(c.toolsFor(cr), func(t Tool) bool { return t.Name == name }) {
-		return reply{msg: errorMessage(req.ID, &rpcError{Code: codeInvalidParams, Message: "Unknown tool: " + truncate(name, 100)})}
+		return reply{msg: errorMessage(req.ID, &rpcError{Code: codeInvalidParams, Message: "Unknown tool: " + sanitize.Truncate(name, 100)})}
 	}
 	switch c.cfg.Behavior {
 	case CallRPCError:
@@ -378,7 +380,7 @@ func toolOutput(name string, args map[string]any) (text string, isError bool) {
 		if date == "" {
 			return "argument date is required (YYYY-MM-DD)", true
 		}
-		return fmt.Sprintf("Daily sales report for %s: 42 orders, 1234.50 EUR", truncate(date, 20)), false
+		return fmt.Sprintf("Daily sales report for %s: 42 orders, 1234.50 EUR", sanitize.Truncate(date, 20)), false
 	case "list_report_dates":
 		return "2026-08-01\n2026-08-02\n2026-08-03", false
 	case "echo":
@@ -387,11 +389,4 @@ func toolOutput(name string, args map[string]any) (text string, isError bool) {
 	default:
 		return "ok: " + name, false
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // replay is a reply DropStream kept for the GET that resumes its stream.
@@ -83,7 +85,7 @@ func (s *Server) resumeStream(w http.ResponseWriter, r *http.Request, last strin
 	}
 	s.mu.Unlock()
 	if !ok {
-		http.Error(w, "probetest: no stream to resume after event "+truncate(last, 60), http.StatusNotFound)
+		http.Error(w, "probetest: no stream to resume after event "+sanitize.Truncate(last, 60), http.StatusNotFound)
 		return
 	}
 	p := s.newPeer(w, r, true)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // ErrExitAtOnce is what ServeStdio returns for ExitAtOnce, after writing the
@@ -192,18 +194,18 @@ func (s *stdioServer) dispatch(ctx context.Context, item stdinItem) error {
 	m := item.msg
 	switch {
 	case m.isResponse():
-		fmt.Fprintf(s.errOut, "probetest: recv unexpected response %s\n", truncate(string(m.ID), 60))
+		fmt.Fprintf(s.errOut, "probetest: recv unexpected response %s\n", sanitize.Truncate(string(m.ID), 60))
 		return nil
 	case m.isNotification():
-		fmt.Fprintf(s.errOut, "probetest: recv %s\n", truncate(m.Method, 100))
+		fmt.Fprintf(s.errOut, "probetest: recv %s\n", sanitize.Truncate(m.Method, 100))
 		s.core.notification(ctx, &s.sess, m, s)
 		return nil
 	default:
-		fmt.Fprintf(s.errOut, "probetest: recv %s\n", truncate(m.Method, 100))
+		fmt.Fprintf(s.errOut, "probetest: recv %s\n", sanitize.Truncate(m.Method, 100))
 		first := !s.asked
 		s.asked = true
 		if first && m.Method != "initialize" && s.core.cfg.Behavior == ExitOnUnknownFirst {
-			fmt.Fprintf(s.errOut, "fatal: expected initialize as the first request, got %s\n", truncate(m.Method, 100))
+			fmt.Fprintf(s.errOut, "fatal: expected initialize as the first request, got %s\n", sanitize.Truncate(m.Method, 100))
 			return ErrUnknownFirst
 		}
 		rep := s.core.handle(ctx, &s.sess, m, s.creds, s.core.modern(m, ""), s)

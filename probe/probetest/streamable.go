@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // servePOST answers one streamable HTTP POST.
@@ -56,15 +58,15 @@ func (s *Server) serveModernPOST(w http.ResponseWriter, r *http.Request, msg *in
 // match its body; "" means they do.
 func modernHeaderProblem(r *http.Request, msg *inMessage, version string) string {
 	if got := r.Header.Get("MCP-Protocol-Version"); got != version {
-		return fmt.Sprintf("MCP-Protocol-Version header %q does not match _meta protocolVersion %q", truncate(got, 40), truncate(version, 40))
+		return fmt.Sprintf("MCP-Protocol-Version header %q does not match _meta protocolVersion %q", sanitize.Truncate(got, 40), sanitize.Truncate(version, 40))
 	}
 	if got := decodeHeaderValue(r.Header.Get("Mcp-Method")); got != msg.Method {
-		return fmt.Sprintf("Mcp-Method header %q does not match method %q", truncate(got, 60), truncate(msg.Method, 60))
+		return fmt.Sprintf("Mcp-Method header %q does not match method %q", sanitize.Truncate(got, 60), sanitize.Truncate(msg.Method, 60))
 	}
 	if msg.Method == "tools/call" {
 		name, _ := msg.params()["name"].(string)
 		if got := decodeHeaderValue(r.Header.Get("Mcp-Name")); got != name {
-			return fmt.Sprintf("Mcp-Name header %q does not match params.name %q", truncate(got, 60), truncate(name, 60))
+			return fmt.Sprintf("Mcp-Name header %q does not match params.name %q", sanitize.Truncate(got, 60), sanitize.Truncate(name, 60))
 		}
 	}
 	return ""
@@ -92,7 +94,7 @@ func decodeHeaderValue(v string) string {
 func (s *Server) serveLegacyPOST(w http.ResponseWriter, r *http.Request, msg *inMessage) {
 	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(LegacyVersions(), v) {
 		writeJSON(w, http.StatusBadRequest, errorMessage(nil, &rpcError{
-			Code: codeNoSession, Message: "Bad Request: Unsupported protocol version: " + truncate(v, 40)}))
+			Code: codeNoSession, Message: "Bad Request: Unsupported protocol version: " + sanitize.Truncate(v, 40)}))
 		return
 	}
 	var sess *session
