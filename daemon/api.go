@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -158,16 +157,14 @@ func (d *Daemon) handleAPIServer(w http.ResponseWriter, r *http.Request) {
 	d.writeJSON(w, r, http.StatusOK, a)
 }
 
-// writeJSON answers v as indented JSON with code: every JSON answer of the
-// daemon goes through it. The document is encoded whole before anything
-// is written, so a value that cannot be encoded (a time past year 9999, a
-// NaN) is a 500 and a log line naming the path, never a 200 with an empty
-// or cut body.
+// writeJSON answers v as a JSON document (see jsondoc) with code: every
+// JSON answer of the daemon goes through it. The document is encoded whole
+// before anything is written, so a value that cannot be encoded (a time
+// past year 9999, a NaN) is a 500 and a log line naming the path, never a
+// 200 with an empty or cut body.
 func (d *Daemon) writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	body, err := jsondoc.Marshal(v)
+	if err != nil {
 		d.log.Error("cannot encode the JSON answer", zap.String("path", r.URL.Path), zap.Error(err))
 		writeText(w, http.StatusInternalServerError, "the answer could not be encoded as JSON; the daemon's log says why.\n")
 		return
@@ -175,7 +172,7 @@ func (d *Daemon) writeJSON(w http.ResponseWriter, r *http.Request, code int, v a
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 // handleProbe probes one server now, through the same path and pool as the

@@ -50,7 +50,17 @@ type CallResult struct {
 	Content           json.RawMessage `json:"content,omitempty"`            // the content blocks as sent
 	StructuredContent json.RawMessage `json:"structured_content,omitempty"` // absent when the server sent none
 
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration `json:"-"` // in JSON: duration_seconds
+}
+
+// MarshalJSON writes Duration as duration_seconds, as every duration in
+// mcpwatch's JSON is written.
+func (r CallResult) MarshalJSON() ([]byte, error) {
+	type plain CallResult // without this method
+	return json.Marshal(struct {
+		plain
+		Duration float64 `json:"duration_seconds"`
+	}{plain(r), r.Duration.Seconds()})
 }
 
 // Text is the text of the result's text content blocks, joined by

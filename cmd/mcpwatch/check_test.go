@@ -364,7 +364,7 @@ func TestCheckFormats(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
 			t.Fatalf("stdout is not the JSON report: %v\n%s", err, r)
 		}
-		if r.code != exitConfig || report.OK || report.Kind != "mcpwatch.preflight/v1" || len(report.Servers) != 1 ||
+		if r.code != exitConfig || report.OK || report.Kind != "mcpwatch.preflight" || len(report.Servers) != 1 ||
 			report.Servers[0].Verdict != "missing" || len(report.Servers[0].Diff.Missing) != 2 {
 			t.Errorf("report: %+v (%s)", report, r)
 		}
@@ -455,7 +455,7 @@ func TestCheckNoSecretInAnyOutput(t *testing.T) {
 	}
 	assertContains(t, "text", outputs["text --output"], "  - echo: probe failed (exited)", "| rejected token <redacted>",
 		"  info: hostile: 1 extra tool not in the lock -> leak_<redacted>")
-	assertContains(t, "receipt", outputs["json receipt"], `"kind": "mcpwatch.preflight/v1"`, `"name": "echo"`,
+	assertContains(t, "receipt", outputs["json receipt"], `"kind": "mcpwatch.preflight"`, `"name": "echo"`,
 		`"name": "literal"`, `"REPORT_API_TOKEN": "<redacted>"`, `"name": "remote"`, `"Authorization": "Bearer ${REPORT_API_TOKEN}"`,
 		`"protocol_version": "`, `"inputSchema": {`)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
@@ -258,9 +258,7 @@ func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []
 	for _, p := range problems {
 		rep.Problems = append(rep.Problems, p.Error())
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return jsondoc.Write(w, rep)
 }
 
 // describeAuth prints an auth: block on one line, its secrets redacted.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/discover"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
@@ -218,7 +218,5 @@ func writeDiscoverJSON(w io.Writer, res discover.Result, servers []config.FoundS
 		}
 		rep.Servers = append(rep.Servers, ds)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return jsondoc.Write(w, rep)
 }

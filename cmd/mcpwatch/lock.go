@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"io"
 	"os"
 	"strings"
@@ -73,13 +73,13 @@ func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
 // lockOutcome is what one 'mcpwatch lock' did: the --format json output,
 // and what the text is written from.
 type lockOutcome struct {
-	Kind     string           `json:"kind"`
-	Lock     string           `json:"lock"`
-	Config   string           `json:"config,omitempty"`
-	Outcome  string           `json:"outcome"` // written, unchanged, refused, interrupted or failed
-	Error    string           `json:"error,omitempty"`
-	Servers  int              `json:"servers_probed"`
-	Duration preflight.Millis `json:"duration_ms"`
+	Kind     string          `json:"kind"`
+	Lock     string          `json:"lock"`
+	Config   string          `json:"config,omitempty"`
+	Outcome  string          `json:"outcome"` // written, unchanged, refused, interrupted or failed
+	Error    string          `json:"error,omitempty"`
+	Servers  int             `json:"servers_probed"`
+	Duration jsondoc.Seconds `json:"duration_seconds"`
 	// Refused names each server that could not be locked now, and why.
 	Refused []preflight.Refusal `json:"refused,omitempty"`
 	Changes []lockChange        `json:"changes,omitempty"`
@@ -132,7 +132,7 @@ func cmdLock(ctx context.Context, c *cli, args []string) int {
 // relock probes and writes the lock, unless setupErr or what the probes
 // saw forbids it.
 func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, setupErr error) *lockOutcome {
-	o := &lockOutcome{Kind: "mcpwatch.lock/v1", Lock: setup.lockPath, Config: setup.source, Skipped: setup.skip}
+	o := &lockOutcome{Kind: "mcpwatch.lock", Lock: setup.lockPath, Config: setup.source, Skipped: setup.skip}
 	refuse := func(err error) *lockOutcome {
 		o.Outcome, o.Error, o.code = "refused", err.Error(), exitConfig
 		return o
@@ -146,7 +146,7 @@ func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, se
 	servers := setup.probed(f.servers)
 	started := time.Now()
 	observations := preflight.Observe(ctx, servers, opts)
-	o.Servers, o.Duration = len(servers), preflight.Millis(time.Since(started))
+	o.Servers, o.Duration = len(servers), jsondoc.Seconds(time.Since(started))
 	saveEras()
 	if ctx.Err() != nil {
 		o.Outcome, o.code = "interrupted", exitSignals
@@ -190,11 +190,7 @@ func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, se
 	return o
 }
 
-func (o *lockOutcome) writeJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(o)
-}
+func (o *lockOutcome) writeJSON(w io.Writer) error { return jsondoc.Write(w, o) }
 
 func (o *lockOutcome) writeText(w io.Writer) error {
 	b := &strings.Builder{}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
@@ -184,19 +184,10 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		},
 		"json": func(w io.Writer) error {
 			if called != nil {
-				b, err := json.Marshal(res)
-				if err == nil {
-					b, err = withCall(b, called)
-				}
-				if err != nil {
-					return err
-				}
-				_, err = w.Write(b)
-				return err
+				// The call is the last member, "call", after the probe's own.
+				return jsondoc.Write(w, res, jsondoc.Member{Name: "call", Value: called.json()})
 			}
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			return jsondoc.Write(w, res)
 		},
 	}); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch probe: write the result: %v\n", err)

@@ -176,23 +176,3 @@ func (o *callOutcome) json() callJSON {
 	}
 	return j
 }
-
-// withCall adds the call to the probe's JSON object as its last member,
-// "call", keeping the probe's own members as they are.
-func withCall(result []byte, o *callOutcome) ([]byte, error) {
-	call, err := json.Marshal(o.json())
-	if err != nil {
-		return nil, err
-	}
-	result = bytes.TrimRight(result, " \n")
-	if len(result) < 2 || result[len(result)-1] != '}' {
-		return nil, fmt.Errorf("the probe's JSON is not an object")
-	}
-	joined := append(append(append(result[:len(result)-1:len(result)-1], `,"call":`...), call...), '}')
-	var b bytes.Buffer
-	if err := json.Indent(&b, joined, "", "  "); err != nil {
-		return nil, err
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), nil
-}

@@ -20,8 +20,8 @@ package config
 import (
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -44,18 +44,18 @@ type RedactedServer struct {
 	Headers    map[string]string `json:"headers,omitempty"`
 	CAFile     string            `json:"ca_file,omitempty"`
 	Insecure   bool              `json:"insecure_skip_verify,omitempty"`
-	Timeout    time.Duration     `json:"timeout"`
+	Timeout    jsondoc.Duration  `json:"timeout"`
 	Schedule   string            `json:"schedule"`
 	Era        probe.Era         `json:"era"`
 	Forbid     []string          `json:"forbid,omitempty"`
 	Auth       *RedactedAuth     `json:"auth,omitempty"`
 	// Calls are the tools the server's contracts call (their inputs are in
 	// the check report, redacted), with the call settings.
-	Calls            []string      `json:"calls,omitempty"`
-	ContractsFile    string        `json:"contracts_file,omitempty"`
-	CallSchedule     string        `json:"call_schedule,omitempty"`
-	CallTimeout      time.Duration `json:"call_timeout,omitempty"`
-	AllowDestructive []string      `json:"allow_destructive_calls,omitempty"`
+	Calls            []string         `json:"calls,omitempty"`
+	ContractsFile    string           `json:"contracts_file,omitempty"`
+	CallSchedule     string           `json:"call_schedule,omitempty"`
+	CallTimeout      jsondoc.Duration `json:"call_timeout,omitempty"`
+	AllowDestructive []string         `json:"allow_destructive_calls,omitempty"`
 }
 
 // Redacted returns the server with its secrets replaced (rules above).
@@ -64,7 +64,7 @@ func (s Server) Redacted() RedactedServer {
 		Name: s.Name, Source: s.Source,
 		Command: s.Command, EnvFile: s.EnvFile, Dir: s.Dir, InheritEnv: s.InheritEnv,
 		Transport: s.Transport, CAFile: s.CAFile, Insecure: s.Insecure,
-		Timeout: s.Timeout, Schedule: s.Schedule, Era: s.Era,
+		Timeout: jsondoc.Duration(s.Timeout), Schedule: s.Schedule, Era: s.Era,
 		Forbid: append([]string(nil), s.Forbid...),
 		Args:   RedactArgs(s.Args),
 		URL:    RedactURL(s.URL),
@@ -74,7 +74,7 @@ func (s Server) Redacted() RedactedServer {
 		for _, c := range s.Contracts {
 			r.Calls = append(r.Calls, c.Tool)
 		}
-		r.ContractsFile, r.CallSchedule, r.CallTimeout = s.ContractsFile, s.CallSchedule, s.CallTimeout
+		r.ContractsFile, r.CallSchedule, r.CallTimeout = s.ContractsFile, s.CallSchedule, jsondoc.Duration(s.CallTimeout)
 		r.AllowDestructive = append([]string(nil), s.AllowDestructive...)
 	}
 	if len(s.Env) > 0 {

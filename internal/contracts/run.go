@@ -56,10 +56,20 @@ type Outcome struct {
 	Message  string        `json:"message,omitempty"`
 	Attempts []Attempt     `json:"attempts"`
 	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration `json:"-"` // in JSON: duration_seconds
 	// Rejection is how the last attempt showed a rejected credential
 	// (reason credential_rejected), with the server's words; nil otherwise.
 	Rejection *credential.Rejection `json:"credential_rejection,omitempty"`
+}
+
+// MarshalJSON writes Duration as duration_seconds, as every duration in
+// mcpwatch's JSON is written.
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	type plain Outcome // without this method
+	return json.Marshal(struct {
+		plain
+		Duration float64 `json:"duration_seconds"`
+	}{plain(o), o.Duration.Seconds()})
 }
 
 // Attempt is one tools/call of a contract.

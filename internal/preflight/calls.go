@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -23,13 +24,13 @@ type CallReport struct {
 	Passed   bool            `json:"passed"`
 	Reason   string          `json:"reason,omitempty"`
 	Message  string          `json:"message,omitempty"`
-	Duration Millis          `json:"duration_ms"`
+	Duration jsondoc.Seconds `json:"duration_seconds"`
 	Attempts []CallAttempt   `json:"attempts"`
 }
 
 // CallAttempt is one tools/call of a contract.
 type CallAttempt struct {
-	Duration   Millis                `json:"duration_ms"`
+	Duration   jsondoc.Seconds       `json:"duration_seconds"`
 	Answered   bool                  `json:"answered"`
 	IsError    bool                  `json:"is_error,omitempty"`
 	RPCCode    int                   `json:"rpc_code,omitempty"`
@@ -44,11 +45,11 @@ func callReports(outcomes []contracts.Outcome) []CallReport {
 	out := make([]CallReport, len(outcomes))
 	for i, o := range outcomes {
 		cr := CallReport{Tool: o.Tool, Input: o.Input, Passed: o.Passed, Reason: string(o.Reason),
-			Message: o.Message, Duration: Millis(o.Duration), Attempts: []CallAttempt{}}
+			Message: o.Message, Duration: jsondoc.Seconds(o.Duration), Attempts: []CallAttempt{}}
 		for _, a := range o.Attempts {
 			ca := CallAttempt{Response: a.Response, Assertions: a.Assertions, Passed: a.Passed}
 			if c := a.Call; c != nil {
-				ca.Duration, ca.Answered, ca.IsError = Millis(c.Duration), c.Answered, c.IsError
+				ca.Duration, ca.Answered, ca.IsError = jsondoc.Seconds(c.Duration), c.Answered, c.IsError
 				ca.RPCCode, ca.HTTPStatus, ca.Reason = c.RPCCode, c.HTTPStatus, string(c.Reason)
 			}
 			cr.Attempts = append(cr.Attempts, ca)

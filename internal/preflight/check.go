@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
@@ -93,7 +94,7 @@ func Check(ctx context.Context, in Input, opts Options) *Report {
 			}
 		}
 	}
-	r.Duration = Millis(time.Since(started))
+	r.Duration = jsondoc.Seconds(time.Since(started))
 	return r
 }
 
@@ -103,7 +104,7 @@ func Check(ctx context.Context, in Input, opts Options) *Report {
 func Failed(err error, configSource, lockPath, version string, started time.Time) *Report {
 	return &Report{
 		Kind: ReportKind, Version: version, Started: started,
-		Duration: Millis(time.Since(started)),
+		Duration: jsondoc.Seconds(time.Since(started)),
 		Config:   configSource, Lock: lockPath, Error: err.Error(), Servers: []ServerReport{},
 	}
 }

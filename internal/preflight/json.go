@@ -1,12 +1,11 @@
 package preflight
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 )
 
 // WriteJSON writes the full report as indented JSON.
@@ -31,15 +30,11 @@ func WriteReceipt(path string, r *Report) error {
 	return atomicfile.Write(path, data)
 }
 
-// marshalReport encodes the report for people to read too: indented, and
-// with "->" and "<redacted>" as written rather than \u003e escapes.
+// marshalReport encodes the report as a JSON document (see jsondoc).
 func marshalReport(r *Report) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	data, err := jsondoc.Marshal(r)
+	if err != nil {
 		return nil, fmt.Errorf("encode report: %w", err)
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }

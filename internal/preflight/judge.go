@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -22,7 +23,7 @@ const stderrLines = 5
 func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerReport {
 	s := obs.Server
 	redacted := s.Redacted()
-	sr := ServerReport{Name: s.Name, Server: &redacted, Timeout: Millis(obs.Timeout), Probe: obs.Result}
+	sr := ServerReport{Name: s.Name, Server: &redacted, Timeout: jsondoc.Seconds(obs.Timeout), Probe: obs.Result}
 
 	res := obs.Result
 	if !res.OK {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -11,19 +12,19 @@ import (
 
 // ReportKind names the JSON shape of a Report (the --format json output and
 // the receipt), so a reader can tell a later, changed shape apart.
-const ReportKind = "mcpwatch.preflight/v1"
+const ReportKind = "mcpwatch.preflight"
 
 // Report is the outcome of one preflight run. It is what --format json
 // prints and what a receipt records.
 type Report struct {
-	Kind     string    `json:"kind"`
-	Version  string    `json:"mcpwatch_version"`
-	Started  time.Time `json:"started"`
-	Duration Millis    `json:"duration_ms"`
-	OK       bool      `json:"ok"`
-	Strict   bool      `json:"strict"`
-	Config   string    `json:"config,omitempty"` // the file the servers were read from
-	Lock     string    `json:"lock,omitempty"`
+	Kind     string          `json:"kind"`
+	Version  string          `json:"mcpwatch_version"`
+	Started  time.Time       `json:"started"`
+	Duration jsondoc.Seconds `json:"duration_seconds"`
+	OK       bool            `json:"ok"`
+	Strict   bool            `json:"strict"`
+	Config   string          `json:"config,omitempty"` // the file the servers were read from
+	Lock     string          `json:"lock,omitempty"`
 	// Error is why no server was probed at all: the configuration or the
 	// lock is unusable. Servers is empty then.
 	Error   string         `json:"error,omitempty"`
@@ -54,7 +55,7 @@ type ServerReport struct {
 	// Server is how the server is reached, with secrets redacted; nil for a
 	// server that is only in the lock.
 	Server  *config.RedactedServer `json:"config,omitempty"`
-	Timeout Millis                 `json:"timeout_ms,omitempty"`
+	Timeout jsondoc.Seconds        `json:"timeout_seconds,omitempty"` // the probe's deadline, its calls' included
 	// Probe is what the probe observed (handshake, versions, tools with
 	// their schemas, timings), scrubbed of the server's secret values; nil
 	// for a server that is only in the lock.
@@ -74,15 +75,6 @@ type Problem struct {
 	// Details are further lines for people: the stderr tail of a failed
 	// server, the locked tools a failed probe could not verify.
 	Details []string `json:"details,omitempty"`
-}
-
-// Millis is a duration written in JSON as fractional milliseconds.
-type Millis time.Duration
-
-// MarshalJSON writes the duration in milliseconds, to the microsecond.
-func (m Millis) MarshalJSON() ([]byte, error) {
-	ms := float64(time.Duration(m).Round(time.Microsecond)) / float64(time.Millisecond)
-	return []byte(formatFloat(ms)), nil
 }
 
 // Failures returns the problems that fail the server.

@@ -1,0 +1,64 @@
+package jsondoc
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMarshal(t *testing.T) {
+	v := struct {
+		Name    string   `json:"name"`
+		Timeout Duration `json:"timeout"`
+	}{"<redacted> -> x", Duration(90 * time.Second)}
+	got, err := Marshal(v, Member{"call", map[string]int{"n": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"schema_version\": 2,\n  \"name\": \"<redacted> -> x\",\n  \"timeout\": \"1m30s\",\n  \"call\": {\n    \"n\": 1\n  }\n}\n"
+	if string(got) != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got, _ := Marshal(struct{}{}); string(got) != "{\n  \"schema_version\": 2\n}\n" {
+		t.Errorf("empty object: %s", got)
+	}
+	if _, err := Marshal([]int{1}); err == nil || !strings.Contains(err.Error(), "not an object") {
+		t.Errorf("a list: %v", err)
+	}
+	if _, err := Marshal(map[string]float64{"x": math.Inf(1)}); err == nil {
+		t.Error("an unencodable value: no error")
+	}
+}
+
+func TestDurationRoundTrip(t *testing.T) {
+	var d Duration
+	if err := json.Unmarshal([]byte(`"2m"`), &d); err != nil || time.Duration(d) != 2*time.Minute {
+		t.Errorf("read %v, %v", d, err)
+	}
+	if err := json.Unmarshal([]byte(`120000000000`), &d); err == nil {
+		t.Error("a number of nanoseconds read as a duration")
+	}
+}
+
+func TestCheck(t *testing.T) {
+	good := `{"schema_version": 2, "duration_seconds": 0.5, "config": {"timeout": "10s"}, "timings": {"pages_seconds": [0.1]}, "servers": [{"call_timeout": "5s"}]}`
+	if err := Check([]byte(good)); err != nil {
+		t.Errorf("a good document: %v", err)
+	}
+	for doc, want := range map[string]string{
+		`[]`:                    "not a JSON object",
+		`{"ok": true}`:          "first member",
+		`{"schema_version": 1}`: "schema_version is 1",
+		`{"schema_version": 2, "duration_ms": 3}`:               "duration_ms: a duration in ms",
+		`{"schema_version": 2, "servers": [{"timeout_ms": 3}]}`: "servers[0].timeout_ms",
+		`{"schema_version": 2, "config": {"timeout": 1e10}}`:    "config.timeout: 1e10 is neither",
+		`{"schema_version": 2, "took_seconds": "1s"}`:           "took_seconds: 1s is not a number",
+		`{"schema_version": 2, "calls": [{"duration": 12345}]}`: "calls[0].duration",
+	} {
+		if err := Check([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check(%s) = %v, want %q", doc, err, want)
+		}
+	}
+}
