@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
 // ParseError is a lock file that cannot be used: where, what, and what to do.
@@ -43,11 +44,16 @@ const (
 	fixProbe = `delete this entry and run "mcpwatch lock --server NAME" once the server answers`
 )
 
+// MaxFileBytes bounds a lock file read: a lock of ten thousand servers
+// with fingerprints is a few MiB; a path at /dev/zero or a named pipe is
+// refused (see readfile).
+const MaxFileBytes = 64 << 20
+
 // Read reads and parses a lock file. A missing file is an error wrapping
 // fs.ErrNotExist, so a caller can tell "no lock yet" from a broken one; a
 // malformed file is a *ParseError naming the file, line and column.
 func Read(path string) (*Lock, error) {
-	data, err := os.ReadFile(path) //nolint:gosec // G304: the lock file the operator named
+	data, err := readfile.Read(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read lock file: %w", err)
 	}

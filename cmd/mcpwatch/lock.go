@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -174,7 +174,7 @@ func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, se
 	// even when nothing is written.
 	atomicfile.SweepTemps(setup.lockPath)
 	data := plan.Lock.Marshal()
-	old, readErr := os.ReadFile(setup.lockPath)
+	old, readErr := readfile.Read(setup.lockPath, lockstore.MaxFileBytes)
 	if readErr == nil && bytes.Equal(old, data) {
 		o.Outcome = "unchanged"
 		return o

@@ -3,12 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	zaplogfmt "github.com/jsternberg/zap-logfmt"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
 // newLogger builds the daemon's logger as Prometheus components log: to
@@ -56,7 +57,7 @@ func usesTLS(webConfigFile string) bool {
 	if webConfigFile == "" {
 		return false
 	}
-	data, err := os.ReadFile(webConfigFile) //nolint:gosec // G304: the file the operator named with --web.config.file
+	data, err := readfile.Read(webConfigFile, 1<<20)
 	if err != nil {
 		return false
 	}

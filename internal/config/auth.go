@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
 // Auth is a server's auth: block, kept unexpanded like every other value:
@@ -179,7 +179,7 @@ func (s Server) oauth(lookup func(string) (string, bool), readRefreshToken bool)
 	if a.PrivateKeyFile != "" {
 		cfg.PrivateKeyFile = resolvePath(expand("private_key_file", a.PrivateKeyFile), s.baseDir, lookup)
 		if first == nil {
-			pem, err := os.ReadFile(cfg.PrivateKeyFile)
+			pem, err := readfile.Read(cfg.PrivateKeyFile, maxSecretFileBytes)
 			if err != nil {
 				return nil, &ExpandError{Server: s.Name, Source: s.Source, Key: "auth.private_key_file", Kind: ErrSecretFile, File: cfg.PrivateKeyFile, Cause: err,
 					msg: fmt.Sprintf("cannot read private key file %s: %s; create it or fix the path", cfg.PrivateKeyFile, describeFileError(err))}

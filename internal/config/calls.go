@@ -20,11 +20,11 @@ package config
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
 // decodeCalls reads a server's call keys into s. o is the server's object.
@@ -112,7 +112,7 @@ func decodeCalls(o *object, s *Server, dir string) {
 
 // readContractsFile reads a contracts file, as mcp-probe's toolsFile.
 func readContractsFile(path string) (contracts.File, error) {
-	data, err := os.ReadFile(path) //nolint:gosec // G304: the contracts file the operator named
+	data, err := readfile.Read(path, maxConfigBytes)
 	if err != nil {
 		return contracts.File{}, fmt.Errorf("cannot read it (%s); fix the path", describeFileError(err))
 	}

@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
 // The Python preflight's variables, honoured so mcpwatch drops in where
@@ -188,7 +190,7 @@ func isClientConfig(path string) bool {
 	case ".yml", ".yaml":
 		return false
 	}
-	f, err := os.Open(path) //nolint:gosec // G304: the configuration file the operator named
+	f, err := readfile.Open(path)
 	if err != nil {
 		return false
 	}

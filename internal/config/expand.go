@@ -31,11 +31,11 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
 // Sentinel kinds of ExpandError, for errors.Is.
@@ -51,9 +51,14 @@ var (
 	ErrRequired = errors.New("required variable unset or empty")
 )
 
-// maxSecretFileBytes bounds a ${file:...} read: a secret is small, and a
-// path pointing at /dev/zero must not eat the daemon's memory.
-const maxSecretFileBytes = 1 << 20
+// What a file read from the configuration may hold at most (see readfile,
+// which also refuses a named pipe or a device): a secret is small; a
+// configuration, a client config or a contracts file of a large fleet is
+// a few MiB.
+const (
+	maxSecretFileBytes = 1 << 20
+	maxConfigBytes     = 8 << 20
+)
 
 // ExpandError is why a string could not be expanded. It never holds the
 // value being expanded nor a file's contents, only names.
@@ -173,9 +178,15 @@ func parseTemplate(s string) (template, error) {
 }
 
 type parser struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int // of the reference being read: ${A:-${B}} is two deep
 }
+
+// maxNesting bounds how deep references nest (${file:${DIR}/x} is two):
+// a parser and an expander that recurse must not be made to overflow the
+// stack by a hostile or generated configuration.
+const maxNesting = 16
 
 func (p *parser) syntax(offset int, format string, args ...any) error {
 	return &ExpandError{Kind: ErrSyntax, Offset: offset,
@@ -221,6 +232,11 @@ func (p *parser) parse(inRef bool) (template, error) {
 // ref reads one ${...} reference starting at p.i.
 func (p *parser) ref() (part, error) {
 	start := p.i
+	if p.depth == maxNesting {
+		return part{}, p.syntax(start, "references nest more than %d deep", maxNesting)
+	}
+	p.depth++
+	defer func() { p.depth-- }()
 	r, err := p.refBody()
 	if err != nil {
 		return part{}, err
@@ -441,17 +457,9 @@ func (x expander) file(p part) (string, error) {
 // readSecretFile reads at most maxSecretFileBytes and trims one trailing
 // newline, as `echo token > file` leaves one.
 func readSecretFile(path string) (string, error) {
-	f, err := os.Open(path) //nolint:gosec // G304: a ${file:...} reference in the operator's configuration, read only to be sent to that server
+	data, err := readfile.Read(path, maxSecretFileBytes)
 	if err != nil {
 		return "", err
-	}
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
-	if err != nil {
-		return "", err
-	}
-	if len(data) > maxSecretFileBytes {
-		return "", errSecretTooLarge
 	}
 	s := string(data)
 	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
@@ -459,8 +467,6 @@ func readSecretFile(path string) (string, error) {
 	}
 	return strings.TrimSuffix(s, "\n"), nil
 }
-
-var errSecretTooLarge = fmt.Errorf("larger than %d bytes", maxSecretFileBytes)
 
 // describeFileError drops the path an *fs.PathError repeats.
 func describeFileError(err error) string {

@@ -188,7 +188,7 @@ func TestExpandSecretFileTooLarge(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "big")
 	writeFile(t, path, strings.Repeat("x", maxSecretFileBytes+1))
 	_, err := Expand("${file:"+path+"}", mapLookup(nil))
-	if !errors.Is(err, ErrSecretFile) || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+	if !errors.Is(err, ErrSecretFile) || !strings.Contains(err.Error(), "larger than the limit of 1 MiB") {
 		t.Errorf("got %v", err)
 	}
 }

@@ -29,12 +29,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/jsonc"
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -45,7 +45,7 @@ func loadClientConfig(path string, inputs map[string]input) ([]Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client config %s: %w", path, err)
 	}
-	data, err := os.ReadFile(abs) //nolint:gosec // G304: the client configuration file the operator named
+	data, err := readfile.Read(abs, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read client config: %w", err)
 	}

@@ -66,6 +66,7 @@ import (
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -83,7 +84,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	data, err := os.ReadFile(abs) //nolint:gosec // G304: the configuration file the operator named
+	data, err := readfile.Read(abs, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}

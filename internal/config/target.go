@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -289,7 +290,7 @@ func (s Server) checkPaths(t probe.Target, lookup func(string) (string, bool)) [
 		}
 	}
 	if t.CAFile != "" {
-		if _, err := os.ReadFile(t.CAFile); err != nil {
+		if _, err := readfile.Read(t.CAFile, maxConfigBytes); err != nil {
 			problem("tls.ca_file", "cannot read %s (%s); fix the path", t.CAFile, describeFileError(err))
 		}
 	}

@@ -13,13 +13,14 @@ package discover
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
 // Host says where to look.
@@ -222,26 +223,7 @@ const maxFileBytes = 128 << 20
 // readBounded reads a regular file (never a FIFO or a device, which could
 // block or never end) of at most maxFileBytes.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path) //nolint:gosec // G304: one of the documented client config paths
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("larger than %d MiB, which no client config is", maxFileBytes>>20)
-	}
-	return data, nil
+	return readfile.Read(path, maxFileBytes)
 }
 
 func uniqueDirs(dirs []string) []string {

@@ -17,8 +17,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +24,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -68,14 +67,12 @@ type file struct {
 // a corrupt one) gives an empty cache: it is a hint, never a reason to fail.
 func Load(path string) *Cache {
 	c := &Cache{path: path, entries: map[string]entry{}}
-	f, err := os.Open(path) //nolint:gosec // G304: the cache next to the lock file the operator named
+	data, err := readfile.Read(path, maxFileBytes)
 	if err != nil {
 		return c
 	}
-	defer func() { _ = f.Close() }() // read-only
 	var v file
-	dec := json.NewDecoder(io.LimitReader(f, maxFileBytes)) // a longer file fails to decode
-	if dec.Decode(&v) != nil || v.Kind != Kind {
+	if json.Unmarshal(data, &v) != nil || v.Kind != Kind {
 		return c
 	}
 	for name, e := range v.Servers {

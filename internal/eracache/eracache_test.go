@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,5 +111,29 @@ func TestSaveSweepsTempsWithNothingToWrite(t *testing.T) {
 	}
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Save wrote a cache with nothing in it: %v", err)
+	}
+}
+
+// A cache path that names a named pipe gives an empty cache at once, as a
+// corrupt file does: it is a hint, never a reason to wait.
+func TestLoadNeverBlocks(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), ".lock.era")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	t.Cleanup(func() { // lets a reader stuck in its open go (the bug)
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = f.Close()
+		}
+	})
+	loaded := make(chan *Cache, 1)
+	go func() { loaded <- Load(fifo) }()
+	select {
+	case c := <-loaded:
+		if c.Hint(config.Server{Name: "report", Command: "x"}) != "" {
+			t.Error("a hint from a named pipe")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Load of a named pipe has not returned after a minute: it blocks")
 	}
 }

@@ -8,12 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
 const (
@@ -215,17 +216,9 @@ func (m *Mirror) page(ctx context.Context, q url.Values) ([]byte, error) {
 // Deleted entries are left out; of several versions of a server, the
 // latest is kept.
 func ReadFile(path string) ([]Entry, error) {
-	f, err := os.Open(path) //nolint:gosec // G304: the registry file the configuration names
+	data, err := readfile.Read(path, maxFileBytes)
 	if err != nil {
 		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("larger than %d MiB", maxFileBytes>>20)
 	}
 	var raws []rawEntry
 	trimmed := strings.TrimSpace(string(data))

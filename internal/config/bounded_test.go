@@ -1,0 +1,127 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// mkfifo makes a named pipe, and at cleanup opens it for writing once, so
+// a reader stuck in its open (the bug) is let go rather than leaked.
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = f.Close()
+		}
+	})
+}
+
+// within runs f, failing the test if it has not returned after a minute:
+// the guard of a read that would block for ever, not a timing claim.
+func within[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("%s has not returned after a minute: it blocks", what)
+		panic("unreachable")
+	}
+}
+
+// A ${file:...} naming a named pipe, or a device, is a secret file that
+// cannot be read; it never blocks the probe or `config check` (it did, for
+// ever: the open of a pipe waits for a writer).
+func TestSecretFileThatIsNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "token")
+	mkfifo(t, fifo)
+	for path, kind := range map[string]string{fifo: "a named pipe (FIFO), not a regular file", "/dev/zero": "a device, not a regular file"} {
+		err := within(t, "Expand ${file:"+path+"}", func() error {
+			_, err := Expand("${file:"+path+"}", mapLookup(nil))
+			return err
+		})
+		if want := "cannot read secret file " + path + ": " + kind + "; create it or fix the ${file:...} path"; err == nil || err.Error() != want {
+			t.Errorf("got %v\nwant %s", err, want)
+		}
+	}
+
+	dir := t.TempDir()
+	mkfifo(t, filepath.Join(dir, "pipe"))
+	path := filepath.Join(dir, "mcpwatch.yml")
+	writeFile(t, path, "servers:\n  report:\n    command: /bin/true\n    env: {TOKEN: \"${file:pipe}\"}\n")
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := within(t, "Config.Check", func() []error { return cfg.Check(mapLookup(nil)) })
+	if len(problems) == 0 || !strings.Contains(problems[0].Error(), "a named pipe (FIFO), not a regular file") {
+		t.Errorf("Check: %v", problems)
+	}
+}
+
+// References nest at most maxNesting deep: 400,000 nested defaults crashed
+// the parser (and a running daemon on its reload) with a stack overflow.
+func TestDeeplyNestedReferencesAreRefused(t *testing.T) {
+	const n = 400_000
+	deep := strings.Repeat("${A:-", n) + "x" + strings.Repeat("}", n)
+	if _, err := Expand(deep, mapLookup(nil)); err == nil || !strings.Contains(err.Error(), "references nest more than 16 deep") {
+		t.Errorf("Expand: %v", err)
+	}
+	dir := t.TempDir()
+	nested := strings.Repeat("${A:-", 1000) + "x" + strings.Repeat("}", 1000)
+	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), "servers:\n  report:\n    command: /bin/true\n    env: {TOKEN: \""+nested+"\"}\n")
+	_, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	if err == nil || !strings.Contains(err.Error(), "servers.report.env.TOKEN: bad reference at byte 80: references nest more than 16 deep") {
+		t.Errorf("Load: %v", err)
+	}
+	ok := strings.Repeat("${A:-", 16) + "x" + strings.Repeat("}", 16)
+	if got, err := Expand(ok, mapLookup(nil)); err != nil || got != "x" {
+		t.Errorf("16 deep: %q, %v", got, err)
+	}
+}
+
+// Every file the configuration names is read bounded: no device, no pipe,
+// and no more than its limit, the error naming the file and the limit.
+// toolsFile: /dev/zero was read until the memory ran out.
+func TestFilesTheConfigurationNamesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.json")
+	writeFile(t, huge, "")
+	if err := os.Truncate(huge, 8<<20+1); err != nil {
+		t.Fatal(err)
+	}
+	probeConfig := filepath.Join(dir, "mcp-probe.config.json")
+	writeFile(t, probeConfig, `{"servers": [{"name": "zero", "target": "https://mcp.example.com/mcp", "toolsFile": "/dev/zero"},
+		{"name": "huge", "target": "https://mcp.example.com/mcp", "toolsFile": "huge.json"}]}`)
+	cases := []struct{ name, yml, want string }{
+		{"mcp-probe toolsFile", "imports: [mcp-probe.config.json]\n",
+			probeConfig + ": servers.zero.toolsFile: /dev/zero: cannot read it (a device, not a regular file); fix the path\n" +
+				probeConfig + ": servers.huge.toolsFile: " + huge + ": cannot read it (larger than the limit of 8 MiB); fix the path"},
+		{"contracts", "servers:\n  report: {command: /bin/true, contracts: /dev/zero}\n",
+			"servers.report.contracts: /dev/zero: cannot read it (a device, not a regular file); fix the path"},
+		{"an import", "imports: [huge.json]\n",
+			"imports[0]: cannot read " + huge + " (larger than the limit of 8 MiB); fix the path, or write {path: ..., optional: true} if it may be absent"},
+	}
+	for _, tc := range cases {
+		path := filepath.Join(dir, "mcpwatch.yml")
+		writeFile(t, path, tc.yml)
+		got := within(t, "Load", func() error { _, err := Load(path); return err })
+		if got == nil || !strings.Contains(got.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s", tc.name, got, tc.want)
+		}
+	}
+
+	_, err := Load(huge)
+	if want := "read config: read " + huge + ": larger than the limit of 8 MiB"; err == nil || err.Error() != want {
+		t.Errorf("the configuration itself: %v, want %s", err, want)
+	}
+}
