@@ -75,8 +75,10 @@ High availability and sharding (see deploy/kubernetes/README.md):
   --shard.from-pod-name POD
                      takes the index from a StatefulSet pod name's ordinal
                      (mcpwatch-2 is shard 2), as kube-state-metrics does.
-  Each also reads MCPWATCH_REPLICA, MCPWATCH_SHARD_INDEX, MCPWATCH_SHARD_TOTAL
-  and MCPWATCH_SHARD_FROM_POD_NAME when the flag is not given.
+
+Every flag can also be given by a variable: MCPWATCH_ and the flag's name
+in capitals, "." and "-" written "_" (MCPWATCH_SHARD_INDEX,
+MCPWATCH_WEB_LISTEN_ADDRESS=a:1,b:2); the command line wins over it.
 
 Exit codes: 0 stopped by a signal; 1 could not serve (address in use);
 2 usage error; 78 the configuration is unusable.
@@ -88,56 +90,49 @@ Flags:
 // errors and stderr tails, and serving them wider is the operator's choice.
 const defaultListenAddress = "127.0.0.1:9713"
 
+// serveFlags are serve's settings, each from its flag, else its variable,
+// else its default (see settings.go); the tags are the flags' names.
 type serveFlags struct {
-	configFile      string
-	listen          []string
-	systemdSocket   bool
-	webConfig       string
-	logLevel        string
-	logFormat       string
-	history         int
-	enablePprof     bool
-	enableLifecycle bool
-	routePrefix     string
-	externalURL     string
-	era             string
+	ConfigFile      string   `koanf:"config.file"`
+	Listen          []string `koanf:"web.listen-address"`
+	SystemdSocket   bool     `koanf:"web.systemd-socket"`
+	WebConfig       string   `koanf:"web.config.file"`
+	LogLevel        string   `koanf:"log.level"`
+	LogFormat       string   `koanf:"log.format"`
+	History         int      `koanf:"probe.history"`
+	EnablePprof     bool     `koanf:"web.enable-pprof"`
+	EnableLifecycle bool     `koanf:"web.enable-lifecycle"`
+	RoutePrefix     string   `koanf:"web.route-prefix"`
+	ExternalURL     string   `koanf:"web.external-url"`
+	Era             string   `koanf:"era"`
 
-	replica    string
-	shardIndex int
-	shardTotal int
-	shardPod   string
-	peerURLs   []string
-}
-
-// serveEnv are the variables that stand for serve's placement flags when
-// the flag is not given: a Kubernetes manifest sets them from the downward
-// API.
-var serveEnv = []struct{ flag, env string }{
-	{"replica", "MCPWATCH_REPLICA"},
-	{"shard.index", "MCPWATCH_SHARD_INDEX"},
-	{"shard.total", "MCPWATCH_SHARD_TOTAL"},
-	{"shard.from-pod-name", "MCPWATCH_SHARD_FROM_POD_NAME"},
+	Replica    string   `koanf:"replica"`
+	ShardIndex int      `koanf:"shard.index"`
+	ShardTotal int      `koanf:"shard.total"`
+	ShardPod   string   `koanf:"shard.from-pod-name"`
+	PeerURLs   []string `koanf:"web.peer-urls"`
 }
 
 func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs := newFlagSet("serve")
-	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
-	fs.StringSliceVar(&f.listen, "web.listen-address", []string{defaultListenAddress}, "`address`es to serve HTTP on (repeatable)")
-	fs.StringVar(&f.webConfig, "web.config.file", "", "exporter-toolkit web configuration `file` (TLS, basic auth)")
-	fs.StringVar(&f.logLevel, "log.level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&f.logFormat, "log.format", "logfmt", "log format: logfmt or json")
-	fs.IntVar(&f.history, "probe.history", 20, "probes kept per server for the status page (failed ones are kept besides)")
-	fs.BoolVar(&f.enablePprof, "web.enable-pprof", false, "serve Go profiles under /debug/pprof/")
-	fs.StringVar(&f.era, "era", "", "protocol era of every server: auto, modern or legacy, overriding the configuration's (default: each server's own)")
-	fs.StringSliceVar(&f.peerURLs, "web.peer-urls", nil, "status page `URL`s of the other replicas or shards, linked from this one (repeatable)")
-	fs.StringVar(&f.replica, "replica", "", "this replica's `name` among those watching the same servers; NAME-0 and NAME-1 probe half an interval apart (default: the host name) [$MCPWATCH_REPLICA]")
-	fs.IntVar(&f.shardTotal, "shard.total", 1, "split the servers into this many shards [$MCPWATCH_SHARD_TOTAL]")
-	fs.IntVar(&f.shardIndex, "shard.index", 0, "probe only this shard, in [0, shard.total) [$MCPWATCH_SHARD_INDEX]")
-	fs.StringVar(&f.shardPod, "shard.from-pod-name", "", "take --shard.index from this StatefulSet `pod` name's ordinal (mcpwatch-2 is shard 2) [$MCPWATCH_SHARD_FROM_POD_NAME]")
-	fs.BoolVar(&f.enableLifecycle, "web.enable-lifecycle", false, "serve POST /-/reload (SIGHUP reloads either way)")
-	fs.StringVar(&f.externalURL, "web.external-url", "", "the `URL` mcpwatch is reached at behind a proxy (e.g. https://example.org/mcpwatch/): its path is the default route prefix, its host passes the Host check on loopback")
-	fs.StringVar(&f.routePrefix, "web.route-prefix", "", "`path` every endpoint is served under; default: the path of --web.external-url, else /")
-	fs.BoolVar(&f.systemdSocket, "web.systemd-socket", false, "serve on the sockets systemd passes (socket activation) instead of --web.listen-address")
+	fs.StringVarP(&f.ConfigFile, "config.file", "c", "", configFileUsage)
+	fs.StringSliceVar(&f.Listen, "web.listen-address", []string{defaultListenAddress}, "`address`es to serve HTTP on (repeatable)")
+	fs.StringVar(&f.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `file` (TLS, basic auth)")
+	fs.StringVar(&f.LogLevel, "log.level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
+	fs.IntVar(&f.History, "probe.history", 20, "probes kept per server for the status page (failed ones are kept besides)")
+	fs.BoolVar(&f.EnablePprof, "web.enable-pprof", false, "serve Go profiles under /debug/pprof/")
+	fs.StringVar(&f.Era, "era", "", "protocol era of every server: auto, modern or legacy, overriding the configuration's (default: each server's own)")
+	fs.StringSliceVar(&f.PeerURLs, "web.peer-urls", nil, "status page `URL`s of the other replicas or shards, linked from this one (repeatable)")
+	fs.StringVar(&f.Replica, "replica", "", "this replica's `name` among those watching the same servers; NAME-0 and NAME-1 probe half an interval apart (default: the host name)")
+	fs.IntVar(&f.ShardTotal, "shard.total", 1, "split the servers into this many shards")
+	fs.IntVar(&f.ShardIndex, "shard.index", 0, "probe only this shard, in [0, shard.total)")
+	fs.StringVar(&f.ShardPod, "shard.from-pod-name", "", "take --shard.index from this StatefulSet `pod` name's ordinal (mcpwatch-2 is shard 2)")
+	fs.BoolVar(&f.EnableLifecycle, "web.enable-lifecycle", false, "serve POST /-/reload (SIGHUP reloads either way)")
+	fs.StringVar(&f.ExternalURL, "web.external-url", "", "the `URL` mcpwatch is reached at behind a proxy (e.g. https://example.org/mcpwatch/): its path is the default route prefix, its host passes the Host check on loopback")
+	fs.StringVar(&f.RoutePrefix, "web.route-prefix", "", "`path` every endpoint is served under; default: the path of --web.external-url, else /")
+	fs.BoolVar(&f.SystemdSocket, "web.systemd-socket", false, "serve on the sockets systemd passes (socket activation) instead of --web.listen-address")
+	withEnv(fs)
 	return fs
 }
 
@@ -148,23 +143,27 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	var external *url.URL
 	fs := newServeFlagSet(&f)
 	if code, ok := parseArgs(c, fs, serveHelp, args, func() (err error) {
+		given, err := layer(fs, c.lookupEnv, &f)
+		if err != nil {
+			return err
+		}
 		switch {
 		case fs.NArg() > 0:
 			return usagef("unexpected argument %q", fs.Arg(0))
-		case f.history < 1:
-			return usagef("--probe.history must be at least 1, got %d", f.history)
-		case fs.Changed("era"):
-			if err := checkEra(f.era); err != nil {
+		case f.History < 1:
+			return usagef("--probe.history must be at least 1, got %d", f.History)
+		case given("era"):
+			if err := checkEra(f.Era); err != nil {
 				return err
 			}
 		}
-		if place, err = f.placement(fs, c.lookupEnv); err != nil {
+		if place, err = f.placement(given); err != nil {
 			return err
 		}
-		if external, err = parseExternalURL(f.externalURL); err != nil {
+		if external, err = parseExternalURL(f.ExternalURL); err != nil {
 			return err
 		}
-		log, err = newLogger(c.stderr, f.logLevel, f.logFormat)
+		log, err = newLogger(c.stderr, f.LogLevel, f.LogFormat)
 		return err
 	}); !ok {
 		return code
@@ -173,11 +172,11 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 
 	// A reload reads the file the start read: an mcpwatch.yml, or a
 	// client config whose servers are watched as they are.
-	src, err := config.Discover(f.configFile, ".", c.getenv)
+	src, err := config.Discover(f.ConfigFile, ".", c.getenv)
 	loader := new(config.Loader) // keeps registry mirrors across reloads
 	load := func(string) (*config.Config, error) {
 		cfg, err := loader.LoadSource(src, c.getenv)
-		applyServeEra(cfg, f.era)
+		applyServeEra(cfg, f.Era)
 		return cfg, err
 	}
 	var cfg *config.Config
@@ -198,25 +197,25 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: the configuration %s is unusable:\n%v\n%s\n", src.Path, err, fix)
 		return exitConfig
 	}
-	if f.webConfig != "" {
-		if err := web.Validate(f.webConfig); err != nil {
+	if f.WebConfig != "" {
+		if err := web.Validate(f.WebConfig); err != nil {
 			fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: the web configuration %s is unusable: %v\n"+
-				"Fix it (see https://prometheus.io/docs/prometheus/latest/configuration/https/) or drop --web.config.file.\n", f.webConfig, err)
+				"Fix it (see https://prometheus.io/docs/prometheus/latest/configuration/https/) or drop --web.config.file.\n", f.WebConfig, err)
 			return exitConfig
 		}
 	}
 	d, err := daemon.New(cfg, daemon.Options{
 		Replica:         place.replica,
 		Shard:           place.shard,
-		PeerURLs:        f.peerURLs,
+		PeerURLs:        f.PeerURLs,
 		Logger:          log,
 		Lookup:          c.lookupEnv,
-		History:         f.history,
+		History:         f.History,
 		ConfigFile:      src.Path,
 		Load:            load,
-		EnablePprof:     f.enablePprof,
-		EnableLifecycle: f.enableLifecycle,
-		RoutePrefix:     f.routePrefix,
+		EnablePprof:     f.EnablePprof,
+		EnableLifecycle: f.EnableLifecycle,
+		RoutePrefix:     f.RoutePrefix,
 		ExternalURL:     external,
 		Version:         version.Version,
 	})
@@ -225,11 +224,11 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		return exitConfig
 	}
 
-	listeners, err := listen(f.listen, f.systemdSocket)
+	listeners, err := listen(f.Listen, f.SystemdSocket)
 	if err != nil {
 		_ = d.Close(context.Background())
 		fix := "Stop what uses the address or pass another --web.listen-address."
-		if f.systemdSocket {
+		if f.SystemdSocket {
 			fix = "Start it from a systemd .socket unit, or drop --web.systemd-socket."
 		}
 		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot serve HTTP: %v\n%s\n", err, fix)
@@ -239,10 +238,10 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	stopHUP := reloadOnHUP(d)
 	d.Start()
 	scheme := "http"
-	if usesTLS(f.webConfig) {
+	if usesTLS(f.WebConfig) {
 		scheme = "https"
 	}
-	prefix := daemon.NormalizeRoutePrefix(f.routePrefix, external)
+	prefix := daemon.NormalizeRoutePrefix(f.RoutePrefix, external)
 	for _, l := range listeners {
 		base := strings.TrimSuffix(fmt.Sprintf("%s://%s%s", scheme, l.Addr(), prefix), "/")
 		log.Info("mcpwatch is serving", zap.String("status_page", base+"/"), zap.String("metrics", base+"/metrics"))
@@ -254,7 +253,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		zap.String("lock", cfg.Lock), zap.Int("servers", len(d.Statuses())),
 		zap.String("replica", place.replica), zap.Stringer("shard", place.shard))
 
-	err = d.Serve(ctx, listeners, f.webConfig)
+	err = d.Serve(ctx, listeners, f.WebConfig)
 	stopHUP()
 	if err != nil {
 		log.Error("mcpwatch stopped with an error", zap.Error(err))
@@ -348,45 +347,35 @@ type placement struct {
 	shard   shard.Shard
 }
 
-// placement reads the replica and shard flags, each from its variable when
-// the flag is not given, and checks them.
-func (f *serveFlags) placement(fs *pflag.FlagSet, lookup func(string) (string, bool)) (placement, error) {
-	for _, e := range serveEnv {
-		if fs.Changed(e.flag) {
-			continue
-		}
-		if v, ok := lookup(e.env); ok && v != "" {
-			if err := fs.Set(e.flag, v); err != nil {
-				return placement{}, usagef("$%s=%q: %v (it stands for --%s)", e.env, v, err, e.flag)
-			}
-		}
-	}
-	for _, u := range f.peerURLs {
+// placement checks the replica and shard settings; given says which came
+// from the command line or the environment.
+func (f *serveFlags) placement(given func(string) bool) (placement, error) {
+	for _, u := range f.PeerURLs {
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return placement{}, usagef("--web.peer-urls %q: want an http:// or https:// URL of another replica's status page", u)
 		}
 	}
 	var p placement
 	switch {
-	case f.shardTotal < 1:
-		return p, usagef("--shard.total must be at least 1, got %d", f.shardTotal)
-	case f.shardPod != "" && fs.Changed("shard.index"):
+	case f.ShardTotal < 1:
+		return p, usagef("--shard.total must be at least 1, got %d", f.ShardTotal)
+	case f.ShardPod != "" && given("shard.index"):
 		return p, usagef("--shard.index and --shard.from-pod-name both give the shard; keep one")
-	case f.shardPod != "":
-		s, err := shard.FromPodName(f.shardPod, f.shardTotal)
+	case f.ShardPod != "":
+		s, err := shard.FromPodName(f.ShardPod, f.ShardTotal)
 		if err != nil {
 			return p, usagef("--shard.from-pod-name: %v", err)
 		}
 		p.shard = s
 	default:
-		p.shard = shard.Shard{Index: f.shardIndex, Total: f.shardTotal}
+		p.shard = shard.Shard{Index: f.ShardIndex, Total: f.ShardTotal}
 		if err := p.shard.Validate(); err != nil {
-			return p, usagef("--shard.index %d with --shard.total %d: %v", f.shardIndex, f.shardTotal, err)
+			return p, usagef("--shard.index %d with --shard.total %d: %v", f.ShardIndex, f.ShardTotal, err)
 		}
 	}
-	p.replica = f.replica
+	p.replica = f.Replica
 	if p.replica == "" {
-		p.replica = f.shardPod
+		p.replica = f.ShardPod
 	}
 	if p.replica == "" {
 		p.replica, _ = os.Hostname() // none: phases of the server names alone
