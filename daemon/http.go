@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -39,7 +40,7 @@ func (d *Daemon) Handler() http.Handler {
 	// The servers' series are written straight from their statuses, then
 	// the registry of mcpwatch's own metrics; an error of that registry is
 	// logged and the rest still served.
-	mux.Handle("GET /metrics", metrics.NewHandler(d, d.reg, zap.NewStdLog(d.log.Named("metrics"))))
+	mux.Handle("GET /metrics", metrics.NewHandler(d, d.reg, stdLogFor(d.log.Named("metrics"))))
 	mux.Handle("GET /probe", sameSiteOnly(http.HandlerFunc(d.handleProbe)))
 	mux.HandleFunc("GET /api/v1/servers", d.handleAPIServers)
 	mux.HandleFunc("GET /api/v1/servers/{name}", d.handleAPIServer)
@@ -93,19 +94,17 @@ func writeText(w http.ResponseWriter, status int, text string) {
 }
 
 // Serve serves Handler on the listeners through the exporter toolkit (TLS
-// and basic auth from webConfigFile, if set) and runs until ctx is done or
+// and basic auth from the web flags' --web.config.file, if set; nil flags
+// for none) and runs until ctx is done or
 // serving fails. Then it shuts everything down: HTTP, the schedules, the
 // running probes, within Options.ShutdownTimeout. Start must have been
 // called for probes to run; Serve closes the Daemon before it returns.
-func (d *Daemon) Serve(ctx context.Context, listeners []net.Listener, webConfigFile string) error {
-	addrs := make([]string, len(listeners))
-	for i, l := range listeners {
-		addrs[i] = l.Addr().String()
+func (d *Daemon) Serve(ctx context.Context, listeners []net.Listener, flags *web.FlagConfig) error {
+	if flags == nil {
+		flags = &web.FlagConfig{WebConfigFile: new(string)}
 	}
-	systemd := false
-	flags := &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfigFile}
 	srv := d.newHTTPServer()
-	srv.ErrorLog = zap.NewStdLog(d.log.Named("http"))
+	srv.ErrorLog = stdLogFor(d.log.Named("http"))
 	// Requests end with the daemon: an on-demand probe is canceled at
 	// shutdown like a scheduled one.
 	srv.BaseContext = func(net.Listener) context.Context { return d.ctx }
@@ -116,7 +115,7 @@ func (d *Daemon) Serve(ctx context.Context, listeners []net.Listener, webConfigF
 	errc := make(chan error, 1)
 	go func() {
 		defer d.wg.Done()
-		errc <- web.ServeMultiple(listeners, srv, flags, SlogLogger(d.log.Named("web")))
+		errc <- web.ServeMultiple(listeners, srv, flags, slogFor(d.log.Named("web")))
 	}()
 
 	var serveErr error
@@ -139,7 +138,16 @@ func (d *Daemon) Serve(ctx context.Context, listeners []net.Listener, webConfigF
 	return errors.Join(serveErr, d.Close(sctx))
 }
 
-// SlogLogger bridges zap to the *slog.Logger the exporter toolkit wants.
-func SlogLogger(log *zap.Logger) *slog.Logger {
-	return slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName(log.Name())))
+// slogFor bridges zap to log/slog, the one adapter between the daemon's
+// logger and what the libraries it serves with want: the exporter toolkit
+// logs through slog, and the HTTP server and the metrics handler through
+// the standard library's *log.Logger, which slog makes (stdLogFor).
+func slogFor(l *zap.Logger) *slog.Logger {
+	return slog.New(zapslog.NewHandler(l.Core(), zapslog.WithName(l.Name())))
+}
+
+// stdLogFor is a *log.Logger writing to l at info level, as zap's own
+// NewStdLog did.
+func stdLogFor(l *zap.Logger) *log.Logger {
+	return slog.NewLogLogger(slogFor(l).Handler(), slog.LevelInfo)
 }

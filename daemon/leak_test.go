@@ -205,7 +205,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d.Start()
 	served := make(chan error, 1)
-	go func() { served <- d.Serve(ctx, []net.Listener{l}, "") }()
+	go func() { served <- d.Serve(ctx, []net.Listener{l}, nil) }()
 
 	url := "http://" + l.Addr().String()
 	waitFor(t, "a probe of report", func() bool {

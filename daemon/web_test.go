@@ -241,7 +241,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		l := newPipeListener()
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() { done <- s.d.Serve(ctx, []net.Listener{l}, "") }()
+		go func() { done <- s.d.Serve(ctx, []net.Listener{l}, nil) }()
 		defer func() {
 			cancel()
 			if err := <-done; err != nil {

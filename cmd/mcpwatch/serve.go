@@ -113,6 +113,11 @@ type serveFlags struct {
 	PeerURLs   []string `koanf:"web.peer-urls"`
 }
 
+// web is the exporter toolkit's view of the web flags.
+func (f *serveFlags) web() *web.FlagConfig {
+	return &web.FlagConfig{WebListenAddresses: &f.Listen, WebSystemdSocket: &f.SystemdSocket, WebConfigFile: &f.WebConfig}
+}
+
 func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs := newFlagSet("serve")
 	fs.StringVarP(&f.ConfigFile, "config.file", "c", "", configFileUsage)
@@ -253,7 +258,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		zap.String("lock", cfg.Lock), zap.Int("servers", len(d.Statuses())),
 		zap.String("replica", place.replica), zap.Stringer("shard", place.shard))
 
-	err = d.Serve(ctx, listeners, f.WebConfig)
+	err = d.Serve(ctx, listeners, f.web())
 	stopHUP()
 	if err != nil {
 		log.Error("mcpwatch stopped with an error", zap.Error(err))

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	zaplogfmt "github.com/jsternberg/zap-logfmt"
+	"github.com/prometheus/exporter-toolkit/web"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.yaml.in/yaml/v3"
@@ -61,14 +62,9 @@ func usesTLS(webConfigFile string) bool {
 	if err != nil {
 		return false
 	}
-	var doc struct {
-		TLS struct {
-			CertFile string `yaml:"cert_file"`
-			Cert     string `yaml:"cert"`
-		} `yaml:"tls_server_config"`
-	}
-	if yaml.Unmarshal(data, &doc) != nil {
+	var cfg web.Config // the toolkit's own reading of the file
+	if yaml.Unmarshal(data, &cfg) != nil {
 		return false
 	}
-	return doc.TLS.CertFile != "" || doc.TLS.Cert != ""
+	return cfg.TLSConfig.IsEnabled()
 }
