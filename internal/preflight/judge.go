@@ -174,5 +174,3 @@ func count(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
-
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
