@@ -37,8 +37,10 @@ its contract fails, naming the tool, the assertion and what came back.
 Only tools annotated readOnlyHint: true are called unless the contract
 allows side effects, and a destructive one needs allow_destructive_calls.
 With --strict (or --fail-on-warn, as mcp-probe names it) a contract that
-needed a retry fails too, and so does an expected tool without a contract
-in the server's contracts file.
+needed a retry fails too, and so does an incomplete coverage, as mcp-probe
+counts it: an expected tool (an mcp-probe config's expectedTools) without
+a contract in the server's contracts file, or, without expectedTools, a
+contracted tool whose input still has "<fill in ...>" values.
 
 With no --config.file it reads ./mcpwatch.yml if there is one, else
 ./.mcp.json (or $MCP_CONFIG) with the lock ./mcp-tools.lock.json (or

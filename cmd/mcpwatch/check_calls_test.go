@@ -132,9 +132,10 @@ func TestCheckCallsRefused(t *testing.T) {
 		t.Fatalf("want exit 78, got %s", r)
 	}
 	assertContains(t, "stdout", r.stdout,
-		"  - report: call delete_report failed (refused): not called: tool delete_report is annotated destructiveHint: true; to call it on a schedule anyway, list it under allow_destructive_calls of its server in mcpwatch.yml",
+		"  - report: call delete_report failed (refused): not called: tool delete_report is annotated destructiveHint: true; to call it on a schedule anyway, list it under allow_destructive_calls: of its server in mcpwatch.yml",
 		"  - report: call gone_tool failed (not_listed): tool gone_tool is not listed by the server",
-		"  - report: call no_hints failed (refused): not called: tool no_hints sends no annotations, so nothing says it only reads; mcpwatch calls only read-only tools: set \"allowSideEffects\": true in its contract if calling it is harmless, or remove the contract")
+		// Both opt-ins it needs, in one message.
+		"  - report: call no_hints failed (refused): not called: tool no_hints sends no annotations, so nothing says it only reads, and has no destructiveHint: false (a tool that is not read-only is destructive unless it says otherwise); mcpwatch calls only read-only tools: if calling it is harmless, it takes both opt-ins: \"allowSideEffects\": true in its contract, and its name under allow_destructive_calls: of its server in mcpwatch.yml (or remove the contract)")
 }
 
 // An mcp-probe config and its toolsFile, as mcp-probe's users have them:
@@ -174,4 +175,40 @@ func wantAssertions(behavior string) int {
 		return 4
 	}
 	return 3
+}
+
+// Coverage follows mcp-probe's rule: without expectedTools, the contracted
+// tools themselves. A locked tool needs no contract (the lock checks that
+// it is listed), so --fail-on-warn passes a server whose contracts cover
+// one of its two locked tools; a contract whose input still holds a
+// "<fill in ...>" value is not called, is reported, and fails only under
+// --fail-on-warn; a disabled one is neither called nor reported.
+func TestCheckCoverageFollowsTheContracts(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REPORT_API_TOKEN": "t"}
+	dir := callsDir(t, nil, `    calls:
+      list_report_dates: {expect: {contains: "2026-08-01"}}
+`)
+	if r := runBin(t, dir, env, "check", "--fail-on-warn"); r.code != exitOK {
+		t.Fatalf("--fail-on-warn with a locked tool without a contract: want exit 0, got %s", r)
+	}
+	dir = callsDir(t, nil, `    calls:
+      list_report_dates: {expect: {contains: "2026-08-01"}}
+      fetch_daily_report: {input: {date: "<fill in: string, the report's date>"}}
+      delete_report: {disabled: true, allowSideEffects: true, $comment: "proposed"}
+`)
+	r := runBin(t, dir, env, "check", "--receipt", "receipt.json")
+	if r.code != exitOK {
+		t.Fatalf("want exit 0, got %s", r)
+	}
+	assertContains(t, "stdout", r.stdout, "1 of 1 call passed",
+		`info: report: 1 contract not called until the "<fill in ...>" values of `, "-> fetch_daily_report (input.date)")
+	if receipt := string(readFile(t, filepath.Join(dir, "receipt.json"))); strings.Contains(receipt, `"tool": "delete_report"`) || strings.Contains(receipt, `"tool": "fetch_daily_report"`) {
+		t.Errorf("a disabled or pending contract was called: %s", receipt)
+	}
+	r = runBin(t, dir, env, "check", "--fail-on-warn")
+	if r.code != exitConfig {
+		t.Fatalf("--fail-on-warn with a contract to fill in: want exit 78, got %s", r)
+	}
+	assertContains(t, "stdout", r.stdout, "  - report: 1 contract not called until the")
 }

@@ -88,9 +88,7 @@ func decodeCalls(o *object, s *Server, dir string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		s.Contracts = append(s.Contracts, byTool[n])
-	}
+	s.setContracts(names, byTool)
 	for i, tool := range s.AllowDestructive {
 		key := fmt.Sprintf("%s[%d]", o.key("allow_destructive_calls"), i)
 		c, ok := byTool[tool]
@@ -101,11 +99,27 @@ func decodeCalls(o *object, s *Server, dir string) {
 			o.d.errorf(key, "the contract of %q does not say \"allowSideEffects\": true, which a tool that is not read-only needs as well; add it to the contract, or remove the opt-in", tool)
 		}
 	}
-	if len(s.Contracts) == 0 {
+	if len(s.Contracts)+len(s.Pending) == 0 {
 		for _, k := range []string{"call_schedule", "call_timeout"} {
 			if _, set := o.m[k]; set {
 				o.d.errorf(o.key(k), "applies to canary calls, and this server has none; add contracts: or calls:, or remove it")
 			}
+		}
+	}
+}
+
+// setContracts sorts a server's contracts into those called, those
+// waiting for their input, and proposals (disabled).
+func (s *Server) setContracts(names []string, byTool map[string]contracts.Contract) {
+	s.Contracts, s.Pending, s.Proposed = nil, nil, nil
+	for _, n := range names {
+		switch c := byTool[n]; {
+		case c.Disabled:
+			s.Proposed = append(s.Proposed, n)
+		case c.Pending():
+			s.Pending = append(s.Pending, c)
+		default:
+			s.Contracts = append(s.Contracts, c)
 		}
 	}
 }

@@ -82,7 +82,7 @@ func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 			for _, e := range unjoin(err) {
 				d.errorf(joinKey(key, "toolsFile"), "%s: %v", s.ContractsFile, e)
 			}
-			s.Contracts = f.Sorted()
+			s.setContracts(f.Names(), f.Tools)
 		}
 		checkServer(d, &s, serverKeys{prefix: key, transport: "transport", caFile: joinKey(key, "ca_file")})
 		if len(d.errs) == nerr {

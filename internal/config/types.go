@@ -74,9 +74,15 @@ type Server struct {
 	// its contracts file (ContractsFile) and its inline calls:. A tool
 	// without one is never called.
 	Contracts     []contracts.Contract
-	ContractsFile string        // the sidecar file, resolved; "" when none
-	CallSchedule  string        // defaults applied
-	CallTimeout   time.Duration // defaults applied: the server's timeout when unset
+	ContractsFile string // the sidecar file, resolved; "" when none
+	// Pending are contracts whose input still holds "<fill in ...>"
+	// placeholders, and Proposed the tools of disabled ones ("disabled":
+	// true, as mcpwatch init proposes them): neither is called, nor is in
+	// Contracts.
+	Pending      []contracts.Contract
+	Proposed     []string
+	CallSchedule string        // defaults applied
+	CallTimeout  time.Duration // defaults applied: the server's timeout when unset
 	// AllowDestructive are the tools whose contracts may call them although
 	// they are destructive (the opt-in beside the contract's
 	// allowSideEffects).

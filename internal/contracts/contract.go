@@ -38,6 +38,53 @@ type Contract struct {
 	// AllowSideEffects lets a tool that is not annotated read-only be
 	// called. A destructive one also needs the configuration's opt-in.
 	AllowSideEffects bool
+	// Auto marks a contract no person wrote: the configuration's calls:
+	// auto chose the tool (see Auto).
+	Auto bool
+	// Disabled is a contract kept in the file but not called ("disabled":
+	// true): what mcpwatch init writes for a tool it proposes as a canary
+	// but that needs opt-ins first.
+	Disabled bool
+	// Placeholders are the inputs still to fill in (their paths, such as
+	// "input.path"): string values written as "<fill in ...>". A contract
+	// with any is not called until they are filled (see Pending).
+	Placeholders []string
+}
+
+// Pending reports whether the contract's input still has placeholders to
+// fill in: it is not called, and says so.
+func (c Contract) Pending() bool { return len(c.Placeholders) > 0 }
+
+// PlaceholderPrefix starts a placeholder input value: "<fill in: string,
+// the path to read>". A value that starts so and ends with ">" is one.
+const PlaceholderPrefix = "<fill in"
+
+// IsPlaceholder reports whether a string input value is a placeholder.
+func IsPlaceholder(v string) bool {
+	return strings.HasPrefix(v, PlaceholderPrefix) && strings.HasSuffix(v, ">")
+}
+
+// placeholders lists the paths of the placeholder strings in an input.
+func placeholders(path string, v any) []string {
+	switch v := v.(type) {
+	case string:
+		if IsPlaceholder(v) {
+			return []string{path}
+		}
+	case map[string]any:
+		var out []string
+		for _, k := range sortedKeys(v) {
+			out = append(out, placeholders(path+"."+k, v[k])...)
+		}
+		return out
+	case []any:
+		var out []string
+		for i, x := range v {
+			out = append(out, placeholders(fmt.Sprintf("%s[%d]", path, i), x)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // Retry is how often a failed call is tried again, within the call's
@@ -120,6 +167,8 @@ func (f File) Sorted() []Contract {
 // otherwise pass silently.
 type fileJSON struct {
 	Tools map[string]json.RawMessage `json:"tools"`
+	// Comment is for people (mcpwatch init says what wrote the file).
+	Comment json.RawMessage `json:"$comment"`
 }
 
 type contractJSON struct {
@@ -127,6 +176,10 @@ type contractJSON struct {
 	Retry            json.RawMessage `json:"retry"`
 	Expect           json.RawMessage `json:"expect"`
 	AllowSideEffects *bool           `json:"allowSideEffects"`
+	// mcpwatch's own keys: see Contract.Disabled, and a comment for
+	// people (what mcpwatch init writes a proposal's opt-ins in).
+	Disabled *bool           `json:"disabled"`
+	Comment  json.RawMessage `json:"$comment"`
 }
 
 type retryJSON struct {
@@ -192,7 +245,7 @@ func parseTools(prefix string, tools map[string]json.RawMessage) (File, error) {
 func parseContract(name string, raw json.RawMessage) (Contract, error) {
 	var cj contractJSON
 	if err := strictDecode(raw, &cj); err != nil {
-		return Contract{}, fmt.Errorf("%s (known keys: input, retry, expect, allowSideEffects)", describe(err))
+		return Contract{}, fmt.Errorf("%s (known keys: input, retry, expect, allowSideEffects, disabled, $comment)", describe(err))
 	}
 	c := Contract{Tool: name, Input: json.RawMessage("{}"), Retry: Retry{Attempts: 1}, Expect: Expect{Status: StatusPass}}
 	if !isNull(cj.Input) {
@@ -200,9 +253,22 @@ func parseContract(name string, raw json.RawMessage) (Contract, error) {
 			return c, errors.New("input: must be an object of the tool's arguments")
 		}
 		c.Input = compact(cj.Input)
+		var in any
+		if json.Unmarshal(c.Input, &in) == nil {
+			c.Placeholders = placeholders("input", in)
+		}
 	}
 	if cj.AllowSideEffects != nil {
 		c.AllowSideEffects = *cj.AllowSideEffects
+	}
+	if cj.Disabled != nil {
+		c.Disabled = *cj.Disabled
+	}
+	if !isNull(cj.Comment) {
+		var comment string
+		if json.Unmarshal(cj.Comment, &comment) != nil {
+			return c, errors.New("$comment: must be a string (it is for people, and never read)")
+		}
 	}
 	if !isNull(cj.Retry) {
 		var rj retryJSON

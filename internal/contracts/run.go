@@ -60,6 +60,8 @@ type Outcome struct {
 	// Rejection is how the last attempt showed a rejected credential
 	// (reason credential_rejected), with the server's words; nil otherwise.
 	Rejection *credential.Rejection `json:"credential_rejection,omitempty"`
+	// Auto is set for a call that calls: auto chose, not a contract.
+	Auto bool `json:"auto,omitempty"`
 }
 
 // MarshalJSON writes Duration as duration_seconds, as every duration in
@@ -148,14 +150,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 // the fix.
 func Permit(t probe.Tool, c Contract, destructiveOptIn bool) error {
 	n := Needs(t)
-	if !n.SideEffects {
-		return nil
-	}
-	if !c.AllowSideEffects {
+	sideEffects := n.SideEffects && !c.AllowSideEffects
+	destructive := n.Destructive && !destructiveOptIn
+	switch {
+	case sideEffects && destructive:
+		// Both at once: a refusal that revealed one opt-in per run would
+		// take two runs to fix.
+		return fmt.Errorf("tool %s %s, and %s; mcpwatch calls only read-only tools: if calling it is harmless, it takes both opt-ins: \"allowSideEffects\": true in its contract, and its name under allow_destructive_calls: of its server in mcpwatch.yml (or remove the contract)", c.Tool, n.Why, n.DestructiveWhy)
+	case sideEffects:
 		return fmt.Errorf("tool %s %s; mcpwatch calls only read-only tools: set \"allowSideEffects\": true in its contract if calling it is harmless, or remove the contract", c.Tool, n.Why)
-	}
-	if n.Destructive && !destructiveOptIn {
-		return fmt.Errorf("tool %s %s; to call it on a schedule anyway, list it under allow_destructive_calls of its server in mcpwatch.yml", c.Tool, n.DestructiveWhy)
+	case destructive:
+		return fmt.Errorf("tool %s %s; to call it on a schedule anyway, list it under allow_destructive_calls: of its server in mcpwatch.yml", c.Tool, n.DestructiveWhy)
 	}
 	return nil
 }
@@ -174,7 +179,7 @@ func Run(ctx context.Context, c probe.Caller, tools []probe.Tool, contracts []Co
 }
 
 func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract, opts Options) (o Outcome) {
-	o = Outcome{Tool: ct.Tool, Input: ct.Input, Started: opts.Now(), Attempts: []Attempt{}}
+	o = Outcome{Tool: ct.Tool, Input: ct.Input, Started: opts.Now(), Attempts: []Attempt{}, Auto: ct.Auto}
 	defer func() { o.Duration = opts.Now().Sub(o.Started) }()
 	i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == ct.Tool })
 	if i < 0 {

@@ -12,7 +12,6 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
-	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
 // CallReport is one contract run by check, as the JSON report and the
@@ -62,18 +61,20 @@ func callReports(outcomes []contracts.Outcome) []CallReport {
 // uncovered are the tools expected of s (locked, or an imported mcp-probe
 // config's expectedTools) that its contracts file has no contract for:
 // mcp-probe's coverage rule, which applies once a contracts file is set.
-func uncovered(s config.Server, entry lockstore.Entry, locked bool) []string {
-	if s.ContractsFile == "" {
-		return nil
+func uncovered(s config.Server) []string {
+	var want []string
+	switch {
+	case len(s.ExpectedTools) > 0 && s.ContractsFile != "":
+		want = slices.Clone(s.ExpectedTools)
+	default:
+		for _, c := range s.Pending {
+			want = append(want, c.Tool)
+		}
 	}
-	expected := slices.Clone(s.ExpectedTools)
-	if locked {
-		expected = append(expected, entry.Names()...)
-	}
-	slices.Sort(expected)
-	expected = slices.Compact(expected)
+	slices.Sort(want)
+	want = slices.Compact(want)
 	var out []string
-	for _, t := range expected {
+	for _, t := range want {
 		if !slices.ContainsFunc(s.Contracts, func(c contracts.Contract) bool { return c.Tool == t }) {
 			out = append(out, t)
 		}
@@ -103,7 +104,27 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 			p.Details = append(p.Details, "first attempt: "+first.Response)
 		}
 	case verdict.KindCallCoverage:
-		p.Message = fmt.Sprintf("%s expected but without a contract in %s -> %s", count(len(f.Tools), "tool", "tools"), s.ContractsFile, strings.Join(f.Tools, ", "))
+		var waiting, none []string
+		for _, t := range f.Tools {
+			if i := slices.IndexFunc(s.Pending, func(c contracts.Contract) bool { return c.Tool == t }); i >= 0 {
+				waiting = append(waiting, fmt.Sprintf("%s (%s)", t, strings.Join(s.Pending[i].Placeholders, ", ")))
+			} else {
+				none = append(none, t)
+			}
+		}
+		var parts []string
+		if len(none) > 0 {
+			parts = append(parts, fmt.Sprintf("%s expected but without a contract in %s -> %s", count(len(none), "tool", "tools"), s.ContractsFile, strings.Join(none, ", ")))
+		}
+		if len(waiting) > 0 {
+			where := s.ContractsFile
+			if where == "" {
+				where = "its calls: in " + s.Source
+			}
+			parts = append(parts, fmt.Sprintf("%s not called until the \"<fill in ...>\" values of %s are filled in -> %s",
+				count(len(waiting), "contract", "contracts"), where, strings.Join(waiting, ", ")))
+		}
+		p.Message = strings.Join(parts, "; ")
 	}
 	return p
 }
