@@ -29,6 +29,23 @@ type Response struct {
 // ResponsesDir is where the recorded responses are.
 func ResponsesDir() string { return filepath.Join(Dir(), "responses") }
 
+// ToolsDir is where the recorded tool lists are, one file per pinned
+// server (its package name, .json): what each lists, annotations included.
+func ToolsDir() string { return filepath.Join(Dir(), "tools") }
+
+// LoadTools reads the recorded tool list of a pinned server.
+func LoadTools(pkg string) ([]probe.Tool, error) {
+	raw, err := os.ReadFile(filepath.Join(ToolsDir(), pkg+".json")) //nolint:gosec // G304: the repository's own fixtures
+	if err != nil {
+		return nil, err
+	}
+	var tools []probe.Tool
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return tools, nil
+}
+
 // LoadResponses reads every recorded response, by file name (without .json).
 func LoadResponses() (map[string]Response, error) {
 	files, err := filepath.Glob(filepath.Join(ResponsesDir(), "*.json"))

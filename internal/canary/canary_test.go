@@ -1,0 +1,197 @@
+package canary
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/peertest"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+func tools(t *testing.T, pkg string) []probe.Tool {
+	t.Helper()
+	ts, err := peertest.LoadTools(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// passed is a sample call that answered text.
+func passed(tool, text string, took time.Duration) Sample {
+	content, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})
+	return Sample{Outcome: contracts.Outcome{Tool: tool, Passed: true, Duration: took,
+		Attempts: []contracts.Attempt{{Passed: true, Call: &probe.CallResult{Tool: tool, Answered: true, Content: content}}}}}
+}
+
+func statuses(entries []Entry) map[string]Status {
+	out := map[string]Status{}
+	for _, e := range entries {
+		out[e.Tool] = e.Status
+	}
+	return out
+}
+
+// What mcpwatch init proposes for the pinned servers, from the tools they
+// list: read-only tools that need no input and answered are enabled (the
+// shape of their answer recorded), read-only ones that need input wait for
+// it, tools whose names read as queries but that are not annotated
+// read-only are proposed disabled with both opt-ins named, and writes are
+// never written.
+func TestProposeRealServers(t *testing.T) {
+	t.Parallel()
+	t.Run("memory", func(t *testing.T) {
+		t.Parallel()
+		got := Propose("memory", "mcp-contracts/memory.tools.json", tools(t, peertest.MemoryServer),
+			map[string]Sample{"read_graph": passed("read_graph", `{"entities": [], "relations": []}`, 300*time.Millisecond)})
+		want := map[string]Status{"read_graph": Enabled, "search_nodes": Pending, "open_nodes": Pending}
+		if s := statuses(got); !equalMaps(s, want) {
+			t.Errorf("statuses %v, want %v", s, want)
+		}
+		if got[0].Shape != "object" {
+			t.Errorf("read_graph's shape %q, want object", got[0].Shape)
+		}
+	})
+	t.Run("filesystem", func(t *testing.T) {
+		t.Parallel()
+		got := statuses(Propose("filesystem", "f", tools(t, peertest.FilesystemServer),
+			map[string]Sample{"list_allowed_directories": passed("list_allowed_directories", "Allowed directories:\n/srv", time.Second)}))
+		if got["list_allowed_directories"] != Enabled || got["read_file"] != Pending || got["get_file_info"] != Pending {
+			t.Errorf("statuses %v", got)
+		}
+		for _, write := range []string{"write_file", "edit_file", "move_file", "create_directory"} {
+			if _, ok := got[write]; ok {
+				t.Errorf("%s, which writes, is in the starter file", write)
+			}
+		}
+	})
+	t.Run("github, no annotations", func(t *testing.T) {
+		t.Parallel()
+		got := Propose("github", "mcp-contracts/github.tools.json", tools(t, peertest.GitHubServer), nil)
+		s := statuses(got)
+		for _, tool := range []string{"search_repositories", "get_file_contents", "list_issues", "search_code"} {
+			if s[tool] != Proposed {
+				t.Errorf("%s: %q, want proposed", tool, s[tool])
+			}
+		}
+		for _, tool := range []string{"create_issue", "push_files", "merge_pull_request", "fork_repository"} {
+			if _, ok := s[tool]; ok {
+				t.Errorf("%s is proposed; its name does not read as a query", tool)
+			}
+		}
+		for _, e := range got {
+			if !e.AllowSideEffects || !strings.Contains(e.Comment, "allow_destructive_calls: of server github") ||
+				!strings.Contains(e.Comment, `remove "disabled"`) || !strings.Contains(e.Comment, "sends no annotations") {
+				t.Errorf("%s: the comment does not name every opt-in in one place: %q", e.Tool, e.Comment)
+			}
+		}
+	})
+	t.Run("a read-only tool too slow or failing is proposed", func(t *testing.T) {
+		t.Parallel()
+		slow := passed("get-env", "{}", 9*time.Second)
+		failed := Sample{Outcome: contracts.Outcome{Tool: "get-tiny-image", Reason: contracts.ReasonIsError, Message: "status: expected success"}}
+		s := statuses(Propose("everything", "f", tools(t, peertest.EverythingServer), map[string]Sample{"get-env": slow, "get-tiny-image": failed}))
+		if s["get-env"] != Proposed || s["get-tiny-image"] != Proposed || s["get-resource-links"] != Proposed {
+			t.Errorf("statuses %v: slow, failed and never called ones must be proposed", s)
+		}
+		if s["echo"] != Pending {
+			t.Errorf("echo %q, want pending", s["echo"])
+		}
+	})
+}
+
+// The starter file is a contracts file mcpwatch reads: a proposal is
+// disabled, a read-only tool that needs input is pending until its
+// placeholders are filled, an enabled one asserts the shape recorded.
+func TestFileRoundTrip(t *testing.T) {
+	t.Parallel()
+	entries := Propose("memory", "m.tools.json", tools(t, peertest.MemoryServer),
+		map[string]Sample{"read_graph": passed("read_graph", `{"entities": []}`, time.Millisecond)})
+	entries = append(entries, Propose("github", "g.tools.json", tools(t, peertest.GitHubServer), nil)[:1]...)
+	raw := File("written by mcpwatch init", entries)
+	f, err := contracts.ParseFile(raw)
+	if err != nil {
+		t.Fatalf("the starter file does not parse: %v\n%s", err, raw)
+	}
+	if c := f.Tools["read_graph"]; c.Disabled || c.Pending() || len(c.Expect.JSONSchema) == 0 {
+		t.Errorf("read_graph %+v", c)
+	}
+	if c := f.Tools["search_nodes"]; c.Disabled || !slices.Equal(c.Placeholders, []string{"input.query"}) {
+		t.Errorf("search_nodes %+v", c)
+	}
+	if c := f.Tools["create_or_update_file"]; c.Tool != "" {
+		t.Errorf("a write is in the file: %+v", c)
+	}
+	for name, c := range f.Tools {
+		if strings.HasPrefix(name, "search_") && name != "search_nodes" && (!c.Disabled || !c.AllowSideEffects) {
+			t.Errorf("%s %+v: a proposal must be disabled, with its opt-in", name, c)
+		}
+	}
+	if again := File("written by mcpwatch init", entries); string(again) != string(raw) {
+		t.Errorf("the same entries give another file")
+	}
+}
+
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	gh := tools(t, peertest.GitHubServer)
+	ok := &probe.Result{OK: true, Tools: gh}
+	search := contracts.Contract{Tool: "search_repositories", Input: json.RawMessage(`{"query":"mcp"}`), AllowSideEffects: true}
+	proposal := search
+	proposal.Disabled = true
+	pending := contracts.Contract{Tool: "search_nodes", Placeholders: []string{"input.query"}}
+	memory := &probe.Result{OK: true, Tools: tools(t, peertest.MemoryServer)}
+	cases := []struct {
+		name    string
+		server  Server
+		watched bool
+		note    string
+	}{
+		{"a contract watches it", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: ok, Contracts: []contracts.Contract{search}},
+			true, "search_repositories (its contract) watches env:GITHUB_PERSONAL_ACCESS_TOKEN"},
+		{"only proposals", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: ok, Contracts: []contracts.Contract{proposal}, ContractsFile: "g.tools.json"},
+			false, NoCanary + ": none of its tools is annotated read-only; proposed, disabled in g.tools.json: search_repositories"},
+		{"nothing to propose", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: &probe.Result{OK: true, Tools: []probe.Tool{{Name: "create_issue"}}}},
+			false, NoCanary + ": none of its 1 tools is annotated read-only, and none reads as a query"},
+		{"calls: auto", Server{Name: "memory", Credentials: []string{"env:MEMORY_TOKEN"}, Result: memory, AutoCalls: 1},
+			true, "read_graph (calls: auto) watches env:MEMORY_TOKEN"},
+		{"pending", Server{Name: "memory", Credentials: []string{"env:MEMORY_TOKEN"}, Result: memory, Contracts: []contracts.Contract{pending}, ContractsFile: "m.tools.json"},
+			false, NoCanary + " yet: search_nodes waits for its input"},
+		{"no credential", Server{Name: "memory", Result: memory, AutoCalls: 1},
+			false, "given no credential: nothing for a canary to watch (its canaries still check that the tools answer)"},
+		{"empty credential", Server{Name: "slack", Credentials: []string{"env:SLACK_BOT_TOKEN"},
+			Result: &probe.Result{Reason: probe.ReasonCredentialMissing, Error: "env:SLACK_BOT_TOKEN is empty"}},
+			false, NoCanary + ": the credential is empty (env:SLACK_BOT_TOKEN is empty)"},
+		{"not probed", Server{Name: "pg", Result: &probe.Result{Reason: probe.ReasonExited, Error: "initialize: exited"}},
+			false, NoCanary + ": the server could not be probed (exited: initialize: exited)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := Watch(tc.server)
+			if r.Watched != tc.watched || !strings.Contains(r.Note, tc.note) {
+				t.Errorf("row %+v, want watched %v and a note with %q", r, tc.watched, tc.note)
+			}
+		})
+	}
+	table := Table([]Row{Watch(cases[0].server), Watch(Server{Name: "x\x1b[31m", Result: memory})})
+	if strings.Contains(table, "\x1b") || !strings.HasPrefix(table, "SERVER") || strings.Count(table, "\n") != 3 {
+		t.Errorf("table:\n%s", table)
+	}
+}
+
+func equalMaps(a, b map[string]Status) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,299 @@
+// Package canary chooses the canary calls of a server and says which of
+// its credentials they watch: the starter contracts file mcpwatch init
+// writes for a server from what it lists, and the closing table of init
+// (which canary watches each server's credential, or why none can), which
+// a mcpwatch doctor can print again from the same inputs.
+//
+// It proposes; it never calls. What may be called is the contracts
+// package's rule (contracts.Needs), and nothing here loosens it: a tool
+// that is not annotated read-only is only ever proposed disabled, with
+// the opt-ins it would take written beside it.
+package canary
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Status is what a starter contract does.
+type Status string
+
+const (
+	// Enabled contracts are called by check and the daemon: read-only
+	// tools that need no input and answered their sample call.
+	Enabled Status = "enabled"
+	// Pending contracts are read-only tools whose required inputs are
+	// placeholders: called once they are filled in.
+	Pending Status = "pending"
+	// Proposed contracts are written disabled: a tool whose name reads as
+	// a query but that is not annotated read-only (it takes both opt-ins),
+	// or a read-only one whose sample call failed or was too slow.
+	Proposed Status = "proposed"
+)
+
+// Entry is one starter contract.
+type Entry struct {
+	Tool   string
+	Status Status
+	// Comment says what it is and what it takes, for people ($comment).
+	Comment string
+	// Input is the arguments: {} or required properties as placeholders.
+	Input map[string]any
+	// AllowSideEffects is the contract's opt-in, written on proposals of
+	// tools that are not annotated read-only.
+	AllowSideEffects bool
+	// Shape is a response-shape assertion recorded from the sample call:
+	// the JSON type of the answer's document ("object", "array"); "" when
+	// the answer had none.
+	Shape string
+}
+
+// Sample is the one call mcpwatch init makes of a read-only tool that
+// needs no input, to learn the shape of its answer.
+type Sample struct {
+	Outcome contracts.Outcome
+}
+
+// MaxSampleTime is the longest a sample call may take for its tool to be
+// enabled as a canary: a canary runs at every check and every
+// call_schedule, within the server's timeout.
+const MaxSampleTime = 5 * time.Second
+
+// Propose is the starter contracts of a server, from the tools it lists,
+// in the order it lists them. samples are the calls made of read-only
+// tools that need no input, by tool. server names the server, and file
+// the contracts file, in the comments that say what to do.
+func Propose(server, file string, tools []probe.Tool, samples map[string]Sample) []Entry {
+	var out []Entry
+	for _, t := range tools {
+		needs := contracts.Needs(t)
+		switch {
+		case !needs.SideEffects && !contracts.RequiresArguments(t):
+			out = append(out, sampled(t, samples[t.Name]))
+		case !needs.SideEffects:
+			out = append(out, Entry{Tool: t.Name, Status: Pending, Input: placeholderInput(t),
+				Comment: fmt.Sprintf("Read-only (readOnlyHint: true): mcpwatch calls it once the \"<fill in ...>\" values of its input are filled in, and not before. Its input schema: %s", schemaText(t))})
+		case ReadsAsQuery(t.Name):
+			why := needs.Why
+			if needs.Destructive {
+				why += ", and " + needs.DestructiveWhy
+			}
+			comment := fmt.Sprintf("Proposed, disabled: a name that reads as a query, but the tool %s. To make it a canary, in one go: check that calling it is harmless, fill in its input, remove \"disabled\", keep \"allowSideEffects\": true", why)
+			if needs.Destructive {
+				comment += fmt.Sprintf(", and list %s under allow_destructive_calls: of server %s in mcpwatch.yml", t.Name, server)
+			}
+			comment += ". Its input schema: " + schemaText(t)
+			out = append(out, Entry{Tool: t.Name, Status: Proposed, Input: placeholderInput(t), AllowSideEffects: true, Comment: comment})
+		}
+	}
+	return out
+}
+
+// sampled is the entry of a read-only tool that needs no input, from its
+// sample call: enabled when the call answered a success in time, else a
+// proposal that says what came back.
+func sampled(t probe.Tool, s Sample) Entry {
+	e := Entry{Tool: t.Name, Input: map[string]any{}}
+	o := s.Outcome
+	switch {
+	case o.Tool == "":
+		e.Status, e.Comment = Proposed, "Read-only and needs no input, but mcpwatch init could not call it to record its answer; remove \"disabled\" to call it."
+	case !o.Passed:
+		e.Status = Proposed
+		e.Comment = fmt.Sprintf("Read-only and needs no input, but its call by mcpwatch init failed (%s): %s. Remove \"disabled\" once it answers.", o.Reason, cut(o.Message, 200))
+	case o.Duration > MaxSampleTime:
+		e.Status = Proposed
+		e.Comment = fmt.Sprintf("Read-only and needs no input, but its call by mcpwatch init took %s, too long for a canary called at every check. Remove \"disabled\" to call it anyway.", o.Duration.Round(100*time.Millisecond))
+	default:
+		e.Status = Enabled
+		e.Shape = shapeOf(o)
+		e.Comment = "Read-only (readOnlyHint: true) and needs no input: a canary as it is."
+		if e.Shape != "" {
+			e.Comment += fmt.Sprintf(" Its answer was a JSON %s when mcpwatch init called it; the jsonSchema assertion keeps to that.", e.Shape)
+		}
+	}
+	return e
+}
+
+// shapeOf is the JSON type of a passed call's document: structuredContent,
+// else the first text block that is JSON.
+func shapeOf(o contracts.Outcome) string {
+	last := o.Last()
+	if last == nil || last.Call == nil {
+		return ""
+	}
+	c := last.Call
+	doc := bytes.TrimSpace(c.StructuredContent)
+	if len(doc) == 0 {
+		var blocks []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(c.Content, &blocks)
+		for _, b := range blocks {
+			if t := strings.TrimSpace(b.Text); b.Type == "text" && json.Valid([]byte(t)) && (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) {
+				doc = []byte(t)
+				break
+			}
+		}
+	}
+	switch {
+	case len(doc) == 0:
+		return ""
+	case doc[0] == '{':
+		return "object"
+	case doc[0] == '[':
+		return "array"
+	}
+	return ""
+}
+
+// placeholderInput is an input with a placeholder for each required
+// property: "<fill in: string, the path of the file>".
+func placeholderInput(t probe.Tool) map[string]any {
+	var s struct {
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &s)
+	in := map[string]any{}
+	for _, name := range s.Required {
+		p := s.Properties[name]
+		what := "a value"
+		if typ, ok := p.Type.(string); ok && typ != "" {
+			what = typ
+		}
+		if d := strings.TrimSpace(p.Description); d != "" {
+			what += ", " + strings.TrimSuffix(cut(d, 100), ".")
+		}
+		in[name] = contracts.PlaceholderPrefix + ": " + what + ">"
+	}
+	return in
+}
+
+// schemaText is a tool's input schema on one line, bounded, for a comment.
+func schemaText(t probe.Tool) string {
+	var b bytes.Buffer
+	if len(t.InputSchema) == 0 || json.Compact(&b, t.InputSchema) != nil {
+		return "(none)"
+	}
+	return cut(b.String(), 600)
+}
+
+// queryWords are the first words of a tool name that read as a query: a
+// tool named so is likely to read, though only its annotations could say.
+var queryWords = []string{"list", "get", "search", "read", "query", "find", "fetch", "describe", "show", "lookup", "view", "count"}
+
+// ReadsAsQuery reports whether a tool's name starts with a word that reads
+// as a query (list_issues, getUser, search-code).
+func ReadsAsQuery(name string) bool {
+	first := firstWord(name)
+	for _, w := range queryWords {
+		if first == w {
+			return true
+		}
+	}
+	return false
+}
+
+// firstWord is a name's first word, lower case: up to an underscore, a
+// dash, a dot, a space or a lower-to-upper case change.
+func firstWord(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if r == '_' || r == '-' || r == '.' || r == ' ' || i > 0 && unicode.IsUpper(r) {
+			break
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// File renders entries as a contracts file: mcp-probe's sidecar format,
+// with mcpwatch's own keys ("disabled", "$comment"); members in a stable
+// order, so the same servers give the same file.
+func File(comment string, entries []Entry) []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	fmt.Fprintf(&b, "  \"$comment\": %s,\n", quote(comment))
+	b.WriteString("  \"tools\": {")
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n    %s: {\n", quote(e.Tool))
+		fmt.Fprintf(&b, "      \"$comment\": %s,\n", quote(e.Comment))
+		if e.Status == Proposed {
+			b.WriteString("      \"disabled\": true,\n")
+		}
+		if e.AllowSideEffects {
+			b.WriteString("      \"allowSideEffects\": true,\n")
+		}
+		fmt.Fprintf(&b, "      \"input\": %s,\n", object(e.Input))
+		expect := `{"status": "pass", "not_error_code": [401, 403]`
+		if e.Shape != "" {
+			expect += fmt.Sprintf(`, "jsonSchema": {"type": %q}`, e.Shape)
+		}
+		fmt.Fprintf(&b, "      \"expect\": %s\n    }", expect+"}")
+	}
+	if len(entries) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("}\n}\n")
+	return b.Bytes()
+}
+
+// quote is s as a JSON string, with <, > and & as they are: the file is
+// read by people, not embedded in HTML.
+func quote(s string) string { return marshal(s) }
+
+func marshal(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "null"
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// object writes a flat input object with its keys sorted.
+func object(m map[string]any) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = quote(k) + ": " + marshal(m[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// cut puts s on one line, at most n bytes, cut at a rune boundary.
+func cut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

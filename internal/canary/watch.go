@@ -1,0 +1,155 @@
+package canary
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Server is what the table needs of one configured server.
+type Server struct {
+	Name string
+	// Credentials are those it is given, by name ("env:GITHUB_TOKEN").
+	Credentials []string
+	// Result is its probe; nil when it was not probed.
+	Result *probe.Result
+	// Contracts are every contract configured for it, disabled and
+	// pending ones included; ContractsFile is where they are.
+	Contracts     []contracts.Contract
+	ContractsFile string
+	// AutoCalls is how many calls its calls: auto makes (0: none).
+	AutoCalls int
+}
+
+// Row is one line of the table: which canary watches the server's
+// credential, or why none can.
+type Row struct {
+	Server string
+	// Credential names what it is given ("env:GITHUB_TOKEN"; several
+	// joined), or "-" for none.
+	Credential string
+	// Canary names the tool whose calls watch it, or "-".
+	Canary string
+	// Watched says a canary sees the credential.
+	Watched bool
+	// Note says how, or why not, in a sentence.
+	Note string
+}
+
+// NoCanary starts the note of a server whose credential no canary sees.
+const NoCanary = "no canary can see this server's credential"
+
+// Watch says which canary watches s's credential. A canary is a call that
+// runs (a contract enabled and filled in, or calls: auto's choice); a
+// server given no credential has nothing for one to watch, and one that
+// was not probed cannot be told.
+func Watch(s Server) Row {
+	r := Row{Server: s.Name, Credential: "-", Canary: "-"}
+	if len(s.Credentials) > 0 {
+		r.Credential = strings.Join(s.Credentials, ", ")
+	}
+	res := s.Result
+	switch {
+	case res == nil:
+		r.Note = "not probed"
+		return r
+	case res.Reason == probe.ReasonCredentialMissing:
+		r.Note = NoCanary + ": the credential is empty (" + oneLine(res.Error) + ")"
+		return r
+	case !res.OK:
+		r.Note = fmt.Sprintf("%s: the server could not be probed (%s: %s)", NoCanary, res.Reason, oneLine(res.Error))
+		return r
+	}
+
+	var enabled, pending, proposed []string
+	for _, c := range s.Contracts {
+		switch {
+		case c.Disabled:
+			proposed = append(proposed, c.Tool)
+		case c.Pending():
+			pending = append(pending, c.Tool)
+		case listed(res.Tools, c.Tool):
+			enabled = append(enabled, c.Tool)
+		}
+	}
+	how := "its contract"
+	if s.AutoCalls > 0 && len(enabled) == 0 {
+		for _, c := range contracts.Auto(res.Tools, s.AutoCalls, func(tool string) bool { return hasContract(s.Contracts, tool) }) {
+			enabled = append(enabled, c.Tool)
+		}
+		how = "calls: auto"
+	}
+	if len(s.Credentials) == 0 {
+		r.Note = "given no credential: nothing for a canary to watch"
+		if len(enabled) > 0 {
+			r.Canary = strings.Join(enabled, ", ")
+			r.Note += " (its canaries still check that the tools answer)"
+		}
+		return r
+	}
+	if len(enabled) > 0 {
+		r.Canary, r.Watched = strings.Join(enabled, ", "), true
+		r.Note = fmt.Sprintf("%s (%s) watches %s", enabled[0], how, r.Credential)
+		return r
+	}
+	file := s.ContractsFile
+	if file == "" {
+		file = "its contracts file"
+	}
+	switch {
+	case len(pending) > 0:
+		r.Note = fmt.Sprintf("%s yet: %s waits for its input (fill in the \"<fill in ...>\" values in %s)", NoCanary, list(pending), file)
+	case len(proposed) > 0:
+		r.Note = fmt.Sprintf("%s: none of its tools is annotated read-only; proposed, disabled in %s: %s (each takes the opt-ins its $comment names)", NoCanary, file, list(proposed))
+	default:
+		r.Note = fmt.Sprintf("%s: none of its %d tools is annotated read-only, and none reads as a query; write a contract for one that only reads (docs/contracts.md)", NoCanary, len(res.Tools))
+	}
+	return r
+}
+
+// Table renders rows as an aligned text table: server, credential, canary,
+// and the note.
+func Table(rows []Row) string {
+	all := []Row{{Server: "SERVER", Credential: "CREDENTIAL", Canary: "CANARY", Note: "WHY"}}
+	for _, r := range rows {
+		all = append(all, r.sanitized())
+	}
+	w := [3]int{}
+	for _, r := range all {
+		w[0], w[1], w[2] = max(w[0], len(r.Server)), max(w[1], len(r.Credential)), max(w[2], len(r.Canary))
+	}
+	var b strings.Builder
+	for _, r := range all {
+		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", w[0], r.Server, w[1], r.Credential, w[2], r.Canary, r.Note)
+	}
+	return b.String()
+}
+
+// sanitized is r fit for a terminal: tool names and errors come from the
+// server.
+func (r Row) sanitized() Row {
+	r.Server, r.Credential, r.Canary, r.Note = sanitize.Text(r.Server), sanitize.Text(r.Credential), sanitize.Text(r.Canary), sanitize.Text(r.Note)
+	return r
+}
+
+func listed(tools []probe.Tool, name string) bool {
+	return slices.ContainsFunc(tools, func(t probe.Tool) bool { return t.Name == name })
+}
+
+func hasContract(cs []contracts.Contract, tool string) bool {
+	return slices.ContainsFunc(cs, func(c contracts.Contract) bool { return c.Tool == tool })
+}
+
+// list names up to 4 tools, and how many more.
+func list(tools []string) string {
+	if len(tools) <= 4 {
+		return strings.Join(tools, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(tools[:4], ", "), len(tools)-4)
+}
+
+func oneLine(s string) string { return cut(s, 200) }
