@@ -52,6 +52,7 @@ func commands() []command {
 		{"probe", "probe one MCP server now and print what it offers", cmdProbe},
 		{"login", "sign in once in a browser for a server that wants a person's OAuth consent", cmdLogin},
 		{"config", "validate a configuration and print its servers, secrets redacted", cmdConfig},
+		{"doctor", "prove the repository's CI gate runs check as it should (strict, receipt, secrets, schedule)", cmdDoctor},
 		{"discover", "list the MCP servers the host's agents and editors are configured with", cmdDiscover},
 		{"serve", "run the daemon: probe on schedule, export metrics, serve the status page", cmdServe},
 		{"version", "print the version", cmdVersion},

@@ -1,0 +1,226 @@
+package doctor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+)
+
+// checkRepository judges what the gate relies on in the repository: the
+// configuration it checks loads (its contracts files exist and parse) and
+// is committed, the lock exists, is committed and covers every server, the
+// expected tools are locked and contracted.
+func (d *doctor) checkRepository(c *candidate) {
+	src, servers := d.intended, []config.Server(nil)
+	lockPath := ""
+	if c != nil && c.flagsErr == nil {
+		src = c.source
+		if src.cfg != nil {
+			servers, lockPath = c.probed(), c.lockPath
+		}
+	} else if src.cfg != nil {
+		servers, lockPath = src.cfg.Servers, src.cfg.Lock
+	}
+	if src.err != nil {
+		d.configFindings(src)
+		return
+	}
+	tracked, gitErr := d.trackedFiles()
+	if gitErr != nil {
+		d.add(finding("lock", d.rel(lockPath), 1,
+			fmt.Sprintf("cannot tell which files git tracks (%v): the CI checks out only those", gitErr),
+			"run mcpwatch doctor at the top of a git repository, with git installed"))
+	}
+	isTracked := func(p string) bool { return gitErr != nil || tracked[d.rel(p)] }
+
+	if !isTracked(src.path) {
+		d.add(finding("configuration", d.rel(src.path), 1,
+			fmt.Sprintf("the configuration %s is not tracked by git: the CI's checkout does not have it", d.rel(src.path)),
+			fmt.Sprintf("git add %s and commit it (and see that .gitignore does not leave it out)", d.rel(src.path))))
+	}
+	lock := d.checkLock(lockPath, servers, isTracked)
+	d.checkContracts(servers, lock, isTracked)
+}
+
+// configFindings reports a configuration that cannot be loaded, one
+// finding per problem, each at its file and line where it has them.
+func (d *doctor) configFindings(src configSource) {
+	if errors.Is(src.err, fs.ErrNotExist) {
+		d.add(finding("configuration", d.rel(src.path), 1,
+			fmt.Sprintf("there is no configuration to check: %v", src.err),
+			"commit the agent's .mcp.json (or an mcpwatch.yml) at the repository's top, or name it: mcpwatch doctor --config.file PATH"))
+		return
+	}
+	for _, err := range unjoin(src.err) {
+		file, line := d.rel(src.path), 1
+		var fe *config.FieldError
+		if errors.As(err, &fe) {
+			if fe.File != "" {
+				file = d.rel(fe.File)
+			}
+			line = max(fe.Line, 1)
+		}
+		d.add(finding("configuration", file, line,
+			fmt.Sprintf("the configuration the gate checks cannot be loaded, so every check fails (exit 78): %v", err),
+			"fix it: mcpwatch config check names each problem"))
+	}
+}
+
+// unjoin splits an errors.Join.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// trackedFiles lists the files git tracks, relative to the repository.
+func (d *doctor) trackedFiles() (map[string]bool, error) {
+	git := d.opts.Git
+	if git == nil {
+		git = func(args ...string) ([]byte, error) {
+			cmd := exec.Command("git", args...) //nolint:gosec // G204: git with doctor's own arguments
+			cmd.Dir = d.opts.Dir
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil && stderr.Len() > 0 {
+				err = errors.New(strings.TrimSpace(stderr.String()))
+			}
+			return out, err
+		}
+	}
+	out, err := git("ls-files", "-z")
+	if err != nil {
+		return nil, err
+	}
+	tracked := map[string]bool{}
+	for _, name := range bytes.Split(out, []byte{0}) {
+		if len(name) > 0 {
+			tracked[string(name)] = true
+		}
+	}
+	return tracked, nil
+}
+
+// checkLock: the lock exists, is tracked and covers every server checked.
+func (d *doctor) checkLock(lockPath string, servers []config.Server, tracked func(string) bool) *lockstore.Lock {
+	if lockPath == "" {
+		return nil
+	}
+	rel := d.rel(lockPath)
+	lock, err := lockstore.Read(lockPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.add(finding("lock", rel, 1,
+			fmt.Sprintf("there is no lock at %s: mcpwatch check fails every run (exit 78) until there is one", rel),
+			fmt.Sprintf("run mcpwatch lock, review %s and commit it", rel)))
+		return nil
+	case err != nil:
+		d.add(finding("lock", rel, 1, fmt.Sprintf("the lock cannot be read, so every check fails (exit 78): %v", err),
+			"fix it, or write it again with mcpwatch lock"))
+		return nil
+	}
+	if !tracked(lockPath) {
+		d.add(finding("lock", rel, 1,
+			fmt.Sprintf("the lock %s is not tracked by git: the CI's checkout does not have it, and every check fails", rel),
+			fmt.Sprintf("git add %s and commit it (and see that .gitignore does not leave it out)", rel)))
+	}
+	var unlocked []string
+	for _, s := range servers {
+		if _, ok := lock.Entry(s.Name); !ok {
+			unlocked = append(unlocked, s.Name)
+		}
+	}
+	if len(unlocked) > 0 {
+		var fixes []string
+		for _, name := range unlocked {
+			fixes = append(fixes, "--server "+name)
+		}
+		d.add(finding("lock", rel, 1,
+			fmt.Sprintf("the lock has no entry for %s: no tool of %s is enforced (check reports it only as not locked yet, or fails on it with --strict)", strings.Join(unlocked, ", "), plural(len(unlocked), "that server", "those servers")),
+			fmt.Sprintf("run mcpwatch lock %s, review the lock and commit it", strings.Join(fixes, " "))))
+	} else if len(servers) > 0 {
+		d.verified("lock: %s, tracked by git, covers all %d servers checked", rel, len(servers))
+	}
+	return lock
+}
+
+// checkContracts: every contracts file is in the repository and tracked;
+// every expected tool (an mcp-probe configuration's expectedTools) is
+// locked, so that check fails when it goes, and has a contract where the
+// server has a contracts file (the coverage --strict demands).
+func (d *doctor) checkContracts(servers []config.Server, lock *lockstore.Lock, tracked func(string) bool) {
+	var files []string
+	for _, s := range servers {
+		if f := s.ContractsFile; f != "" && !slices.Contains(files, f) {
+			files = append(files, f)
+			if !tracked(f) {
+				d.add(finding("contracts", d.rel(f), 1,
+					fmt.Sprintf("the contracts file %s of server %q is not tracked by git: the CI's checkout does not have it, and the configuration does not load there", d.rel(f), s.Name),
+					fmt.Sprintf("git add %s and commit it", d.rel(f))))
+			}
+		}
+		if len(s.ExpectedTools) == 0 {
+			continue
+		}
+		file, line := d.rel(s.Source), locate(s.Source, "expectedTools")
+		entry, locked := lock.Entry(s.Name)
+		var unlocked []string
+		for _, t := range s.ExpectedTools {
+			if locked && !slices.Contains(entry.Names(), t) {
+				unlocked = append(unlocked, t)
+			}
+		}
+		if len(unlocked) > 0 {
+			d.add(finding("contracts", file, line,
+				fmt.Sprintf("server %q expects %s, which the lock does not hold: check does not fail when %s", s.Name, strings.Join(unlocked, ", "), plural(len(unlocked), "it goes", "they go")),
+				fmt.Sprintf("run mcpwatch lock --server %s once the server lists %s, and commit the lock", s.Name, plural(len(unlocked), "it", "them"))))
+		}
+		if missing := preflight.Uncovered(s, entry, locked); len(missing) > 0 {
+			d.add(finding("contracts", d.rel(s.ContractsFile), 1,
+				fmt.Sprintf("server %q expects %s, which %s has no contract for: --strict fails the check on %s", s.Name, strings.Join(missing, ", "), d.rel(s.ContractsFile), plural(len(missing), "it", "them")),
+				fmt.Sprintf("add a contract for %s to %s (a read-only call with its input and what the answer must hold)", strings.Join(missing, ", "), d.rel(s.ContractsFile))))
+		}
+	}
+	if len(files) > 0 {
+		d.verified("contracts: %s, tracked by git", strings.Join(relAll(d, files), ", "))
+	}
+}
+
+func relAll(d *doctor, paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = d.rel(p)
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// locate returns the first line of file that holds needle, 1 if none.
+func locate(file, needle string) int {
+	data, err := os.ReadFile(filepath.Clean(file))
+	if err != nil {
+		return 1
+	}
+	if i := bytes.Index(data, []byte(needle)); i >= 0 {
+		return bytes.Count(data[:i], []byte{'\n'}) + 1
+	}
+	return 1
+}
