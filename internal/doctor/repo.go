@@ -187,7 +187,7 @@ func (d *doctor) checkContracts(servers []config.Server, lock *lockstore.Lock, t
 				fmt.Sprintf("server %q expects %s, which the lock does not hold: check does not fail when %s", s.Name, strings.Join(unlocked, ", "), plural(len(unlocked), "it goes", "they go")),
 				fmt.Sprintf("run mcpwatch lock --server %s once the server lists %s, and commit the lock", s.Name, plural(len(unlocked), "it", "them"))))
 		}
-		if missing := preflight.Uncovered(s, entry, locked); len(missing) > 0 {
+		if missing := preflight.Uncovered(s); len(missing) > 0 {
 			d.add(finding("contracts", d.rel(s.ContractsFile), 1,
 				fmt.Sprintf("server %q expects %s, which %s has no contract for: --strict fails the check on %s", s.Name, strings.Join(missing, ", "), d.rel(s.ContractsFile), plural(len(missing), "it", "them")),
 				fmt.Sprintf("add a contract for %s to %s (a read-only call with its input and what the answer must hold)", strings.Join(missing, ", "), d.rel(s.ContractsFile))))

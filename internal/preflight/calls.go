@@ -58,10 +58,12 @@ func callReports(outcomes []contracts.Outcome) []CallReport {
 	return out
 }
 
-// uncovered are the tools expected of s (locked, or an imported mcp-probe
+// Uncovered are the tools expected of s (locked, or an imported mcp-probe
 // config's expectedTools) that its contracts file has no contract for:
-// mcp-probe's coverage rule, which applies once a contracts file is set.
-func uncovered(s config.Server) []string {
+// mcp-probe's coverage rule, which applies once a contracts file is set,
+// and which --strict (--fail-on-warn) fails on. mcpwatch doctor reads it
+// here, to warn of what check would fail.
+func Uncovered(s config.Server) []string {
 	var want []string
 	switch {
 	case len(s.ExpectedTools) > 0 && s.ContractsFile != "":

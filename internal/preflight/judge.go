@@ -47,7 +47,7 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerRe
 	for _, f := range verdict.Judge(res, d, strict) {
 		sr.add(describe(f, s, res, d))
 	}
-	for _, f := range verdict.JudgeCalls(obs.Calls, uncovered(s), strict) {
+	for _, f := range verdict.JudgeCalls(obs.Calls, Uncovered(s), strict) {
 		sr.add(describeCall(f, s, obs.Calls))
 	}
 	sr.Calls = calls(obs)
