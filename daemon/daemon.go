@@ -195,6 +195,8 @@ type Daemon struct {
 	onDemand      atomic.Int64
 	probeRequests atomic.Int64
 	prio          *priority
+
+	queueWarn rateLimit // the warning of probes skipped for want of a slot
 }
 
 var _ status.Source = (*Daemon)(nil)
@@ -209,12 +211,13 @@ var ErrClosed = errors.New("daemon is shut down")
 func New(cfg *config.Config, opts Options) (*Daemon, error) {
 	opts = opts.withDefaults()
 	d := &Daemon{
-		opts:    opts,
-		log:     opts.Logger,
-		table:   newTimetable(),
-		prio:    newPriority(),
-		servers: map[string]*server{},
-		conns:   probe.NewConnPool(),
+		opts:      opts,
+		log:       opts.Logger,
+		table:     newTimetable(),
+		prio:      newPriority(),
+		queueWarn: rateLimit{period: queueWarnEvery},
+		servers:   map[string]*server{},
+		conns:     probe.NewConnPool(),
 	}
 	if err := opts.Shard.Validate(); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -49,6 +50,10 @@ type flight struct {
 	cancel context.CancelFunc
 
 	waiters int // guarded by server.mu
+	// running is set once the probe has its slot in the pool (guarded by
+	// server.mu): a firing skipped for it before then was skipped for want
+	// of a slot.
+	running bool
 
 	// Set before done is closed.
 	res      *probe.Result
@@ -57,15 +62,29 @@ type flight struct {
 }
 
 // beginFlight registers a probe of s about to start, or returns nil if one
-// runs already.
-func (s *server) beginFlight(trigger string) *flight {
+// is in flight already, with why it is not done: still waiting for its
+// slot in the pool (metrics.SkipStillQueued) or running
+// (metrics.SkipStillRunning).
+func (s *server) beginFlight(trigger string) (f *flight, busy string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.flight; f != nil {
+		if f.running {
+			return nil, metrics.SkipStillRunning
+		}
+		return nil, metrics.SkipStillQueued
+	}
+	s.flight = &flight{trigger: trigger, done: make(chan struct{}), started: time.Now()}
+	return s.flight, ""
+}
+
+// flightRunning notes that the probe in flight has its slot.
+func (s *server) flightRunning() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.flight != nil {
-		return nil
+		s.flight.running = true
 	}
-	s.flight = &flight{trigger: trigger, done: make(chan struct{}), started: time.Now()}
-	return s.flight
 }
 
 // endFlight hands the probe's outcome, and the server's status right after
@@ -226,7 +245,7 @@ func (d *Daemon) retryAfter(s *server) string {
 // registers the next one; nil when ctx ended first.
 func (s *server) awaitFlight(ctx context.Context, trigger string) *flight {
 	for {
-		if f := s.beginFlight(trigger); f != nil {
+		if f, _ := s.beginFlight(trigger); f != nil {
 			return f
 		}
 		s.mu.Lock()

@@ -2,11 +2,13 @@ package daemon
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/internal/runner"
+	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -20,8 +22,9 @@ const (
 
 // fire starts the probe of a due slot, unless the server left the
 // configuration or changed schedule since (a stale slot), or its previous
-// probe still runs (skipped: the next firing will try again). It returns
-// the server's next slot.
+// probe is still in flight (skipped: the next firing will try again). It
+// returns the server's next slot; firings the daemon was too late for are
+// skipped (nextAfter). Every skipped firing is counted, with its reason.
 func (d *Daemon) fire(sl slot) (slot, bool) {
 	if sl.calls {
 		return d.fireCalls(sl)
@@ -35,16 +38,14 @@ func (d *Daemon) fire(sl slot) (slot, bool) {
 	sched := s.sched
 	d.mu.RUnlock()
 
-	next := slot{due: nextAfter(sched, sl.due, time.Now()), name: sl.name, gen: sl.gen}
+	now := time.Now()
+	next := slot{due: nextAfter(sched, sl.due, now), name: sl.name, gen: sl.gen}
 	hasNext := !next.due.IsZero()
+	d.skipped(s, metrics.SkipLate, missedFirings(sched, sl.due, next.due, now), sl.due)
 
-	f := s.beginFlight(triggerSchedule)
+	f, busy := s.beginFlight(triggerSchedule)
 	if f == nil {
-		s.mu.Lock()
-		s.skipped++
-		s.mu.Unlock()
-		d.log.Debug("probe skipped: the previous probe of this server is still running",
-			zap.String("server", s.name), zap.Time("scheduled", sl.due))
+		d.skipped(s, busy, 1, sl.due)
 		return next, hasNext
 	}
 	if !d.enter() {
@@ -76,14 +77,12 @@ func (d *Daemon) fireCalls(sl slot) (slot, bool) {
 	sched := s.callSched
 	d.mu.RUnlock()
 
-	next := slot{due: nextAfter(sched, sl.due, time.Now()), name: sl.name, gen: sl.gen, calls: true}
+	now := time.Now()
+	next := slot{due: nextAfter(sched, sl.due, now), name: sl.name, gen: sl.gen, calls: true}
 	hasNext := !next.due.IsZero()
+	d.skipped(s, metrics.SkipLate, missedFirings(sched, sl.due, next.due, now), sl.due)
 	if !s.callWaiting.CompareAndSwap(false, true) {
-		s.mu.Lock()
-		s.callsSkipped++
-		s.mu.Unlock()
-		d.log.Debug("calls skipped: the previous calls of this server still wait for its probe to end",
-			zap.String("server", s.name), zap.Time("scheduled", sl.due))
+		d.skipped(s, metrics.SkipCallsStillWaiting, 1, sl.due)
 		return next, hasNext
 	}
 	if !d.enter() {
@@ -101,6 +100,57 @@ func (d *Daemon) fireCalls(sl slot) (slot, bool) {
 		s.endFlight(f, res, recorded)
 	}()
 	return next, hasNext
+}
+
+// skipped counts n firings of s's schedule, the one due at due or those
+// after it, that did not run, for reason (one of metrics.SkipReasons): in
+// mcpwatch_probes_skipped_total, and in the server's own count (its page
+// and the API). A firing skipped for want of a slot also warns, at most
+// once every queueWarnEvery: the pool is too small for the fleet, which
+// only the operator can change.
+func (d *Daemon) skipped(s *server, reason string, n int, due time.Time) {
+	if n <= 0 {
+		return
+	}
+	d.self.ProbesSkipped(reason, n)
+	s.mu.Lock()
+	if reason == metrics.SkipCallsStillWaiting {
+		s.callsSkipped += uint64(n)
+	} else {
+		s.skipped += uint64(n)
+	}
+	s.mu.Unlock()
+	if reason == metrics.SkipStillQueued && d.queueWarn.allow(time.Now()) {
+		d.mu.RLock()
+		all, _ := d.pool.Sizes()
+		d.mu.RUnlock()
+		d.log.Warn("probes skipped: the previous probe of a server was still waiting for a free slot when its next one came due; "+
+			"the pool is too small for the fleet: raise defaults.concurrency (see mcpwatch_probes_skipped_total)",
+			zap.String("server", s.name), zap.Int("concurrency", all))
+	}
+	if ce := d.log.Check(zap.DebugLevel, "probe skipped"); ce != nil {
+		ce.Write(zap.String("server", s.name), zap.String("reason", reason), zap.Int("firings", n), zap.Time("scheduled", due))
+	}
+}
+
+// queueWarnEvery spaces the warnings of probes skipped for want of a slot.
+const queueWarnEvery = 10 * time.Minute
+
+// rateLimit lets one event through per period.
+type rateLimit struct {
+	mu     sync.Mutex
+	period time.Duration
+	last   time.Time
+}
+
+func (r *rateLimit) allow(now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.last.IsZero() && now.Sub(r.last) < r.period {
+		return false
+	}
+	r.last = now
+	return true
 }
 
 // enter counts a goroutine or request in for Close to wait on; false once
@@ -176,6 +226,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 		Lookup:   d.opts.Lookup,
 		Deadline: run.deadline,
 		OnStart: func() func() {
+			s.flightRunning()
 			slot := d.prio.started(waited)
 			done := d.self.ProbeStarted(run.scheduled, time.Now())
 			return func() { done(); slot() }

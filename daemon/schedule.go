@@ -85,3 +85,34 @@ func nextAfter(s schedule, due, now time.Time) time.Time {
 	}
 	return next
 }
+
+// maxCountedMisses bounds the firings of a cron schedule missedFirings
+// counts one by one.
+const maxCountedMisses = 10_000
+
+// missedFirings counts the firings of s after the one due at due that
+// were due by now, and that nextAfter skipped for next because the daemon
+// was late (none when it was on time). A fixed interval is counted by
+// arithmetic; a cron expression firing by firing, at most
+// maxCountedMisses.
+func missedFirings(s schedule, due, next, now time.Time) int {
+	first := s.Next(due)
+	if first.IsZero() || next.IsZero() || !first.Before(next) || first.After(now) {
+		return 0
+	}
+	var interval time.Duration
+	switch e := s.(type) {
+	case every:
+		interval = time.Duration(e)
+	case phased:
+		interval = e.interval
+	}
+	if interval > 0 {
+		return int(now.Sub(first)/interval) + 1
+	}
+	n := 0
+	for t := first; !t.IsZero() && t.Before(next) && !t.After(now) && n < maxCountedMisses; t = s.Next(t) {
+		n++
+	}
+	return n
+}

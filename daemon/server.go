@@ -49,7 +49,7 @@ type server struct {
 	era     probe.Era // the era the last successful probe found; "" to detect
 	history history
 	seq     uint64 // probes recorded
-	skipped uint64 // scheduled firings skipped because a probe was still running
+	skipped uint64 // scheduled firings that did not run (mcpwatch_probes_skipped_total's, calls aside)
 	// observed are the tools the last probe listed (scrubbed), as the lock
 	// compares them (nil after a failed probe): names, fingerprints and
 	// description hashes (see retainedTools); lock is the lock status.Diff

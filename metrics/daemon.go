@@ -10,6 +10,25 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 )
 
+// Reasons a scheduled probe did not run: the label values of
+// mcpwatch_probes_skipped_total, a fixed set.
+const (
+	// SkipStillQueued: the server's previous probe was still waiting for a
+	// slot of the pool, which is too small for the fleet.
+	SkipStillQueued = "still_queued"
+	// SkipStillRunning: the server's previous probe (scheduled, on demand
+	// or after an announced change) was still running.
+	SkipStillRunning = "still_running"
+	// SkipLate: the scheduler ran late and skipped the firings it missed.
+	SkipLate = "late"
+	// SkipCallsStillWaiting: a call firing found the server's previous one
+	// still waiting for its probe to end.
+	SkipCallsStillWaiting = "calls_still_waiting"
+)
+
+// SkipReasons are every reason a scheduled probe is skipped.
+var SkipReasons = []string{SkipStillQueued, SkipStillRunning, SkipLate, SkipCallsStillWaiting}
+
 // scheduleLagBuckets span 1 ms (a free worker) to 30 s (a pool saturated for
 // a whole default interval).
 var scheduleLagBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
@@ -23,6 +42,7 @@ type Daemon struct {
 	lockSuccessful   prometheus.Gauge
 	lockTimestamp    prometheus.Gauge
 	probesInFlight   prometheus.Gauge
+	probesSkipped    *prometheus.CounterVec
 	scheduleLag      prometheus.Histogram
 	shardInfo        *prometheus.GaugeVec
 }
@@ -52,6 +72,13 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 			Name: "mcpwatch_probes_in_flight",
 			Help: "Probes running now.",
 		}),
+		probesSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpwatch_probes_skipped_total",
+			Help: "Scheduled probes that did not run, by reason: " + SkipStillQueued + " (the server's previous probe was still waiting for a free slot: defaults.concurrency is too small for the fleet), " +
+				SkipStillRunning + " (its previous probe was still running: the server takes longer than its interval), " +
+				SkipLate + " (mcpwatch itself fell behind its schedule, starved of CPU or suspended: the firings it missed are skipped, not run in a burst), " +
+				SkipCallsStillWaiting + " (a canary call firing found the previous one still waiting for the server's probe to end). A skipped firing is not made up; the next one tries again.",
+		}, []string{"reason"}),
 		scheduleLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "mcpwatch_schedule_lag_seconds",
 			Help:    "How late scheduled probes started against their scheduled time, mostly waiting for a free worker. Probes run on mcpwatch's schedule, not on scrape.",
@@ -63,8 +90,11 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 		}, []string{"index", "total"}),
 	}
 	d.SetShard(0, 1)
+	for _, r := range SkipReasons {
+		d.probesSkipped.WithLabelValues(r) // every reason from 0, so increase() counts the first skip
+	}
 	for _, c := range []prometheus.Collector{
-		d.reloadSuccessful, d.reloadTimestamp, d.lockSuccessful, d.lockTimestamp, d.probesInFlight, d.scheduleLag, d.shardInfo,
+		d.reloadSuccessful, d.reloadTimestamp, d.lockSuccessful, d.lockTimestamp, d.probesInFlight, d.probesSkipped, d.scheduleLag, d.shardInfo,
 		versioncollector.NewCollector("mcpwatch"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -119,6 +149,12 @@ func (d *Daemon) LockReadSucceeded(t time.Time) {
 // the last good lock stays in force.
 func (d *Daemon) LockReadFailed() {
 	d.lockSuccessful.Set(0)
+}
+
+// ProbesSkipped records n scheduled probes that did not run, for reason
+// (one of SkipReasons).
+func (d *Daemon) ProbesSkipped(reason string, n int) {
+	d.probesSkipped.WithLabelValues(reason).Add(float64(n))
 }
 
 // ProbeStarted records a probe that started at started, scheduled for
