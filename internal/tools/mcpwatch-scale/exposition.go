@@ -17,6 +17,7 @@ type exposition struct {
 	servers       int                // series of mcpwatch_probes_total: servers configured
 	probedServers int                // of which probed at least once
 	failures      map[string]float64 // mcpwatch_probe_failures_total summed by reason
+	skipped       map[string]float64 // mcpwatch_probes_skipped_total by reason (empty before mcpwatch had it)
 	lag           histogram          // mcpwatch_schedule_lag_seconds
 	goroutines    float64
 }
@@ -35,7 +36,7 @@ func parseExposition(r io.Reader) (exposition, error) {
 	if err != nil {
 		return exposition{}, fmt.Errorf("parse /metrics: %w", err)
 	}
-	e := exposition{failures: map[string]float64{}}
+	e := exposition{failures: map[string]float64{}, skipped: map[string]float64{}}
 	if mf := families["mcpwatch_probes_total"]; mf != nil {
 		for _, m := range mf.GetMetric() {
 			v := m.GetCounter().GetValue()
@@ -49,6 +50,11 @@ func parseExposition(r io.Reader) (exposition, error) {
 	if mf := families["mcpwatch_probe_failures_total"]; mf != nil {
 		for _, m := range mf.GetMetric() {
 			e.failures[label(m, "reason")] += m.GetCounter().GetValue()
+		}
+	}
+	if mf := families["mcpwatch_probes_skipped_total"]; mf != nil {
+		for _, m := range mf.GetMetric() {
+			e.skipped[label(m, "reason")] += m.GetCounter().GetValue()
 		}
 	}
 	if mf := families["mcpwatch_schedule_lag_seconds"]; mf != nil && len(mf.GetMetric()) == 1 {

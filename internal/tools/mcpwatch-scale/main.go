@@ -59,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "probe window, rounded up to whole intervals")
 	fs.DurationVar(&o.warmup, "warmup", 0, "wait this much longer after the first round before the window opens (a schedule that settles in its second round)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "probe timeout written into the configuration")
-	fs.IntVar(&o.concurrency, "concurrency", 64, "defaults.concurrency written into the configuration (0: mcpwatch's default)")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "defaults.concurrency written into the configuration (default: none written, mcpwatch's own default)")
 	fs.IntVar(&o.stdioConcurrency, "stdio-concurrency", 0, "defaults.stdio_concurrency (0: mcpwatch's default)")
 	fs.IntVar(&o.listeners, "listeners", 4, "loopback ports the simulated servers are spread over")
 	fs.Float64Var(&failPercent, "fail", 5, "percent of simulated servers answering 401 or 500")

@@ -101,6 +101,10 @@ mcpwatch_probes_total{server="c"} 5
 mcpwatch_probe_failures_total{reason="timeout",server="a"} 2
 mcpwatch_probe_failures_total{reason="timeout",server="c"} 1
 mcpwatch_probe_failures_total{reason="unauthorized",server="c"} 4
+# HELP mcpwatch_probes_skipped_total Skipped.
+# TYPE mcpwatch_probes_skipped_total counter
+mcpwatch_probes_skipped_total{reason="late"} 0
+mcpwatch_probes_skipped_total{reason="still_queued"} 7
 # HELP mcpwatch_schedule_lag_seconds Lag.
 # TYPE mcpwatch_schedule_lag_seconds histogram
 mcpwatch_schedule_lag_seconds_bucket{le="0.01"} 50
@@ -124,6 +128,9 @@ func TestParseExposition(t *testing.T) {
 	}
 	if e.failures["timeout"] != 3 || e.failures["unauthorized"] != 4 {
 		t.Errorf("failures %v", e.failures)
+	}
+	if e.skipped["still_queued"] != 7 || len(e.skipped) != 2 {
+		t.Errorf("skipped %v", e.skipped)
 	}
 	if e.goroutines != 17 || e.lag.count != 100 || len(e.lag.bounds) != 4 {
 		t.Errorf("goroutines %v, lag %+v", e.goroutines, e.lag)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 )
@@ -37,11 +38,14 @@ type result struct {
 	// Per server over the window: probes each finished, firings skipped
 	// because the previous probe still ran, and how far the time of its
 	// last probe moved against its schedule (its phase).
-	PerServerMin   uint64  `json:"per_server_min"`
-	PerServerMax   uint64  `json:"per_server_max"`
-	Skipped        uint64  `json:"skipped"`
-	PhaseShiftP99S float64 `json:"phase_shift_p99_s"`
-	PhaseShiftMaxS float64 `json:"phase_shift_max_s"`
+	PerServerMin uint64 `json:"per_server_min"`
+	PerServerMax uint64 `json:"per_server_max"`
+	Skipped      uint64 `json:"skipped"`
+	// SkippedByReason is mcpwatch_probes_skipped_total's increase over the
+	// window, by reason (absent for an mcpwatch without it).
+	SkippedByReason map[string]float64 `json:"skipped_by_reason,omitempty"`
+	PhaseShiftP99S  float64            `json:"phase_shift_p99_s"`
+	PhaseShiftMaxS  float64            `json:"phase_shift_max_s"`
 
 	LagP50S       float64 `json:"lag_p50_s"`
 	LagP99S       float64 `json:"lag_p99_s"`
@@ -133,11 +137,11 @@ func (r *result) print(w io.Writer) {
 	if r.Contracts > 0 {
 		extra += fmt.Sprintf(", %d contracts each every %gs", r.Contracts, r.CallIntervalS)
 	}
-	p("== %s: %d %s servers every %gs, concurrency %d (stdio %s), %d cores%s", r.Label, r.N, r.Mode, r.IntervalS, r.Concurrency, orDefault(r.StdioConcurrency), r.Cores, extra)
+	p("== %s: %d %s servers every %gs, concurrency %s (stdio %s), %d cores%s", r.Label, r.N, r.Mode, r.IntervalS, orDefault(r.Concurrency), orDefault(r.StdioConcurrency), r.Cores, extra)
 	p("  probes:      %.0f in %.1fs (%d rounds): %.1f/s achieved, %.1f/s scheduled (%.1f%%); %.1f%% failed (by design)",
 		r.Probes, r.WindowS, r.Rounds, r.AchievedPerS, r.ScheduledPerS, 100*r.AchievedPerS/r.ScheduledPerS, 100*r.FailedShare)
-	p("  per server:  %d..%d probes each, %d skipped; phase shift p99 %.3fs, max %.3fs",
-		r.PerServerMin, r.PerServerMax, r.Skipped, r.PhaseShiftP99S, r.PhaseShiftMaxS)
+	p("  per server:  %d..%d probes each, %d skipped%s; phase shift p99 %.3fs, max %.3fs",
+		r.PerServerMin, r.PerServerMax, r.Skipped, r.skipReasons(), r.PhaseShiftP99S, r.PhaseShiftMaxS)
 	over := ""
 	if r.LagOverflow {
 		over = " (beyond the last bucket)"
@@ -160,6 +164,24 @@ func (r *result) print(w io.Writer) {
 	for _, n := range r.Notes {
 		p("  note:        %s", n)
 	}
+}
+
+// skipReasons is the window's mcpwatch_probes_skipped_total by reason, for
+// the report: " (still_queued 3, late 0, ...)", or "" without it.
+func (r *result) skipReasons() string {
+	if r.SkippedByReason == nil {
+		return ""
+	}
+	reasons := make([]string, 0, len(r.SkippedByReason))
+	for reason := range r.SkippedByReason {
+		reasons = append(reasons, reason)
+	}
+	sort.Strings(reasons)
+	parts := make([]string, len(reasons))
+	for i, reason := range reasons {
+		parts[i] = fmt.Sprintf("%s %.0f", reason, r.SkippedByReason[reason])
+	}
+	return " (mcpwatch_probes_skipped_total: " + strings.Join(parts, ", ") + ")"
 }
 
 func fmtSeconds(s float64) string {

@@ -235,6 +235,12 @@ func measureProbeWindow(ctx context.Context, o scaleOptions, d *daemonProc, mark
 	if probes > 0 {
 		res.FailedShare = failed / probes
 	}
+	if len(s1.expo.skipped) > 0 {
+		res.SkippedByReason = map[string]float64{}
+		for reason, v := range s1.expo.skipped {
+			res.SkippedByReason[reason] = v - s0.expo.skipped[reason]
+		}
+	}
 	lag := s1.expo.lag.minus(s0.expo.lag)
 	res.LagP50S, _ = lag.quantile(0.5)
 	res.LagP99S, res.LagOverflow = lag.quantile(0.99)
