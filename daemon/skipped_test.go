@@ -12,16 +12,16 @@ import (
 )
 
 // skips reads mcpwatch_probes_skipped_total by reason from a scrape.
-func (s *sim) skips() map[string]int {
+func (s *sim) skips() map[string]uint64 {
 	s.t.Helper()
 	text := s.metricsText()
-	out := map[string]int{}
+	out := map[string]uint64{}
 	for _, r := range metrics.SkipReasons {
 		v := metricValue(text, `mcpwatch_probes_skipped_total{reason="`+r+`"}`)
 		if v == "" {
 			s.t.Fatalf("/metrics lacks mcpwatch_probes_skipped_total{reason=%q}", r)
 		}
-		n, err := strconv.Atoi(v)
+		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			s.t.Fatalf("mcpwatch_probes_skipped_total{reason=%q} = %q", r, v)
 		}
@@ -57,7 +57,7 @@ func TestSkippedStillRunning(t *testing.T) {
 		if got[metrics.SkipStillRunning] < 10 || got[metrics.SkipStillQueued] != 0 || got[metrics.SkipLate] != 0 {
 			t.Errorf("skips of a server 2.5 times slower than its interval: %v, want about 2 of 3 still_running", got)
 		}
-		if st := s.status("slow"); st.Skipped != uint64(got[metrics.SkipStillRunning]) {
+		if st := s.status("slow"); st.Skipped != got[metrics.SkipStillRunning] {
 			t.Errorf("the API says %d skipped, the metric %d", st.Skipped, got[metrics.SkipStillRunning])
 		}
 	})
