@@ -32,6 +32,10 @@ type Options struct {
 	// Eras, when set, gives each probe its era hint (the era the server
 	// answered in last time) and learns the era each probe found.
 	Eras EraMemory
+	// AutoCalls, when positive, samples each server's read-only tools
+	// that need no input, at most AutoCalls of them (runner.Request's
+	// AutoCalls): mcpwatch init learns the shape of their answers so.
+	AutoCalls int
 	// calls makes each server's contracted canary calls, with their
 	// retry policies (check does; lock never calls a tool).
 	calls bool
@@ -70,7 +74,7 @@ func Observe(ctx context.Context, servers []config.Server, opts Options) []Obser
 	// Fingerprinted within each probe's deadline: a hostile schema cannot
 	// make the comparison that follows outlast it.
 	req := runner.Request{Timeout: opts.Timeout, Options: opts.Probe, Lookup: opts.Lookup, Fingerprint: true,
-		Calls: opts.calls, Retries: opts.calls}
+		Calls: opts.calls, Retries: opts.calls, AutoCalls: opts.AutoCalls}
 
 	out := make([]Observation, len(servers))
 	var wg sync.WaitGroup

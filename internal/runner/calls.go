@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
@@ -13,12 +14,19 @@ import (
 // requests, in the session that listed the tools, under one deadline (the
 // probe's timeout plus each contract's call timeout).
 
-// callHook is the probe's AfterList hook for s's contracts; the outcomes
-// land in *out. A call that shows a rejected credential names the one to
-// renew.
-func callHook(s config.Server, retries bool, given []string, out *[]contracts.Outcome) probe.AfterList {
+// callHook is the probe's AfterList hook for s's contracts, and up to auto
+// calls contracts.Auto chooses from the listed tools besides; the outcomes
+// land in *out, the contracts' first. A call that shows a rejected
+// credential names the one to renew.
+func callHook(s config.Server, auto int, retries bool, given []string, out *[]contracts.Outcome) probe.AfterList {
 	return func(ctx context.Context, tools []probe.Tool, c probe.Caller) {
-		*out = contracts.Run(ctx, c, tools, s.Contracts, contracts.Options{
+		all := s.Contracts
+		if auto > 0 {
+			all = append(slices.Clip(all), contracts.Auto(tools, auto, func(tool string) bool {
+				return slices.ContainsFunc(s.Contracts, func(k contracts.Contract) bool { return k.Tool == tool })
+			})...)
+		}
+		*out = contracts.Run(ctx, c, tools, all, contracts.Options{
 			Timeout:     s.CallTimeout,
 			Retries:     retries,
 			Destructive: s.DestructiveAllowed,

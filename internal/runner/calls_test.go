@@ -102,3 +102,36 @@ func TestProbeCallsProbeFailed(t *testing.T) {
 		t.Fatalf("calls after a failed probe: %+v", obs.Calls)
 	}
 }
+
+// AutoCalls makes the calls contracts.Auto chooses, after the server's own
+// contracts and never twice for a tool: the read-only tools that need no
+// input. A tool that is not annotated read-only is never chosen.
+func TestProbeAutoCalls(t *testing.T) {
+	write := probetest.Tool{Name: "reset_cache", InputSchema: map[string]any{"type": "object"}}
+	tools := append(probetest.DefaultTools(), probetest.EchoTool(), write)
+	url := httpServer(t, probetest.Config{Tools: tools, Token: runnerSecret})
+
+	s := callServer(url, nil)
+	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookupSecret, AutoCalls: 5})
+	if !obs.Result.OK || len(obs.Calls) != 1 {
+		t.Fatalf("probe %v, calls %+v: want list_report_dates alone", obs.Result.OK, obs.Calls)
+	}
+	if c := obs.Calls[0]; c.Tool != "list_report_dates" || !c.Passed || !c.Auto || string(c.Input) != "{}" {
+		t.Errorf("auto call %+v", c)
+	}
+	if obs.Timeout != 5*time.Second+5*5*time.Second {
+		t.Errorf("deadline %s, want the probe's and a call timeout per auto call", obs.Timeout)
+	}
+
+	// With a contract of its own for the tool, Auto leaves it to the
+	// contract; without Calls, the contracts are not made, the auto calls are.
+	s = callServer(url, mustContracts(t, `{"tools":{"list_report_dates":{"expect":{"contains":"2026-08-01"}}}}`))
+	obs = Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookupSecret, Calls: true, AutoCalls: 5})
+	if len(obs.Calls) != 1 || obs.Calls[0].Auto || !obs.Calls[0].Passed {
+		t.Errorf("calls %+v: want the contract alone", obs.Calls)
+	}
+	obs = Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookupSecret, AutoCalls: 5})
+	if len(obs.Calls) != 1 || !obs.Calls[0].Auto {
+		t.Errorf("calls %+v: want the auto call alone", obs.Calls)
+	}
+}

@@ -58,6 +58,13 @@ type Request struct {
 	// timeout. Retries honours the contracts' retry policies.
 	Calls   bool
 	Retries bool
+	// AutoCalls, when positive, also makes (Calls or not) the calls
+	// contracts.Auto chooses from the tools the server lists, at most
+	// AutoCalls, after the server's own contracts and leaving out the
+	// tools they call: read-only tools that need no input, each called
+	// with {}; the deadline grows by a call timeout for each. mcpwatch init
+	// samples the answers of such tools so.
+	AutoCalls int
 	// Login signs in for the server's auth: block instead of using its
 	// stored refresh token (mcpwatch login): the authorization code grant,
 	// the person reached through Login, the refresh token stored where the
@@ -103,7 +110,8 @@ type Observation struct {
 // canceled one.
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
 	calls := req.Calls && s.HasCalls()
-	obs := Observation{Timeout: callTimeout(s, s.ProbeTimeout(req.Timeout), calls)}
+	auto := max(req.AutoCalls, 0)
+	obs := Observation{Timeout: callTimeout(s, s.ProbeTimeout(req.Timeout), calls) + time.Duration(auto)*s.CallTimeout}
 	lookup := req.Lookup
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
@@ -152,8 +160,12 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	opts := req.Options
 	names := credentialNames(given)
 	var outcomes []contracts.Outcome
-	if calls {
-		opts.AfterList = callHook(s, req.Retries, names, &outcomes)
+	if calls || auto > 0 {
+		own := s
+		if !calls {
+			own.Contracts = nil
+		}
+		opts.AfterList = callHook(own, auto, req.Retries, names, &outcomes)
 	}
 	timeout := obs.Timeout
 	if !req.Deadline.IsZero() {
@@ -190,10 +202,10 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	if client != nil && req.Login != nil {
 		obs.Login = client.LastLogin()
 	}
-	if calls {
-		if !said.OK || outcomes == nil {
-			outcomes = notCalled(s, said)
-		}
+	switch {
+	case calls && (!said.OK || outcomes == nil):
+		obs.Calls = scrub.outcomes(notCalled(s, said))
+	case calls || auto > 0:
 		obs.Calls = scrub.outcomes(outcomes)
 	}
 	return obs
