@@ -196,7 +196,7 @@ func (d *Daemon) handleProbe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.mu.RLock()
-	serverTimeout := s.cfg.Timeout
+	serverTimeout := s.probeTimeout(d.opts.Timeout)
 	d.mu.RUnlock()
 	timeout, err := probeTimeout(r, serverTimeout, d.opts.ProbeTimeoutOffset)
 	if err != nil {

@@ -72,6 +72,10 @@ type Options struct {
 	// for the answer, as blackbox_exporter's --timeout-offset. Default
 	// 0.5s.
 	ProbeTimeoutOffset time.Duration
+	// Timeout, when positive, replaces every server's probe deadline
+	// (serve --timeout), as check's --timeout does; a command that installs
+	// what it runs still gets its start_timeout while it starts.
+	Timeout time.Duration
 	// Version is mcpwatch's version: reported to servers as
 	// clientInfo.version, and shown on the status page.
 	Version string
@@ -255,7 +259,7 @@ func (d *Daemon) Start() {
 		for _, name := range d.names {
 			s := d.servers[name]
 			d.firstPending[name] = true
-			longest = max(longest, s.cfg.Timeout)
+			longest = max(longest, s.probeTimeout(d.opts.Timeout))
 			d.table.add(slot{due: firstDue(s.sched, now, d.opts.FirstRoundSpread), name: name, gen: s.gen})
 			if s.callSched != nil {
 				d.table.add(slot{due: firstDue(s.callSched, now, d.opts.FirstRoundSpread), name: name, gen: s.callGen, calls: true})

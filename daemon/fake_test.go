@@ -66,6 +66,7 @@ type fakeServer struct {
 	// What its probes were asked, in order.
 	probes int
 	eras   []probe.Era // the era hint of each probe
+	warm   []bool      // whether each probe was told the command had started
 	// budgets are the time each probe had from its start to the caller's
 	// Deadline (0 for a probe without one).
 	budgets []time.Duration
@@ -135,6 +136,7 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 	f.started = append(f.started, s.Name)
 	fs.probes++
 	fs.eras = append(fs.eras, req.Era)
+	fs.warm = append(fs.warm, req.Warm)
 	var budget time.Duration // 0: no deadline of the caller's
 	if !req.Deadline.IsZero() {
 		budget = time.Until(req.Deadline)

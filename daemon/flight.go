@@ -236,7 +236,7 @@ func (d *Daemon) joinOrStart(s *server, deadline time.Time) (f *flight, mine boo
 // probe of s in flight will have ended, at most its timeout.
 func (d *Daemon) retryAfter(s *server) string {
 	d.mu.RLock()
-	timeout := s.cfg.Timeout
+	timeout := s.probeTimeout(d.opts.Timeout)
 	d.mu.RUnlock()
 	return fmt.Sprint(max(1, int(timeout.Round(time.Second)/time.Second)))
 }

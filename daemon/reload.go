@@ -162,6 +162,9 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 		name := p.cfg.Name
 		keep[name] = true
 		s, ok := d.servers[name]
+		if ok {
+			s.restart() // a reload starts every command afresh: see server.warm
+		}
 		switch {
 		case !ok:
 			s = newServer(d.ctx, p.cfg, p.sched, p.interval, d.opts.History)

@@ -225,6 +225,8 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 		},
 		Lookup:   d.opts.Lookup,
 		Deadline: run.deadline,
+		Timeout:  d.opts.Timeout,
+		Warm:     s.isWarm(),
 		OnStart: func() func() {
 			s.flightRunning()
 			slot := d.prio.started(waited)

@@ -68,6 +68,11 @@ type server struct {
 	// tools.listChanged.
 	watch     *watcher
 	announces bool
+	// warm is set once a probe of the server's command ended other than
+	// at its deadline, and cleared when the configuration is reloaded:
+	// until then a command that installs what it runs (npx -y) probes
+	// within its start_timeout (config.Server.ProbeTimeout).
+	warm bool
 }
 
 func newServer(parent context.Context, cfg config.Server, sched schedule, interval time.Duration, historyLimit int) *server {
@@ -117,6 +122,31 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 	s.status.Interval = interval
 	s.status.Calls = keepCalls(s.status.Calls, cfg.Contracts)
 	s.judge() // a failing call whose contract left fails no more
+}
+
+// probeTimeout is the deadline of the server's next probe, with override
+// (serve --timeout) when positive. Called with Daemon.mu held (for cfg).
+func (s *server) probeTimeout(override time.Duration) time.Duration {
+	s.mu.Lock()
+	warm := s.warm
+	s.mu.Unlock()
+	return s.cfg.ProbeTimeout(override, !warm)
+}
+
+// isWarm reports whether the server's command has started since it was
+// last configured.
+func (s *server) isWarm() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.warm
+}
+
+// restart makes the next probe a first start again, as after a reload:
+// the command may fetch a newer package (npx -y NAME@latest).
+func (s *server) restart() {
+	s.mu.Lock()
+	s.warm = false
+	s.mu.Unlock()
 }
 
 // judge judges the server's last probe, its diff and the latest outcome of
@@ -307,6 +337,9 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 
 	st := &s.status
 	st.Last = res
+	if started(res) {
+		s.warm = true
+	}
 	s.observed, s.lock = nil, lock
 	if res.OK {
 		s.observed = observed
@@ -339,6 +372,18 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 	s.seq++
 	s.history.add(newRecord(s.seq, trigger, res, st.Diff, t.now))
 	return t
+}
+
+// started reports whether a probe shows the server's command has started:
+// it ended other than at its deadline, after the process was spawned (a
+// probe that could not build its target, or found a credential empty,
+// started nothing).
+func started(res *probe.Result) bool {
+	switch res.Reason {
+	case probe.ReasonTimeout, probe.ReasonConfig, probe.ReasonCredentialMissing, probe.ReasonCanceled:
+		return false
+	}
+	return true
 }
 
 // infoOf is what the status keeps of the last successful probe once a

@@ -133,7 +133,7 @@ type preflightFlags struct {
 func addPreflightFlags(fs *pflag.FlagSet, f *preflightFlags) {
 	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
 	fs.StringVarP(&f.lockFile, "lock.file", "l", "", "lock `file` (default: the configuration's lock, mcp-tools.lock.json)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s); a command that installs before it runs (npx, uvx, docker run) gets at least its start_timeout, 2m")
 	fs.StringArrayVar(&f.servers, "server", nil, "only the server `NAME` (repeatable; default every server but the ignored ones)")
 	fs.StringArrayVar(&f.skip, "skip", nil, "leave the server `NAME` out: not probed, its lock entry kept (repeatable; as ignore: in mcpwatch.yml)")
 }

@@ -96,7 +96,7 @@ type probeFlags struct {
 func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs := newFlagSet("probe")
 	fs.SetInterspersed(false)
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole probe: spawn or connect, handshake, every page")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole probe: spawn or connect, handshake, every page; a command that installs before it runs (npx, uvx, docker run) gets at least 2m")
 	fs.StringVar(&f.era, "era", "auto", "protocol era: auto (detect with server/discover), modern (2026-07-28) or legacy (initialize)")
 	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", "text", "json")
 	fs.StringArrayVar(&f.env, "env", nil, "`NAME=VALUE` added to a stdio server's environment (repeatable)")
@@ -156,7 +156,10 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		res = configFailure(err)
 	} else {
-		pctx, cancel := context.WithTimeout(ctx, f.timeout)
+		// A command that installs what it runs (npx -y) gets its start
+		// time, as check gives it: config.Server.ProbeTimeout.
+		srv := f.server()
+		pctx, cancel := context.WithTimeout(ctx, srv.ProbeTimeout(0, true))
 		// The server may echo its credential (on stderr, in an error): what
 		// is printed is scrubbed of the values this probe sent it, the
 		// OAuth tokens included.
@@ -167,7 +170,7 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 			res.Credentials = client.Status()
 			scrubbed = runner.WithSecrets(target, client.Secrets())
 		}
-		res = runner.Scrub(f.written(), scrubbed, res)
+		res = runner.Installing(runner.Scrub(f.written(), scrubbed, res), srv)
 		if called != nil && called.result != nil {
 			called.result = runner.ScrubCall(f.written(), scrubbed, called.result)
 		}
@@ -197,6 +200,17 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// server is the probed command as the configuration would hold it, for
+// its deadline: --timeout, and the default start_timeout when the command
+// installs what it runs.
+func (f *probeFlags) server() config.Server {
+	s := config.Server{Timeout: f.timeout, StartTimeout: config.DefaultStartTimeout}
+	if len(f.command) > 0 {
+		s.Command, s.Args = f.command[0], f.command[1:]
+	}
+	return s
 }
 
 // check rejects contradictory or malformed flags.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/coreos/go-systemd/v22/activation"
 	"github.com/prometheus/common/version"
@@ -93,18 +94,19 @@ const defaultListenAddress = "127.0.0.1:9713"
 // serveFlags are serve's settings, each from its flag, else its variable,
 // else its default (see settings.go); the tags are the flags' names.
 type serveFlags struct {
-	ConfigFile      string   `koanf:"config.file"`
-	Listen          []string `koanf:"web.listen-address"`
-	SystemdSocket   bool     `koanf:"web.systemd-socket"`
-	WebConfig       string   `koanf:"web.config.file"`
-	LogLevel        string   `koanf:"log.level"`
-	LogFormat       string   `koanf:"log.format"`
-	History         int      `koanf:"probe.history"`
-	EnablePprof     bool     `koanf:"web.enable-pprof"`
-	EnableLifecycle bool     `koanf:"web.enable-lifecycle"`
-	RoutePrefix     string   `koanf:"web.route-prefix"`
-	ExternalURL     string   `koanf:"web.external-url"`
-	Era             string   `koanf:"era"`
+	ConfigFile      string        `koanf:"config.file"`
+	Listen          []string      `koanf:"web.listen-address"`
+	SystemdSocket   bool          `koanf:"web.systemd-socket"`
+	WebConfig       string        `koanf:"web.config.file"`
+	LogLevel        string        `koanf:"log.level"`
+	LogFormat       string        `koanf:"log.format"`
+	History         int           `koanf:"probe.history"`
+	EnablePprof     bool          `koanf:"web.enable-pprof"`
+	EnableLifecycle bool          `koanf:"web.enable-lifecycle"`
+	RoutePrefix     string        `koanf:"web.route-prefix"`
+	ExternalURL     string        `koanf:"web.external-url"`
+	Era             string        `koanf:"era"`
+	Timeout         time.Duration `koanf:"timeout"`
 
 	Replica    string   `koanf:"replica"`
 	ShardIndex int      `koanf:"shard.index"`
@@ -127,6 +129,7 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringVar(&f.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
 	fs.IntVar(&f.History, "probe.history", 20, "probes kept per server for the status page (failed ones are kept besides)")
 	fs.BoolVar(&f.EnablePprof, "web.enable-pprof", false, "serve Go profiles under /debug/pprof/")
+	fs.DurationVar(&f.Timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s); a command that installs before it runs (npx, uvx, docker run) gets at least its start_timeout, 2m, until it has started")
 	fs.StringVar(&f.Era, "era", "", "protocol era of every server: auto, modern or legacy, overriding the configuration's (default: each server's own)")
 	fs.StringSliceVar(&f.PeerURLs, "web.peer-urls", nil, "status page `URL`s of the other replicas or shards, linked from this one (repeatable)")
 	fs.StringVar(&f.Replica, "replica", "", "this replica's `name` among those watching the same servers; NAME-0 and NAME-1 probe half an interval apart (default: the host name)")
@@ -157,6 +160,8 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 			return usagef("unexpected argument %q", fs.Arg(0))
 		case f.History < 1:
 			return usagef("--probe.history must be at least 1, got %d", f.History)
+		case given("timeout") && f.Timeout <= 0:
+			return usagef("--timeout must be positive, got %s", f.Timeout)
 		case given("era"):
 			if err := checkEra(f.Era); err != nil {
 				return err
@@ -223,6 +228,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		RoutePrefix:     f.RoutePrefix,
 		ExternalURL:     external,
 		Version:         version.Version,
+		Timeout:         f.Timeout,
 	})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: %v\nFix the configuration and start again.\n", err)

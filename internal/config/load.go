@@ -4,6 +4,8 @@ package config
 //
 //	defaults:                    # apply to every server that does not set its own
 //	  timeout: 10s               # one deadline per probe (Go duration, > 0)
+//	  start_timeout: 2m          # the deadline of a command that installs before it runs
+//	                             # (npx, uvx, pipx run, bunx, pnpm dlx, docker run) until it has started
 //	  schedule: "@every 30s"     # cron expression (5 fields) or descriptor (@every 1m, @hourly)
 //	  concurrency: 16            # probes at once (>= 1)
 //	  stdio_concurrency: 8       # stdio processes at once (>= 1)
@@ -28,6 +30,7 @@ package config
 //	    cwd: .                   # default: this file's directory
 //	    inherit_env: false       # overrides defaults.inherit_env
 //	    timeout: 5s              # overrides defaults.timeout
+//	    start_timeout: 5m        # overrides defaults.start_timeout
 //	    schedule: "@every 15s"   # overrides defaults.schedule
 //	    era: auto                # overrides defaults.era
 //	    forbid: ["delete_*"]     # tool-name globs that must never appear (* matches any characters, / too)
@@ -233,6 +236,9 @@ func decodeDefaults(o *object, def *Defaults) {
 	if v, ok := o.duration("timeout"); ok {
 		def.Timeout = v
 	}
+	if v, ok := o.duration("start_timeout"); ok {
+		def.StartTimeout = v
+	}
 	if v, ok := o.schedule("schedule"); ok {
 		def.Schedule = v
 	}
@@ -371,6 +377,9 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	if v, ok := o.duration("timeout"); ok {
 		s.Timeout = v
 	}
+	if v, ok := o.duration("start_timeout"); ok {
+		s.StartTimeout = v
+	}
 	if v, ok := o.schedule("schedule"); ok {
 		s.Schedule = v
 	}
@@ -393,7 +402,7 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 				d.errorf(o.key("transport"), "%q is not a transport; use auto, http or sse", transport)
 			}
 		}
-		for _, k := range []string{"command", "args", "env", "cwd", "inherit_env"} {
+		for _, k := range []string{"command", "args", "env", "cwd", "inherit_env", "start_timeout"} {
 			if _, set := o.m[k]; set && s.Command == "" {
 				d.errorf(o.key(k), "applies only to command servers, and this one has a url; remove it")
 			}

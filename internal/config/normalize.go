@@ -17,9 +17,12 @@ const DefaultCallSchedule = "@every 5m"
 // BuiltinDefaults are the defaults when mcpwatch.yml sets none.
 func BuiltinDefaults() Defaults {
 	return Defaults{
-		Timeout:     10 * time.Second,
-		Schedule:    "@every 30s",
-		Concurrency: 16,
+		Timeout: 10 * time.Second,
+		// A cold npx -y install of a typical MCP server takes 30-60 s, and
+		// more on a loaded host; two minutes lets it finish.
+		StartTimeout: DefaultStartTimeout,
+		Schedule:     "@every 30s",
+		Concurrency:  16,
 		// A stdio probe is a process start: some MB and some ms of CPU. 8
 		// probes a typical agent's servers (a client config lists a handful)
 		// all at once, so a preflight takes the time of the slowest, while
@@ -52,6 +55,7 @@ func (c *Config) Normalize() {
 func (d Defaults) normalized() Defaults {
 	b := BuiltinDefaults()
 	set(&d.Timeout, b.Timeout)
+	set(&d.StartTimeout, b.StartTimeout)
 	set(&d.Schedule, b.Schedule)
 	set(&d.Concurrency, b.Concurrency)
 	set(&d.StdioConcurrency, b.StdioConcurrency)
@@ -66,6 +70,7 @@ func (d Defaults) normalized() Defaults {
 func (s Server) Normalized(def Defaults) Server {
 	def = def.normalized()
 	set(&s.Timeout, def.Timeout)
+	set(&s.StartTimeout, def.StartTimeout)
 	set(&s.Schedule, def.Schedule)
 	set(&s.Era, def.Era)
 	set(&s.CallSchedule, def.CallSchedule)
@@ -83,13 +88,27 @@ func (s Server) Normalized(def Defaults) Server {
 	return s
 }
 
+// DefaultStartTimeout is defaults.start_timeout when the configuration
+// sets none.
+const DefaultStartTimeout = 120 * time.Second
+
 // ProbeTimeout is the deadline of one probe of s: override when positive
-// (the CLI's --timeout), else the server's own.
-func (s Server) ProbeTimeout(override time.Duration) time.Duration {
+// (the CLI's --timeout), else the server's own; and, while starting (the
+// first probe of the command since mcpwatch started, the configuration
+// was reloaded or the command changed, until a probe ends other than by
+// its deadline), at least s.StartTimeout when the command installs what it
+// runs (Installs): a cold npx -y install takes far longer than a probe,
+// and a probe that ends first kills the install with it. check, lock and
+// probe start every server afresh, so each of their probes is starting.
+func (s Server) ProbeTimeout(override time.Duration, starting bool) time.Duration {
+	t := s.Timeout
 	if override > 0 {
-		return override
+		t = override
 	}
-	return s.Timeout
+	if starting && s.Installs() != "" {
+		t = max(t, s.StartTimeout)
+	}
+	return t
 }
 
 // set gives *v the value def when *v is the zero value.

@@ -16,7 +16,7 @@ func TestNormalize(t *testing.T) {
 		Defaults: Defaults{Timeout: 4 * time.Second, InheritEnv: true, CallTimeout: 7 * time.Second},
 		Servers: []Server{
 			{Name: "bare", Command: "x"},
-			{Name: "own", URL: "https://x.example/mcp", Timeout: time.Second, Schedule: "@every 1m", Era: probe.EraLegacy,
+			{Name: "own", URL: "https://x.example/mcp", Timeout: time.Second, StartTimeout: time.Minute, Schedule: "@every 1m", Era: probe.EraLegacy,
 				Transport: probe.TransportSSE, CallSchedule: "@hourly", CallTimeout: 2 * time.Second},
 			{Name: "remote", URL: "https://x.example/mcp"},
 			{Name: "kept", Command: "x", inheritEnvSet: true},
@@ -25,19 +25,19 @@ func TestNormalize(t *testing.T) {
 	}
 	cfg.Normalize()
 	b := BuiltinDefaults()
-	wantDefaults := Defaults{Timeout: 4 * time.Second, Schedule: b.Schedule, Concurrency: b.Concurrency, StdioConcurrency: b.StdioConcurrency,
+	wantDefaults := Defaults{Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule, Concurrency: b.Concurrency, StdioConcurrency: b.StdioConcurrency,
 		Era: probe.EraAuto, InheritEnv: true, MaxMessageBytes: b.MaxMessageBytes, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second}
 	if cfg.Defaults != wantDefaults {
 		t.Errorf("defaults %+v\nwant     %+v", cfg.Defaults, wantDefaults)
 	}
 	want := []Server{
-		{Name: "bare", Command: "x", Transport: probe.TransportStdio, InheritEnv: true, Timeout: 4 * time.Second, Schedule: b.Schedule,
+		{Name: "bare", Command: "x", Transport: probe.TransportStdio, InheritEnv: true, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
 			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
-		{Name: "own", URL: "https://x.example/mcp", Timeout: time.Second, Schedule: "@every 1m", Era: probe.EraLegacy,
+		{Name: "own", URL: "https://x.example/mcp", Timeout: time.Second, StartTimeout: time.Minute, Schedule: "@every 1m", Era: probe.EraLegacy,
 			Transport: probe.TransportSSE, CallSchedule: "@hourly", CallTimeout: 2 * time.Second},
-		{Name: "remote", URL: "https://x.example/mcp", Transport: probe.TransportAuto, Timeout: 4 * time.Second, Schedule: b.Schedule,
+		{Name: "remote", URL: "https://x.example/mcp", Transport: probe.TransportAuto, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
 			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
-		{Name: "kept", Command: "x", inheritEnvSet: true, Transport: probe.TransportStdio, Timeout: 4 * time.Second, Schedule: b.Schedule,
+		{Name: "kept", Command: "x", inheritEnvSet: true, Transport: probe.TransportStdio, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
 			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
 	}
 	if !reflect.DeepEqual(cfg.Servers, want) {
@@ -60,11 +60,59 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestProbeTimeout(t *testing.T) {
-	s := Server{Timeout: 5 * time.Second}
-	if got := s.ProbeTimeout(2 * time.Second); got != 2*time.Second {
+	s := Server{Command: "node", Timeout: 5 * time.Second, StartTimeout: time.Minute}
+	if got := s.ProbeTimeout(2*time.Second, true); got != 2*time.Second {
 		t.Errorf("with --timeout 2s: %s", got)
 	}
-	if got := s.ProbeTimeout(0); got != 5*time.Second {
+	if got := s.ProbeTimeout(0, true); got != 5*time.Second {
 		t.Errorf("without: %s", got)
+	}
+	// npx gets start_timeout while it starts, and its timeout once warm;
+	// a --timeout longer than start_timeout wins.
+	s.Command = "npx"
+	for _, tc := range []struct {
+		override time.Duration
+		starting bool
+		want     time.Duration
+	}{
+		{0, true, time.Minute}, {0, false, 5 * time.Second},
+		{2 * time.Second, true, time.Minute}, {2 * time.Second, false, 2 * time.Second},
+		{5 * time.Minute, true, 5 * time.Minute},
+	} {
+		if got := s.ProbeTimeout(tc.override, tc.starting); got != tc.want {
+			t.Errorf("npx, --timeout %s, starting %v: %s, want %s", tc.override, tc.starting, got, tc.want)
+		}
+	}
+}
+
+// Commands that install what they run get start_timeout while they start;
+// the rule reads the command's base name and, where it matters, its first
+// arguments.
+func TestInstalls(t *testing.T) {
+	for _, tc := range []struct {
+		command string
+		args    []string
+		want    string
+	}{
+		{"npx", []string{"-y", "@modelcontextprotocol/server-memory@2025.9.25"}, "npx"},
+		{"/usr/local/bin/npx", nil, "npx"},
+		{`C:\Program Files\nodejs\npx.cmd`, []string{"-y", "x"}, "npx"},
+		{"cmd", []string{"/c", "npx", "-y", "x"}, "npx"},
+		{"uvx", []string{"mcp-server-fetch"}, "uvx"},
+		{"pipx", []string{"run", "x"}, "pipx run"},
+		{"pipx", []string{"install", "x"}, ""},
+		{"bunx", nil, "bunx"},
+		{"pnpm", []string{"dlx", "x"}, "pnpm dlx"},
+		{"docker", []string{"run", "-i", "--rm", "ghcr.io/github/github-mcp-server"}, "docker run"},
+		{"docker", []string{"exec", "-i", "c", "srv"}, ""},
+		{"node", []string{"server.js"}, ""},
+		{"./bin/npx-like", nil, ""},
+	} {
+		if got := (Server{Command: tc.command, Args: tc.args}).Installs(); got != tc.want {
+			t.Errorf("%s %v: Installs() = %q, want %q", tc.command, tc.args, got, tc.want)
+		}
+	}
+	if got := (Server{URL: "https://x.example/mcp"}).Installs(); got != "" {
+		t.Errorf("a url server installs %q", got)
 	}
 }

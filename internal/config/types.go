@@ -28,6 +28,7 @@ type Config struct {
 // Defaults apply to every server unless it sets its own.
 type Defaults struct {
 	Timeout          time.Duration // per probe; default 10s
+	StartTimeout     time.Duration // per probe of a command that installs before it runs, until it has started once; default 120s
 	Schedule         string        // cron expression or @every; default "@every 30s"
 	Concurrency      int           // probes at once; default 16
 	StdioConcurrency int           // stdio probes at once; default 8
@@ -61,10 +62,14 @@ type Server struct {
 	Insecure  bool
 	Auth      *Auth // OAuth; nil for none (or a static header)
 
-	Timeout  time.Duration // defaults applied
-	Schedule string        // defaults applied
-	Era      probe.Era     // defaults applied
-	Forbid   []string      // tool-name glob patterns that must never appear
+	Timeout time.Duration // defaults applied
+	// StartTimeout is the deadline of a probe while the server's command
+	// may still be installing what it runs (see Installs and
+	// ProbeTimeout); defaults applied.
+	StartTimeout time.Duration
+	Schedule     string    // defaults applied
+	Era          probe.Era // defaults applied
+	Forbid       []string  // tool-name glob patterns that must never appear
 	// WatchChanges says whether the daemon holds a listening stream to the
 	// (remote) server and re-probes it when it announces a change of its
 	// tools; nil: when the server declares tools.listChanged.

@@ -19,6 +19,11 @@ type Request struct {
 	// Timeout, when positive, replaces the server's own deadline (the
 	// CLI's --timeout).
 	Timeout time.Duration
+	// Warm says the server's command has started since it was last
+	// (re)configured, so a command that installs what it runs no longer
+	// gets its start_timeout (config.Server.ProbeTimeout). Unset (check,
+	// lock, probe: every start is a first one), it does.
+	Warm bool
 	// Deadline, when set, is when the probe must have ended whatever its
 	// timeout: a caller's own deadline, such as a Prometheus scrape's. The
 	// probe's deadline is the earlier of Deadline and its timeout counted
@@ -111,7 +116,7 @@ type Observation struct {
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
 	calls := req.Calls && s.HasCalls()
 	auto := max(req.AutoCalls, 0)
-	obs := Observation{Timeout: callTimeout(s, s.ProbeTimeout(req.Timeout), calls) + time.Duration(auto)*s.CallTimeout}
+	obs := Observation{Timeout: callTimeout(s, s.ProbeTimeout(req.Timeout, !req.Warm), calls) + time.Duration(auto)*s.CallTimeout}
 	lookup := req.Lookup
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
@@ -182,6 +187,9 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	}
 	scrub := newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed)
 	res := rejected(scrub.result(said), names)
+	if !req.Warm {
+		res = Installing(res, s)
+	}
 	if res.OK {
 		obs.Tools = make([]lockstore.Observed, len(res.Tools))
 		for i, t := range res.Tools {
@@ -233,6 +241,21 @@ func acquire(ctx context.Context, pool *Pool, stdio bool, deadline time.Time) (r
 		return nil, fmt.Errorf("not started: no probe slot was free before the caller's deadline (%s probes were running)", bound)
 	}
 	return nil, errors.New("canceled before the probe started")
+}
+
+// Installing explains the timeout of a first start of a command that
+// installs what it runs: it may have been still installing, and which
+// setting gives it longer. Any other result is returned as it is.
+func Installing(res *probe.Result, s config.Server) *probe.Result {
+	how := s.Installs()
+	if res.Reason != probe.ReasonTimeout || how == "" {
+		return res
+	}
+	explained := *res
+	explained.Error = fmt.Sprintf("%s; %s installs the package before it starts, which may still have been under way: "+
+		"raise start_timeout (%s now; defaults.start_timeout, or the server's own, in mcpwatch.yml) or give a longer --timeout, "+
+		"or run the command once by hand so its cache holds the package", res.Error, how, s.StartTimeout)
+	return &explained
 }
 
 // endedEarly turns a probe that saw the server's tools into one that
