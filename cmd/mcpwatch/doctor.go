@@ -39,7 +39,9 @@ passes when at least one CI step
   - has a job timeout that leaves room for every server's start-up;
 
 and when the lock exists, is tracked by git and covers every server, the
-contracts files are tracked and expected tools are locked and contracted.
+contracts files are tracked and expected tools are locked and contracted,
+and each server given a credential has a canary (a contract that is called)
+that sees it. Doctor starts no server: it reads the tools the lock holds.
 
 Each finding names the file, the line and the fix. With several steps that
 run mcpwatch check, the one closest to a gate is judged; flags spread over

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 )
 
 // doctorRepo is a repository doctor runs in: its files, and those git does
@@ -22,14 +24,16 @@ const exampleWorkflow = ".github/workflows/mcp-preflight.yml"
 
 // exampleRepo is the project's own example: the GitHub Actions workflow of
 // examples/github-actions in .github/workflows/ of a repository holding an
-// agent's .mcp.json (an HTTP server whose token is a secret, and an npx
-// one) and its lock.
+// agent's .mcp.json (an npx server), an mcpwatch.yml that imports it and
+// adds an HTTP server whose token is a secret, with the contracts of
+// examples/report.tools.json as its canary, and the lock.
 func exampleRepo(t *testing.T) *doctorRepo {
 	t.Helper()
 	r := &doctorRepo{files: map[string]string{
-		exampleWorkflow: string(readFile(t, "../../examples/github-actions/mcp-preflight.yml")),
+		exampleWorkflow:     string(readFile(t, "../../examples/github-actions/mcp-preflight.yml")),
+		"report.tools.json": string(readFile(t, "../../examples/report.tools.json")),
 	}}
-	for _, name := range []string{".mcp.json", "mcp-tools.lock.json"} {
+	for _, name := range []string{".mcp.json", "mcpwatch.yml", "mcp-tools.lock.json"} {
 		r.files[name] = string(readFile(t, filepath.Join("testdata/doctor", name)))
 	}
 	return r
@@ -83,11 +87,12 @@ func TestDoctorOnTheExample(t *testing.T) {
 	assertContains(t, "doctor", r.stdout,
 		"the CI gate holds",
 		"gate: .github/workflows/mcp-preflight.yml:", `the step "MCP preflight" of job mcp-preflight runs: mcpwatch check --strict --format github --receipt mcp-receipt.json`,
-		"configuration: .mcp.json (2 servers), lock mcp-tools.lock.json",
+		"configuration: mcpwatch.yml (2 servers), lock mcp-tools.lock.json",
 		`receipt: mcp-receipt.json, uploaded by the step "Keep the receipt"`,
 		"schedule 17 5 * * *",
 		"credentials: REPORT_API_TOKEN from ${{ secrets.REPORT_API_TOKEN }} (the step's env)",
-		"lock: mcp-tools.lock.json, tracked by git, covers all 2 servers checked")
+		"lock: mcp-tools.lock.json, tracked by git, covers all 2 servers checked",
+		"canaries: report by fetch_daily_report, list_report_dates")
 	t.Logf("mcpwatch doctor on the example:\n%s", r.stdout)
 
 	r = exampleRepo(t).run(t, "--format", "json")
@@ -99,7 +104,10 @@ func TestDoctorOnTheExample(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != exitOK {
 		t.Fatalf("--format json: %v\n%s", err, r)
 	}
-	if !doc.OK || doc.Gate.File != exampleWorkflow || doc.Gate.Config != ".mcp.json" || len(doc.Findings) != 0 {
+	if err := jsondoc.Check([]byte(r.stdout)); err != nil {
+		t.Errorf("--format json: %v", err)
+	}
+	if !doc.OK || doc.Gate.File != exampleWorkflow || doc.Gate.Config != "mcpwatch.yml" || len(doc.Findings) != 0 {
 		t.Errorf("--format json: %+v", doc)
 	}
 }
@@ -152,7 +160,7 @@ type brokenWorkflow struct {
 const (
 	checkStep    = "        run: mcpwatch check --strict --format github --receipt mcp-receipt.json\n"
 	uploadStep   = "      - name: Keep the receipt\n        if: always()\n        uses: actions/upload-artifact@v4\n        with:\n          name: mcp-receipt\n          path: mcp-receipt.json\n          if-no-files-found: ignore\n"
-	stepEnv      = "        env:\n          # Every secret a server of .mcp.json reads through ${VAR}.\n          REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}\n"
+	stepEnv      = "        env:\n          # Every secret a configured server reads through ${VAR}.\n          REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}\n"
 	scheduleLine = "  schedule:\n    - cron: \"17 5 * * *\"\n"
 )
 
@@ -164,7 +172,7 @@ func brokenWorkflows() []brokenWorkflow {
 		break_: func(t *testing.T, r *doctorRepo) {
 			r.edit(t, wf, checkStep, "        run: mcpwatch check --strict --format github\n\n      - name: Keep a receipt\n        run: mcpwatch check --receipt mcp-receipt.json\n")
 		},
-		want: []string{`has no --receipt FILE`, "(the command at .github/workflows/mcp-preflight.yml:50 has it, but a flag counts only on the command that checks)",
+		want: []string{`has no --receipt FILE`, "(the command at .github/workflows/mcp-preflight.yml:", " has it, but a flag counts only on the command that checks)",
 			"fix: add --receipt mcp-receipt.json to that same command: mcpwatch check --strict --format github --receipt mcp-receipt.json"},
 	}, {
 		name:   "no upload",
@@ -229,7 +237,7 @@ func brokenWorkflows() []brokenWorkflow {
 		break_: func(t *testing.T, r *doctorRepo) {
 			r.edit(t, wf, "  pull_request:\n", "  pull_request:\n    paths: ['.mcp.json', 'src/**']\n")
 		},
-		want: []string{"the pull_request paths: filter leaves out mcp-tools.lock.json"},
+		want: []string{"the pull_request paths: filter leaves out mcpwatch.yml, report.tools.json and mcp-tools.lock.json: a pull request that changes only those does not run the check"},
 	}, {
 		name: "its failure hidden by || true",
 		at:   [2]string{wf, "run: mcpwatch check"},
@@ -263,7 +271,7 @@ func brokenWorkflows() []brokenWorkflow {
 			r.files["ci/.mcp.json"] = r.files[".mcp.json"]
 			r.edit(t, wf, "mcpwatch check --strict", "mcpwatch check -c ci/.mcp.json --strict")
 		},
-		want: []string{"checks ci/.mcp.json, not .mcp.json, the configuration mcpwatch check reads at the repository's top", "fix: pass --config.file .mcp.json on that command"},
+		want: []string{"checks ci/.mcp.json, not mcpwatch.yml, the configuration mcpwatch check reads at the repository's top", "fix: pass --config.file mcpwatch.yml on that command"},
 	}, {
 		name:   "a flag check refuses",
 		at:     [2]string{wf, "run: mcpwatch check"},
@@ -300,6 +308,52 @@ func brokenWorkflows() []brokenWorkflow {
 			delete(r.files, wf)
 		},
 		want: []string{"no CI step runs mcpwatch check (read: no CI file", "fix: add a workflow that runs it"},
+	}, {
+		name: "no canary sees a credential",
+		at:   [2]string{"mcpwatch.yml", "  report:"},
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.edit(t, "mcpwatch.yml", "    contracts: report.tools.json\n", "")
+		},
+		want: []string{`server "report" is given header:Authorization; no canary can see this server's credential: none of its 2 locked tools has a contract that is called`,
+			"only a call notices", `fix: give server "report" a canary: a contract for one of its tools that only reads`},
+	}, {
+		name: "a canary still waiting for its input",
+		at:   [2]string{"report.tools.json", ""},
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.files["report.tools.json"] = `{"tools": {"fetch_daily_report": {"input": {"date": "<fill in a date that has a report>"}}}}`
+		},
+		want: []string{`server "report" is given header:Authorization; no canary can see this server's credential yet: fetch_daily_report waits for its input`,
+			`fix: enable a contract in report.tools.json for a tool of server "report" that only reads`},
+	}, {
+		name:   "a contracts file missing",
+		at:     [2]string{"mcpwatch.yml", "contracts: report.tools.json"},
+		break_: func(t *testing.T, r *doctorRepo) { delete(r.files, "report.tools.json") },
+		want:   []string{"the configuration the gate checks cannot be loaded", "report.tools.json", "fix: fix it: mcpwatch config check names each problem"},
+	}, {
+		name: "a contracts file that does not parse",
+		at:   [2]string{"mcpwatch.yml", "contracts: report.tools.json"},
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.files["report.tools.json"] = `{"tools": {"fetch_daily_report": {"expect": {"status": "sometimes"}}}}`
+		},
+		want: []string{"the configuration the gate checks cannot be loaded", "report.tools.json", "sometimes"},
+	}, {
+		name:   "a contracts file not tracked",
+		at:     [2]string{"report.tools.json", ""},
+		break_: func(t *testing.T, r *doctorRepo) { r.untracked = append(r.untracked, "report.tools.json") },
+		want:   []string{`the contracts file report.tools.json of server "report" is not tracked by git`, "fix: git add report.tools.json"},
+	}, {
+		name: "an expected tool neither locked nor contracted",
+		at:   [2]string{"mcp-probe.config.json", "expectedTools"},
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.files["mcp-probe.config.json"] = `{"servers": [{"name": "report", "target": "https://reports.example.com/mcp", "transport": "http",
+  "headers": {"Authorization": "Bearer ${REPORT_API_TOKEN}"}, "toolsFile": "report.tools.json",
+  "expectedTools": ["fetch_daily_report", "export_report"]}]}
+`
+			r.files["mcpwatch.yml"] = "imports: [.mcp.json, mcp-probe.config.json]\n"
+		},
+		want: []string{`server "report" expects export_report, which the lock does not hold: check does not fail when it goes`,
+			"fix: run mcpwatch lock --server report once the server lists it",
+			`report.tools.json:1: server "report" expects export_report, which report.tools.json has no contract for: --strict fails the check on it`},
 	}}
 }
 

@@ -23,6 +23,11 @@ type Server struct {
 	ContractsFile string
 	// AutoCalls is how many calls its calls: auto makes (0: none).
 	AutoCalls int
+	// FromLock says Result holds the tools as the lock has them, by name
+	// only (mcpwatch doctor starts no server): which of them are
+	// annotated read-only cannot be told, so a note says none without
+	// claiming why.
+	FromLock bool
 }
 
 // Row is one line of the table: which canary watches the server's
@@ -105,6 +110,8 @@ func Watch(s Server) Row {
 		r.Note = fmt.Sprintf("%s yet: %s waits for its input (fill in the \"<fill in ...>\" values in %s)", NoCanary, list(pending), file)
 	case len(proposed) > 0:
 		r.Note = fmt.Sprintf("%s: none of its tools is annotated read-only; proposed, disabled in %s: %s (each takes the opt-ins its $comment names)", NoCanary, file, list(proposed))
+	case s.FromLock:
+		r.Note = fmt.Sprintf("%s: none of its %d locked tools has a contract that is called; write a contract for one that only reads (docs/contracts.md)", NoCanary, len(res.Tools))
 	default:
 		r.Note = fmt.Sprintf("%s: none of its %d tools is annotated read-only, and none reads as a query; write a contract for one that only reads (docs/contracts.md)", NoCanary, len(res.Tools))
 	}

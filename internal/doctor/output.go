@@ -2,9 +2,10 @@ package doctor
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 )
 
 // WriteText writes the report for people: the verdict, the gate judged,
@@ -30,10 +31,8 @@ func WriteText(w io.Writer, r *Report) error {
 	return b.Flush()
 }
 
-// WriteJSON writes the report as JSON.
+// WriteJSON writes the report as a JSON document (internal/jsondoc:
+// schema_version first).
 func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return jsondoc.Write(w, r)
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -19,7 +21,8 @@ import (
 // checkRepository judges what the gate relies on in the repository: the
 // configuration it checks loads (its contracts files exist and parse) and
 // is committed, the lock exists, is committed and covers every server, the
-// expected tools are locked and contracted.
+// expected tools are locked and contracted, and a canary sees each
+// server's credential.
 func (d *doctor) checkRepository(c *candidate) {
 	src, servers := d.intended, []config.Server(nil)
 	lockPath := ""
@@ -50,6 +53,7 @@ func (d *doctor) checkRepository(c *candidate) {
 	}
 	lock := d.checkLock(lockPath, servers, isTracked)
 	d.checkContracts(servers, lock, isTracked)
+	d.checkCanaries(servers, lock)
 }
 
 // configFindings reports a configuration that cannot be loaded, one
@@ -62,18 +66,49 @@ func (d *doctor) configFindings(src configSource) {
 		return
 	}
 	for _, err := range unjoin(src.err) {
-		file, line := d.rel(src.path), 1
+		file, line, msg := d.rel(src.path), 1, err.Error()
 		var fe *config.FieldError
 		if errors.As(err, &fe) {
 			if fe.File != "" {
 				file = d.rel(fe.File)
 			}
-			line = max(fe.Line, 1)
+			line = fe.Line
+			if line == 0 {
+				line = keyLine(fe.File, fe.Key)
+			}
+			msg = fe.Problem
+			if fe.Key != "" {
+				msg = fe.Key + ": " + msg
+			}
 		}
+		// The repository's own paths, as the finding names its file.
+		msg = strings.ReplaceAll(msg, d.opts.Dir+string(filepath.Separator), "")
 		d.add(finding("configuration", file, line,
-			fmt.Sprintf("the configuration the gate checks cannot be loaded, so every check fails (exit 78): %v", err),
+			fmt.Sprintf("the configuration the gate checks cannot be loaded, so every check fails (exit 78): %s", msg),
 			"fix it: mcpwatch config check names each problem"))
 	}
+}
+
+// keyLine returns the line of a dotted key (servers.report.contracts) in a
+// YAML or JSON file, or of as much of it as the file holds; 1 when none.
+func keyLine(file, key string) int {
+	data, err := os.ReadFile(filepath.Clean(file))
+	if err != nil || key == "" {
+		return 1
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return 1
+	}
+	line, node := 1, &root
+	for _, part := range strings.Split(key, ".") {
+		k, v := lookup(node, strings.Trim(part, `"`))
+		if k == nil {
+			break
+		}
+		line, node = k.Line, v
+	}
+	return line
 }
 
 // unjoin splits an errors.Join.

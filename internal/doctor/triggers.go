@@ -149,7 +149,7 @@ func (d *doctor) judgePullRequest(c *candidate, pr *yaml.Node, line int) {
 	if c.source.cfg == nil {
 		return
 	}
-	files := []string{d.rel(c.source.path), d.rel(c.lockPath)}
+	files := c.gateFiles(d)
 	for _, key := range []string{"paths", "paths-ignore"} {
 		var patterns []string
 		n := value(pr, key)
@@ -167,8 +167,8 @@ func (d *doctor) judgePullRequest(c *candidate, pr *yaml.Node, line int) {
 		}
 		if len(missed) > 0 {
 			c.add(finding("triggers", f.path, n.Line,
-				fmt.Sprintf("the pull_request %s: filter leaves out %s: a pull request that changes only that does not run the check", key, strings.Join(missed, " and ")),
-				fmt.Sprintf("make pull_request: %s: take %s in (or remove the filter)", key, strings.Join(missed, " and "))))
+				fmt.Sprintf("the pull_request %s: filter leaves out %s: a pull request that changes only %s does not run the check", key, andList(missed), plural(len(missed), "it", "those")),
+				fmt.Sprintf("make pull_request: %s: take %s in (or remove the filter)", key, andList(missed))))
 		}
 	}
 }
@@ -301,4 +301,30 @@ func ruleMatches(expr, source string) bool {
 		return false
 	}
 	return true
+}
+
+// gateFiles are the files of the repository whose change changes what the
+// check checks: the configuration, the client configs it imports, the
+// contracts files and the lock, relative to the repository.
+func (c *candidate) gateFiles(d *doctor) []string {
+	files := []string{d.rel(c.source.path)}
+	add := func(p string) {
+		if p != "" && !slices.Contains(files, d.rel(p)) {
+			files = append(files, d.rel(p))
+		}
+	}
+	for _, s := range c.probed() {
+		add(s.Source)
+		add(s.ContractsFile)
+	}
+	add(c.lockPath)
+	return files
+}
+
+// andList joins "a", "b" and "c" as "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

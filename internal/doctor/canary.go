@@ -1,0 +1,83 @@
+package doctor
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/canary"
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// checkCanaries: every checked server given a credential has a canary
+// that sees it, by the one table of which canary watches a server's
+// credential (internal/canary, as mcpwatch init prints it). A server that
+// keeps listing its tools when its credential expires passes the lock;
+// only a call notices. doctor starts no server, so the table reads the
+// tools as the lock holds them; a server the lock does not cover has a
+// finding of its own.
+func (d *doctor) checkCanaries(servers []config.Server, lock *lockstore.Lock) {
+	var watched []string
+	for _, s := range servers {
+		entry, locked := lock.Entry(s.Name)
+		if !locked {
+			continue
+		}
+		row := canary.Watch(canaryServer(s, entry))
+		switch {
+		case row.Watched:
+			watched = append(watched, fmt.Sprintf("%s by %s", s.Name, row.Canary))
+		case row.Credential == "-":
+			// nothing for a canary to watch
+		default:
+			file, line := d.rel(s.Source), serverLine(s)
+			fix := fmt.Sprintf("give server %q a canary: a contract for one of its tools that only reads, with an input that works (contracts: FILE under the server in an mcpwatch.yml, or an mcp-probe config's toolsFile; a client config such as .mcp.json cannot hold one); docs/contracts.md", s.Name)
+			if s.ContractsFile != "" {
+				file, line = d.rel(s.ContractsFile), 1
+				fix = fmt.Sprintf("enable a contract in %s for a tool of server %q that only reads, with an input that works (docs/contracts.md)", d.rel(s.ContractsFile), s.Name)
+			}
+			d.add(finding("canary", file, line,
+				fmt.Sprintf("server %q is given %s; %s. When it expires or is revoked, a server that still lists its tools passes the lock: only a call notices", s.Name, row.Credential, row.Note),
+				fix))
+		}
+	}
+	if len(watched) > 0 {
+		d.verified("canaries: %s", strings.Join(watched, ", "))
+	}
+}
+
+// canaryServer is what the canary table needs of s: its credentials by
+// name, its contracts, and its tools as locked.
+func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
+	// Every variable answered, so that Resolve names each credential the
+	// server is given; whether CI gives it a value is judgeCredentials'.
+	_, given, _ := s.Resolve(func(string) (string, bool) { return "set", true })
+	var creds []string
+	for _, g := range given {
+		creds = append(creds, g.Credential)
+	}
+	slices.Sort(creds)
+	cs := append(slices.Clone(s.Contracts), s.Pending...)
+	for _, tool := range s.Proposed {
+		cs = append(cs, contracts.Contract{Tool: tool, Disabled: true})
+	}
+	res := &probe.Result{OK: true}
+	for _, name := range entry.Names() {
+		res.Tools = append(res.Tools, probe.Tool{Name: name})
+	}
+	return canary.Server{Name: s.Name, Credentials: creds, Result: res, Contracts: cs,
+		ContractsFile: s.ContractsFile, FromLock: true}
+}
+
+// serverLine is the line of the file that defines s where its name is
+// written as a key: "NAME" in JSON, NAME: in YAML.
+func serverLine(s config.Server) int {
+	if ext := strings.ToLower(filepath.Ext(s.Source)); ext == ".json" || ext == ".jsonc" {
+		return locate(s.Source, `"`+s.Name+`"`)
+	}
+	return locate(s.Source, s.Name+":")
+}
