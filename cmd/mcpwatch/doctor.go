@@ -36,7 +36,9 @@ passes when at least one CI step
   - is given every variable the checked servers' ${VAR} references need,
     in its env: (or its job's, or the workflow's), from a secret or a
     variable;
-  - has a job timeout that leaves room for every server's start-up;
+  - gives every server that installs what it runs (npx, uvx, docker run,
+    ...) a start-up allowance of at least a minute (start_timeout, default
+    2m), and has a job timeout that leaves room for it and the check;
 
 and when the lock exists, is tracked by git and covers every server, the
 contracts files are tracked and expected tools are locked and contracted,

@@ -290,6 +290,20 @@ func brokenWorkflows() []brokenWorkflow {
 		break_: func(t *testing.T, r *doctorRepo) { r.edit(t, wf, "timeout-minutes: 10", "timeout-minutes: 2") },
 		want:   []string{"job mcp-preflight's timeout-minutes (2) leaves no room for the check", "fix: raise the timeout-minutes of job mcp-preflight to at least"},
 	}, {
+		name:   "a job timeout without room for npx's start-up",
+		at:     [2]string{wf, "timeout-minutes: 6"},
+		break_: func(t *testing.T, r *doctorRepo) { r.edit(t, wf, "timeout-minutes: 10", "timeout-minutes: 6") },
+		want: []string{"job mcp-preflight's timeout-minutes (6) leaves no room for the check: it may take up to 2m0s (2 servers, each up to its deadline, a package runner's cold start included)",
+			"fix: raise the timeout-minutes of job mcp-preflight to at least 7"},
+	}, {
+		name: "a start-up allowance too short for a cold runner",
+		at:   [2]string{"mcpwatch.yml", "start_timeout: 20s"},
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.edit(t, "mcpwatch.yml", "imports:\n", "defaults:\n  start_timeout: 20s\nimports:\n")
+		},
+		want: []string{`server "memory" starts through npx, which installs what it runs first, with a start-up allowance of 20s: on a CI runner with nothing cached the install alone takes 30-60 s`,
+			`fix: raise start_timeout for server "memory" (under the server, or defaults.start_timeout in an mcpwatch.yml) to at least 1m0s, or remove it for the default 2m0s`},
+	}, {
 		name:   "the lock not tracked",
 		at:     [2]string{"mcp-tools.lock.json", ""},
 		break_: func(t *testing.T, r *doctorRepo) { r.untracked = append(r.untracked, "mcp-tools.lock.json") },

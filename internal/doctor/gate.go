@@ -226,6 +226,7 @@ func (d *doctor) judge(c *candidate, all []*candidate) {
 	d.judgeReceipt(c)
 	d.judgeTriggers(c)
 	d.judgeCredentials(c)
+	d.judgeStartup(c)
 	d.judgeTimeout(c)
 }
 

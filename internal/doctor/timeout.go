@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,14 +23,18 @@ const (
 	gitlabJobTimeout = time.Hour
 )
 
+// coldInstall is the start-up allowance a command that installs what it
+// runs (npx -y, uvx, docker run) needs on a CI runner with nothing
+// cached: a cold npx -y install of an MCP server takes 30-60 s, more on a
+// loaded runner.
+const coldInstall = time.Minute
+
 // serverDeadline is the longest one server's check may take: its probe's
-// deadline (--timeout on the command replaces every server's), and its
-// canary calls'.
+// deadline (--timeout on the command replaces every server's; a command
+// that installs what it runs gets its start_timeout, since check starts
+// every server afresh), and its canary calls'.
 func serverDeadline(s config.Server, flagTimeout time.Duration) time.Duration {
-	probe := s.Timeout
-	if flagTimeout > 0 {
-		probe = flagTimeout
-	}
+	probe := s.ProbeTimeout(flagTimeout, true)
 	if s.HasCalls() {
 		return s.CallDeadline(probe)
 	}
@@ -57,6 +62,57 @@ func checkWorstCase(servers []config.Server, each func(config.Server) time.Durat
 		}
 	}
 	return max(rounds(every, all), rounds(local, min(stdio, all)))
+}
+
+// judgeStartup: each server whose command installs what it runs has a
+// start-up allowance (config.Server.ProbeTimeout while starting: its
+// start_timeout, default 2m) that lets a cold CI runner finish the
+// install; a probe that ends first kills the install with it, and every
+// run on a fresh runner fails with a timeout.
+func (d *doctor) judgeStartup(c *candidate) {
+	if c.source.cfg == nil {
+		return
+	}
+	var fine []string
+	for _, s := range c.probed() {
+		installs := s.Installs()
+		if installs == "" {
+			continue
+		}
+		allowance := s.ProbeTimeout(c.flags.Timeout, true)
+		if allowance >= coldInstall {
+			fine = append(fine, fmt.Sprintf("%s (%s, %s)", s.Name, installs, allowance))
+			continue
+		}
+		file, line := d.startTimeoutAt(c, s)
+		c.add(finding("startup", file, line,
+			fmt.Sprintf("server %q starts through %s, which installs what it runs first, with a start-up allowance of %s: on a CI runner with nothing cached the install alone takes 30-60 s, the probe's deadline ends it, and the check fails with a timeout", s.Name, installs, allowance),
+			fmt.Sprintf("raise start_timeout for server %q (under the server, or defaults.start_timeout in an mcpwatch.yml) to at least %s, or remove it for the default %s", s.Name, coldInstall, config.DefaultStartTimeout)))
+	}
+	if len(fine) > 0 {
+		c.note("start-up: %s", strings.Join(fine, ", "))
+	}
+}
+
+// startTimeoutAt is where s's start_timeout is set: under the server, else
+// under the configuration's defaults:, else the server's definition.
+func (d *doctor) startTimeoutAt(c *candidate, s config.Server) (string, int) {
+	if isYAML(s.Source) {
+		if line := keyLine(s.Source, "servers."+s.Name+".start_timeout"); line > 1 {
+			return d.rel(s.Source), line
+		}
+	}
+	if cfg := c.source.path; isYAML(cfg) {
+		if line := keyLine(cfg, "defaults.start_timeout"); line > 1 {
+			return d.rel(cfg), line
+		}
+	}
+	return d.rel(s.Source), serverLine(s)
+}
+
+func isYAML(file string) bool {
+	ext := strings.ToLower(filepath.Ext(file))
+	return ext == ".yml" || ext == ".yaml"
 }
 
 // judgeTimeout: the job (and the step) give the check room for every
