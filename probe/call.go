@@ -191,12 +191,13 @@ type callParams struct {
 type sessionCaller struct {
 	c    conn
 	meta *requestMeta
+	obs  *observer
 }
 
 // afterList runs the AfterList hook, if any, once the list is complete.
 func (s *session) afterList(ctx context.Context, c conn, meta *requestMeta) error {
 	if s.opts.AfterList != nil && ctx.Err() == nil {
-		s.opts.AfterList(ctx, s.res.Tools, &sessionCaller{c: c, meta: meta})
+		s.opts.AfterList(ctx, s.res.Tools, &sessionCaller{c: c, meta: meta, obs: s.obs})
 	}
 	return nil
 }
@@ -207,11 +208,12 @@ func (sc *sessionCaller) Call(ctx context.Context, tool string, arguments json.R
 	if isAbsent(arguments) {
 		arguments = nil
 	}
-	raw, err := sc.c.call(ctx, "tools/call", callParams{Meta: sc.meta, Name: tool, Arguments: arguments})
+	raw, err := sc.c.call(ctx, MethodCallTool, callParams{Meta: sc.meta, Name: tool, Arguments: arguments})
 	out.Duration = time.Since(start)
 	if err == nil {
 		err = out.read(raw)
 	}
+	sc.obs.operation(ctx, Operation{Method: MethodCallTool, Tool: tool, Duration: out.Duration, ToolError: err == nil && out.IsError}, err)
 	if err != nil {
 		out.Reason, out.HTTPStatus, out.RPCCode, _ = classify(ctx, err)
 		if out.HTTPStatus >= 200 && out.HTTPStatus < 300 {

@@ -149,12 +149,27 @@ type observer struct {
 	warnings    []string
 	listChanged int
 	entries     []TranscriptEntry
+	operations  []Operation
 	// onListChanged, when set, hears each notifications/tools/list_changed
 	// (a listener's stream).
 	onListChanged func()
 }
 
 const maxWarnings = 20
+
+// operation keeps a request the probe made, op, that ended with err (nil:
+// answered), classified as a probe's failure is; ctx is the request's
+// own.
+func (o *observer) operation(ctx context.Context, op Operation, err error) {
+	if err != nil {
+		op.Error, _, _, _ = classify(ctx, err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.operations) < MaxOperations {
+		o.operations = append(o.operations, op)
+	}
+}
 
 // warn keeps a warning, once: a repeated one must not crowd out the next.
 func (o *observer) warn(format string, args ...any) {

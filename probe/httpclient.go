@@ -127,8 +127,15 @@ func (c *httpClient) shutdown() {
 
 // Bounds of a ConnPool.
 const (
-	poolMaxOrigins     = 4096            // transports kept; the least recently used goes first
-	poolIdlePerOrigin  = 4               // idle keep-alive connections per origin
+	poolMaxOrigins = 4096 // transports kept; the least recently used goes first
+	// poolIdlePerOrigin is the idle keep-alive connections kept per
+	// origin: as many as the probes a daemon runs at once by default
+	// (defaults.concurrency), since the servers behind one origin (a
+	// gateway serving many on paths of one host) are probed that many at
+	// once, and a connection closed for want of an idle place is a new
+	// TCP (and TLS) connection for the next probe. Only connections that
+	// were once all busy at once are ever idle together.
+	poolIdlePerOrigin  = 128
 	poolIdleTimeout    = 2 * time.Minute // longer than the usual probe interval
 	poolEvictBatchSize = poolMaxOrigins / 16
 )

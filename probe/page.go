@@ -44,10 +44,10 @@ func (s *session) callPage(ctx context.Context, c conn, params listParams, moder
 		return err
 	}
 	if pc, ok := c.(pageCaller); ok {
-		err := pc.callDecode(ctx, "tools/list", params, decode)
+		err := pc.callDecode(ctx, MethodListTools, params, decode)
 		return p, err
 	}
-	raw, err := c.call(ctx, "tools/list", params)
+	raw, err := c.call(ctx, MethodListTools, params)
 	if err != nil {
 		return p, err
 	}

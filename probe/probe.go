@@ -162,6 +162,7 @@ func (s *session) finish(ctx context.Context, err error, started time.Time) {
 	r.Warnings = s.obs.warnings
 	r.ListChanged = s.obs.listChanged
 	r.Transcript = s.obs.entries
+	r.Operations = s.obs.operations
 	s.obs.mu.Unlock()
 	r.Timings.Total = time.Since(started)
 	r.Duration = r.Timings.Total.Seconds()

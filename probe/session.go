@@ -315,8 +315,10 @@ func (s *session) detect(ctx context.Context, c conn) (Era, string, error) {
 	sub, cancel := context.WithTimeout(ctx, s.discoverBudget(ctx))
 	defer cancel()
 	start := time.Now()
-	raw, err := c.call(sub, "server/discover", discoverParams{Meta: s.meta(VersionModern)})
-	s.res.Timings.Handshake += time.Since(start)
+	raw, err := c.call(sub, MethodDiscover, discoverParams{Meta: s.meta(VersionModern)})
+	took := time.Since(start)
+	s.res.Timings.Handshake += took
+	s.obs.operation(sub, Operation{Method: MethodDiscover, Duration: took}, err)
 	if ctx.Err() != nil {
 		return "", "", ctxFailure(ctx, "server/discover", s.obs.start)
 	}
@@ -470,11 +472,14 @@ func (s *session) initializeFallback(ctx context.Context, d *dialer, refused err
 
 func (s *session) initialize(ctx context.Context, c conn) (json.RawMessage, error) {
 	start := time.Now()
-	defer func() { s.res.Timings.Handshake += time.Since(start) }()
-	return c.call(ctx, "initialize", initializeParams{
+	raw, err := c.call(ctx, MethodInitialize, initializeParams{
 		ProtocolVersion: LegacyVersions[0],
 		ClientInfo:      implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
 	})
+	took := time.Since(start)
+	s.res.Timings.Handshake += took
+	s.obs.operation(ctx, Operation{Method: MethodInitialize, Duration: took}, err)
+	return raw, err
 }
 
 // listTools reads every page of tools/list. meta is nil in the legacy era.
@@ -489,6 +494,7 @@ func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) erro
 		start := time.Now()
 		p, err := s.callPage(ctx, c, listParams{Meta: meta, Cursor: cursor}, modern, names)
 		s.res.Timings.Pages = append(s.res.Timings.Pages, time.Since(start))
+		s.obs.operation(ctx, Operation{Method: MethodListTools, Duration: s.res.Timings.Pages[len(s.res.Timings.Pages)-1]}, err)
 		if err == nil && modern && s.hinted && n == 1 && isAbsent(p.resultType) {
 			// Some legacy servers list their tools without initialize; a
 			// modern list carries resultType. Only a hint is questioned so.

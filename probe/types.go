@@ -186,6 +186,39 @@ type Result struct {
 	StderrTail string            `json:"stderr_tail,omitempty"`
 	Warnings   []string          `json:"warnings,omitempty"`
 	Transcript []TranscriptEntry `json:"transcript,omitempty"`
+
+	// Operations are the requests the probe made, in order, each with its
+	// duration and outcome (at most MaxOperations): what OpenTelemetry's
+	// mcp.client.operation.duration measures. Notifications are not in
+	// it, nor a request that never went out (a spawn that failed).
+	Operations []Operation `json:"-"`
+}
+
+// Methods of the requests a probe makes, as Operation.Method names them.
+const (
+	MethodDiscover   = "server/discover"
+	MethodInitialize = "initialize"
+	MethodListTools  = "tools/list"
+	MethodCallTool   = "tools/call"
+)
+
+// MaxOperations bounds Result.Operations: a probe of 100 tools/list pages
+// and its calls fits; a longer one keeps its first requests.
+const MaxOperations = 128
+
+// Operation is one request a probe made: from sending it to its answer,
+// or to its failure.
+type Operation struct {
+	Method string // one of the Method constants
+	// Tool is the tool a tools/call called; empty for other methods.
+	Tool     string
+	Duration time.Duration
+	// Error is why the request failed ("" when it was answered): the
+	// probe's reasons, rpc_error for a JSON-RPC error.
+	Error Reason
+	// ToolError is a tools/call answered with isError: true: the request
+	// succeeded, the tool reported an error.
+	ToolError bool
 }
 
 // Tool is one tool as the server listed it.
