@@ -3,6 +3,7 @@ package daemon
 import (
 	"compress/gzip"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
+	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -87,6 +89,45 @@ func parseExposition(t *testing.T, body string) map[string]*dto.MetricFamily {
 	return mfs
 }
 
+// checkOperations checks the histogram of requests of a scrape: each
+// server probed over stdio has its tools/list requests counted, answered,
+// with OpenTelemetry's buckets, and no series is of another server.
+func checkOperations(t *testing.T, mf *dto.MetricFamily, servers ...string) {
+	t.Helper()
+	if mf == nil || mf.GetType() != dto.MetricType_HISTOGRAM {
+		t.Fatalf("%s missing, or not a histogram: %v", metrics.OperationDurationName, mf)
+	}
+	lists := map[string]uint64{}
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			labels[lp.GetName()] = lp.GetValue()
+		}
+		if !slices.Contains(servers, labels["server"]) {
+			t.Errorf("a series of server %q", labels["server"])
+		}
+		h := m.GetHistogram()
+		var bounds []float64
+		for _, b := range h.GetBucket() {
+			bounds = append(bounds, b.GetUpperBound())
+		}
+		if want := append(slices.Clone(metrics.OperationBuckets), math.Inf(1)); !slices.Equal(bounds, want) {
+			t.Errorf("%v: buckets %v, want %v", labels, bounds, want)
+		}
+		if labels["network_transport"] != "pipe" || labels["mcp_protocol_version"] == "" {
+			t.Errorf("a series labelled %v: want network_transport pipe and the protocol version", labels)
+		}
+		if labels["mcp_method_name"] == "tools/list" && labels["error_type"] == "" && h.GetSampleSum() > 0 {
+			lists[labels["server"]] += h.GetSampleCount()
+		}
+	}
+	for _, s := range servers {
+		if lists[s] == 0 {
+			t.Errorf("no answered tools/list of %q counted: %v", s, lists)
+		}
+	}
+}
+
 func serverLabels(mf *dto.MetricFamily) []string {
 	var out []string
 	for _, m := range mf.GetMetric() {
@@ -143,6 +184,7 @@ func TestMetricsEndpoint(t *testing.T) {
 			if got := strings.Join(serverLabels(mfs["mcpwatch_probe_success"]), "|"); got != "report|"+quoted {
 				t.Errorf("probe_success for servers %q, want both, the quoted name intact", got)
 			}
+			checkOperations(t, mfs[metrics.OperationDurationName], "report", quoted)
 		})
 	}
 
@@ -153,7 +195,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 		mfs := parseExposition(t, body)
 		for name, mf := range mfs {
-			if !strings.HasPrefix(name, "mcpwatch_") || name == "mcpwatch_servers" {
+			if !strings.HasPrefix(name, "mcpwatch_") && name != metrics.OperationDurationName || name == "mcpwatch_servers" {
 				t.Errorf("/probe serves %s: only the server's own series belong", name)
 			}
 			got := serverLabels(mf)
@@ -164,5 +206,6 @@ func TestMetricsEndpoint(t *testing.T) {
 		if mfs["mcpwatch_tool_missing"] == nil {
 			t.Error("/probe lacks mcpwatch_tool_missing")
 		}
+		checkOperations(t, mfs[metrics.OperationDurationName], "report")
 	})
 }

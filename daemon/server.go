@@ -14,6 +14,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -267,7 +268,7 @@ func retainedTools(observed []lockstore.Observed, cache *runner.FingerprintCache
 // and no transcript (a debug probe's goes to its requester).
 func retainedResult(res *probe.Result) *probe.Result {
 	kept := *res
-	kept.Transcript = nil
+	kept.Transcript, kept.Operations = nil, nil // the histograms have them
 	if res.Tools != nil {
 		kept.Tools = make([]probe.Tool, len(res.Tools))
 		for i, t := range res.Tools {
@@ -331,11 +332,13 @@ var eraChangeReasons = map[probe.Reason]bool{
 func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string, calls []contracts.Outcome) transition {
 	// What is kept until the next probe is bounded: tool names and hashes,
 	// computed before s.mu is taken, so a scrape never waits on them.
+	full := res
 	res, observed = retainedResult(res), retainedTools(observed, &s.fingerprints)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	st := &s.status
+	st.Operations = metrics.RecordOperations(st.Operations, full)
 	st.Last = res
 	if started(res) {
 		s.warm = true

@@ -27,8 +27,9 @@ const (
 
 // Metric types as the text format spells them.
 const (
-	typeGauge   = "gauge"
-	typeCounter = "counter"
+	typeGauge     = "gauge"
+	typeCounter   = "counter"
+	typeHistogram = "histogram"
 )
 
 // family is one metric family rendered from the statuses: its name, HELP,
@@ -49,6 +50,14 @@ type family struct {
 	omHeader string // the same for OpenMetrics: a counter's family name has no _total
 	order    []int
 	prefixes []string
+
+	// A histogram's bucket bounds, and for each the text of its le label;
+	// labelStarts[i] is prefixes[i] as the first label of a _bucket, _sum
+	// or _count series (no name, no separator).
+	buckets     []float64
+	leLabels    []string
+	omLeLabels  []string // the same as OpenMetrics spells the bounds: 1.0, not 1
+	labelStarts []string
 }
 
 // descs is the table of every metric rendered from a status.Server: the one
@@ -131,6 +140,10 @@ func newDescs() *descs {
 	d.add("mcpwatch_change_notifications_total", typeCounter, renderChangeNotifications,
 		"Changes of its tools the server announced on the listening stream (notifications/tools/list_changed) since the listener started; each one re-probes the server at once (at most one probe a second). Absent for a server without a listener.")
 
+	d.add(OperationDurationName, typeHistogram, renderOperations, operationDurationHelpTxt,
+		operationMethodLabel, operationToolLabel, operationErrorLabel, operationVersionLabel, operationTransportLabel,
+	).withBuckets(OperationBuckets)
+
 	d.add("mcpwatch_call_success", typeGauge, renderCallSuccess,
 		"1 if the last canary call of the tool passed its contract, 0 if it failed (see mcpwatch_call_failures_total for why). One series per contracted tool; absent until its first call ends."+callNote,
 		"tool")
@@ -183,6 +196,38 @@ func (d *descs) add(name, typ string, render renderFunc, help string, labels ...
 	}
 	d.all = append(d.all, f)
 	return f
+}
+
+// withBuckets makes f a histogram of these bucket bounds.
+func (f *family) withBuckets(bounds []float64) *family {
+	f.buckets = bounds
+	for _, b := range bounds {
+		le := string(appendFloat(nil, b))
+		f.leLabels = append(f.leLabels, `",le="`+le+`"} `)
+		if !strings.ContainsAny(le, ".e") {
+			le += ".0"
+		}
+		f.omLeLabels = append(f.omLeLabels, `",le="`+le+`"} `)
+	}
+	f.leLabels = append(f.leLabels, `",le="+Inf"} `)
+	f.omLeLabels = append(f.omLeLabels, `",le="+Inf"} `)
+	for i, p := range f.prefixes {
+		if i == 0 {
+			f.labelStarts = append(f.labelStarts, strings.TrimPrefix(p, f.name+"{"))
+		} else {
+			f.labelStarts = append(f.labelStarts, strings.TrimPrefix(p, `",`))
+		}
+	}
+	return f
+}
+
+// seriesNames are the names of f's series: a histogram's _bucket, _sum
+// and _count, any other family's own name.
+func (f *family) seriesNames() []string {
+	if f.typ == typeHistogram {
+		return []string{f.name + "_bucket", f.name + "_sum", f.name + "_count"}
+	}
+	return []string{f.name}
 }
 
 // names returns the name of every family, sorted.

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/metrics"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -121,6 +122,23 @@ func fixtureStatuses() []status.Server {
 			{Credential: "env:VAULT_TOKEN", Present: false, Why: "${VAULT_TOKEN} is set but empty"},
 		}},
 	}
+	// The requests of the last probes, as the daemon records them: github's
+	// two pages and a canary call, reports's handshake, page and a call
+	// answered isError, search's page that timed out.
+	github.Operations = []probe.Operation{
+		{Method: probe.MethodListTools, Duration: ms(150)},
+		{Method: probe.MethodListTools, Duration: ms(50)},
+		{Method: probe.MethodCallTool, Tool: "get_me", Duration: ms(25)},
+	}
+	reports.Operations = []probe.Operation{
+		{Method: probe.MethodInitialize, Duration: ms(20)},
+		{Method: probe.MethodListTools, Duration: ms(10)},
+		{Method: probe.MethodCallTool, Tool: "list_reports", Duration: ms(40), ToolError: true},
+	}
+	searchTimeout.Operations = []probe.Operation{
+		{Method: probe.MethodInitialize, Duration: ms(100)},
+		{Method: probe.MethodListTools, Duration: 10*time.Second - ms(150), Error: probe.ReasonTimeout},
+	}
 	return []status.Server{
 		{
 			Name: "github", Transport: probe.TransportHTTP, Schedule: "@every 30s", Interval: 30 * time.Second,
@@ -130,7 +148,8 @@ func fixtureStatuses() []status.Server {
 				Extra: []string{"get_me"}, SchemaChanged: []string{"search_code"},
 			},
 			Probes: 120, Failures: map[probe.Reason]uint64{probe.ReasonTimeout: 2},
-			Listener: &status.Listener{Up: true, Notifications: 3},
+			Listener:   &status.Listener{Up: true, Notifications: 3},
+			Operations: metrics.RecordOperations(nil, github),
 			Calls: []status.Call{
 				{Tool: "get_me", Calls: 2, Last: &contracts.Outcome{Tool: "get_me", Passed: true, Started: base, Duration: ms(25)}},
 				{Tool: "list_issues"}, // contracted, not called yet
@@ -147,7 +166,8 @@ func fixtureStatuses() []status.Server {
 				Locked: true, Expected: []string{"fetch_daily_report", "list_reports", "send_report"},
 				Missing: []string{"fetch_daily_report", "send_report"},
 			},
-			Probes: 50,
+			Probes:     50,
+			Operations: metrics.RecordOperations(nil, reports),
 			// Its credential expired: the canary call fails too.
 			Calls: []status.Call{{
 				Tool: "list_reports", Calls: 4,
@@ -171,6 +191,7 @@ func fixtureStatuses() []status.Server {
 			// failure; the collector must not report them.
 			Diff:   lockstore.Diff{Locked: true, Expected: []string{"query"}, Missing: []string{"query"}},
 			Probes: 40, Failures: map[probe.Reason]uint64{probe.ReasonTimeout: 3, probe.ReasonConnection: 1},
+			Operations: metrics.RecordOperations(nil, searchTimeout),
 		},
 		{
 			// Lists its tools, and its canary call shows the token rejected.

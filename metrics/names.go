@@ -29,7 +29,10 @@ func Names() []string {
 // mcpwatch's /metrics: Names, with each histogram's and summary's
 // _bucket/_sum/_count series added.
 func SeriesNames() []string {
-	names := newDescs().names()
+	var names []string
+	for _, f := range newDescs().all {
+		names = append(names, f.seriesNames()...)
+	}
 	for _, mf := range ownFamilies() {
 		n := mf.GetName()
 		names = append(names, n)

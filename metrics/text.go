@@ -191,6 +191,68 @@ func (t *TextWriter) sample(v float64, values ...string) {
 	}
 }
 
+// histogram writes one histogram series of the current family and server:
+// counts per bucket (not cumulative; the last above every bound), their
+// count and sum, values as for sample.
+func (t *TextWriter) histogram(counts []uint64, count uint64, sum float64, values ...string) {
+	f := t.fam
+	if t.pending {
+		t.buf = append(t.buf, t.header(f)...)
+		t.pending = false
+	}
+	les := f.leLabels
+	if t.om {
+		les = f.omLeLabels
+	}
+	var cumulative uint64
+	for i, le := range les {
+		if i < len(counts) {
+			cumulative += counts[i]
+		}
+		t.histogramLine("_bucket", le, float64(cumulative), values)
+	}
+	t.histogramLine("_sum", `"} `, sum, values)
+	t.histogramLine("_count", `"} `, float64(count), values)
+	if len(t.buf) >= flushSize {
+		t.flush()
+	}
+}
+
+// histogramLine writes one line of a histogram: the family's name with
+// suffix, its labels, then end (the le label, or the closing quote and
+// brace) and v. A label whose value is empty is left out, as Prometheus
+// reads it: a histogram has 17 lines a series, so bytes count.
+func (t *TextWriter) histogramLine(suffix, end string, v float64, values []string) {
+	f := t.fam
+	b := append(t.buf, f.name...)
+	b = append(b, suffix...)
+	b = append(b, '{')
+	first := true
+	for i, idx := range f.order {
+		value := t.server
+		if idx > 0 {
+			value = values[idx-1]
+			if value == "" {
+				continue
+			}
+		}
+		if first {
+			b = append(b, f.labelStarts[i]...)
+			first = false
+		} else {
+			b = append(b, f.prefixes[i]...)
+		}
+		if idx == 0 {
+			b = append(b, value...) // escaped once per scrape
+		} else {
+			b = appendEscaped(b, value)
+		}
+	}
+	b = append(b, end...)
+	b = appendFloat(b, v)
+	t.buf = append(b, '\n')
+}
+
 func (t *TextWriter) flush() {
 	if t.err == nil && len(t.buf) > 0 {
 		_, t.err = t.out.Write(t.buf)

@@ -57,7 +57,7 @@ func TestHelpEscaped(t *testing.T) {
 		if !strings.HasPrefix(f.header, "# HELP "+f.name+" ") || !strings.HasSuffix(f.header, "\n# TYPE "+f.name+" "+f.typ+"\n") {
 			t.Errorf("%s: header %q", f.name, f.header)
 		}
-		if f.typ != typeGauge && f.typ != typeCounter {
+		if f.typ != typeGauge && f.typ != typeCounter && (f.typ != typeHistogram || len(f.buckets) == 0) {
 			t.Errorf("%s: type %q", f.name, f.typ)
 		}
 	}

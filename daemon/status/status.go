@@ -58,6 +58,25 @@ type Server struct {
 	// changes of its tools (watch_changes); nil when it holds none. It is
 	// replaced, never written, once published.
 	Listener *Listener
+	// Operations are the histograms of the requests mcpwatch made to the
+	// server (probes and canary calls), one per kind of request and its
+	// outcome, since the server was added: what
+	// mcp_client_operation_duration_seconds exports. The slice and its
+	// series are replaced, never written, once published.
+	Operations []OperationSeries
+}
+
+// OperationSeries is the duration histogram of one kind of request: its
+// method, the tool of a tools/call, how it failed ("" when answered), the
+// session's protocol version and the transport. Counts[i] are the requests
+// that took at most the metrics package's bound i (not cumulative), the
+// last one those above every bound.
+type OperationSeries struct {
+	Method, Tool, ErrorType, ProtocolVersion, Transport string
+
+	Counts []uint64
+	Count  uint64
+	Sum    float64 // seconds
 }
 
 // Listener is what the daemon knows of its listening stream to a server.

@@ -1,0 +1,77 @@
+package metrics_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// Each request lands in the first bucket whose bound it does not exceed
+// (a bound is inclusive; beyond the last, the +Inf bucket), under its
+// method, tool, outcome, version and transport; a published slice is never
+// written.
+func TestRecordOperations(t *testing.T) {
+	res := &probe.Result{Transport: probe.TransportHTTP, ProtocolVersion: "2026-07-28", Operations: []probe.Operation{
+		{Method: probe.MethodListTools, Duration: 10 * time.Millisecond}, // on the first bound
+		{Method: probe.MethodListTools, Duration: 11 * time.Millisecond},
+		{Method: probe.MethodCallTool, Tool: "echo", Duration: 400 * time.Second, ToolError: true}, // beyond every bound
+		{Method: probe.MethodCallTool, Tool: "echo", Duration: time.Second, Error: probe.ReasonTimeout},
+	}}
+	first := metrics.RecordOperations(nil, res)
+	want := []string{
+		"tools/call echo timeout 2026-07-28 tcp: 1 in bucket 6",
+		"tools/call echo tool_error 2026-07-28 tcp: 1 in bucket 14",
+		"tools/list   2026-07-28 tcp: 1 in bucket 0, 1 in bucket 1",
+	}
+	if got := describe(first); !slices.Equal(got, want) {
+		t.Errorf("series\n%q, want\n%q", got, want)
+	}
+
+	stdio := &probe.Result{Transport: probe.TransportStdio, ProtocolVersion: "2026-07-28", Operations: res.Operations[:1]}
+	second := metrics.RecordOperations(first, res)
+	second = metrics.RecordOperations(second, stdio)
+	if got := describe(first); !slices.Equal(got, want) {
+		t.Errorf("the first slice was written: %q", got)
+	}
+	if got := describe(second); len(got) != 4 || got[2] != "tools/list   2026-07-28 pipe: 1 in bucket 0" ||
+		got[3] != "tools/list   2026-07-28 tcp: 2 in bucket 0, 2 in bucket 1" {
+		t.Errorf("after a second probe and one over stdio: %q", got)
+	}
+	if s := second[3]; s.Count != 4 || s.Sum < 0.0419 || s.Sum > 0.0421 {
+		t.Errorf("count %d, sum %v; want 4 and 0.042", s.Count, s.Sum)
+	}
+}
+
+// A server answering with another protocol version at every probe cannot
+// grow its series without bound.
+func TestRecordOperationsBounded(t *testing.T) {
+	var ops []status.OperationSeries
+	for i := range 1000 {
+		ops = metrics.RecordOperations(ops, &probe.Result{ProtocolVersion: fmt.Sprint(i),
+			Operations: []probe.Operation{{Method: probe.MethodListTools, Duration: time.Millisecond}}})
+	}
+	if len(ops) != 64 {
+		t.Errorf("%d series after 1,000 versions, want the bound, 64", len(ops))
+	}
+}
+
+func describe(ops []status.OperationSeries) []string {
+	var out []string
+	for _, s := range ops {
+		d := fmt.Sprintf("%s %s %s %s %s:", s.Method, s.Tool, s.ErrorType, s.ProtocolVersion, s.Transport)
+		sep := " "
+		for i, n := range s.Counts {
+			if n > 0 {
+				d += fmt.Sprintf("%s%d in bucket %d", sep, n, i)
+				sep = ", "
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
