@@ -206,6 +206,14 @@ func brokenWorkflows() []brokenWorkflow {
 		},
 		want: []string{`${REPORT_API_TOKEN}, which server "report" (headers.Authorization) reads, is set to an empty value in the step's env`},
 	}, {
+		name: "secret missing for a ${VAR:?message}",
+		at:   [2]string{wf, "- name: MCP preflight"},
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.edit(t, wf, stepEnv, "")
+			r.edit(t, "mcpwatch.yml", "${REPORT_API_TOKEN}", "${REPORT_API_TOKEN:?the report token}")
+		},
+		want: []string{`${REPORT_API_TOKEN}, which server "report" (header:Authorization) reads, is not set in the env: of the step "MCP preflight" of job mcp-preflight, nor by an earlier step: the check runs without it, so it fails on every run (credential_missing)`},
+	}, {
 		name: "a credential in plain text",
 		at:   [2]string{wf, "REPORT_API_TOKEN: tok-123"},
 		break_: func(t *testing.T, r *doctorRepo) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // Every variable a checked server's ${VAR} needs reaches the gate's
@@ -96,18 +97,26 @@ func (d *doctor) judgeCredentials(c *candidate) {
 	var needs []*need
 	for range 1000 { // each round takes one more variable as set; a configuration has fewer
 		found := map[string]*need{}
-		for _, err := range sub.Check(lookup) {
-			var ee *config.ExpandError
-			if !errors.As(err, &ee) || !errors.Is(err, config.ErrUnsetVariable) || ee.Var == "" || assumed[ee.Var] {
-				continue
-			}
-			n := found[ee.Var]
+		needed := func(variable, use string) {
+			n := found[variable]
 			if n == nil {
-				n = &need{variable: ee.Var}
-				found[ee.Var] = n
+				n = &need{variable: variable}
+				found[variable] = n
 				needs = append(needs, n)
 			}
-			n.uses = append(n.uses, fmt.Sprintf("server %q (%s)", ee.Server, ee.Key))
+			n.uses = append(n.uses, use)
+		}
+		for _, err := range sub.Check(lookup) {
+			var ee *config.ExpandError
+			if !errors.As(err, &ee) || !(errors.Is(err, config.ErrUnsetVariable) || errors.Is(err, config.ErrRequired)) || ee.Var == "" || assumed[ee.Var] {
+				continue
+			}
+			needed(ee.Var, fmt.Sprintf("server %q (%s)", ee.Server, ee.Key))
+		}
+		for _, s := range sub.Servers {
+			for _, m := range missingCredentials(s, lookup, assumed) {
+				needed(m[0], fmt.Sprintf("server %q (%s)", s.Name, m[1]))
+			}
 		}
 		if len(found) == 0 {
 			break
@@ -134,7 +143,7 @@ func (d *doctor) judgeCredentials(c *candidate) {
 			state, at = fmt.Sprintf("is set to an empty value in %s", v.scope), v.line
 		}
 		c.add(finding("credentials", file.path, at,
-			fmt.Sprintf("${%s}, which %s reads, %s: the check runs without it, and a server given an empty credential may well pass", n.variable, strings.Join(n.uses, " and "), state),
+			fmt.Sprintf("${%s}, which %s reads, %s: the check runs without it, so it fails on every run (credential_missing) or checks the server without it", n.variable, strings.Join(n.uses, " and "), state),
 			fix(n.variable)))
 	}
 
@@ -163,6 +172,42 @@ func (d *doctor) judgeCredentials(c *candidate) {
 	case len(needs) == 0:
 		c.note("credentials: the checked servers read no variable the CI must give")
 	}
+}
+
+// missingCredentials finds the variables that leave a credential of s
+// missing (config.Server.Resolve: a ${VAR:?message} unset, which is no
+// expansion error), as pairs of the variable and the credential: each
+// variable the expansion read and found unset is one when taking it as set
+// makes the credential present.
+func missingCredentials(s config.Server, lookup func(string) (string, bool), assumed map[string]bool) [][2]string {
+	var unset []string
+	recording := func(name string) (string, bool) {
+		v, ok := lookup(name)
+		if !ok && !slices.Contains(unset, name) {
+			unset = append(unset, name)
+		}
+		return v, ok
+	}
+	_, given, _ := s.Resolve(recording)
+	var out [][2]string
+	for _, g := range config.Missing(given) {
+		for _, name := range unset {
+			if assumed[name] {
+				continue
+			}
+			with := func(n string) (string, bool) {
+				if n == name {
+					return "set", true
+				}
+				return lookup(n)
+			}
+			_, again, _ := s.Resolve(with)
+			if i := slices.IndexFunc(again, func(a probe.GivenCredential) bool { return a.Credential == g.Credential }); i >= 0 && again[i].Present {
+				out = append(out, [2]string{name, g.Credential})
+			}
+		}
+	}
+	return out
 }
 
 // describeSource names where an env value comes from: its ${{ }}
