@@ -262,16 +262,16 @@ func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st sta
 	fmt.Fprintf(b, "server:           %s %s\n", sanitize.Text(res.ServerName), sanitize.Text(res.ServerVersion))
 	fmt.Fprintf(b, "duration:         %s (connect %s, handshake %s, list %s in %d pages)\n",
 		res.Timings.Total, res.Timings.Connect, res.Timings.Handshake, sumDurations(res.Timings.Pages), res.Pages)
-	fmt.Fprintf(b, "tools:            %d %v\n", len(res.Tools), sanitize.Lines(res.ToolNames()))
+	fmt.Fprintf(b, "tools:            %d %s\n", len(res.Tools), debugNames(res.ToolNames()))
 	if st.Diff.Locked {
-		fmt.Fprintf(b, "expected:         %d %v\n", len(st.Diff.Expected), sanitize.Lines(st.Diff.Expected))
-		fmt.Fprintf(b, "missing:          %v\n", sanitize.Lines(st.Diff.Missing))
-		fmt.Fprintf(b, "extra:            %v\n", sanitize.Lines(st.Diff.Extra))
+		fmt.Fprintf(b, "expected:         %d %s\n", len(st.Diff.Expected), debugNames(st.Diff.Expected))
+		fmt.Fprintf(b, "missing:          %s\n", debugNames(st.Diff.Missing))
+		fmt.Fprintf(b, "extra:            %s\n", debugNames(st.Diff.Extra))
 	} else {
 		b.WriteString("expected:         (the lock has no entry for this server)\n")
 	}
 	if len(st.Diff.Forbidden) > 0 {
-		fmt.Fprintf(b, "forbidden:        %v\n", sanitize.Lines(st.Diff.Forbidden))
+		fmt.Fprintf(b, "forbidden:        %s\n", debugNames(st.Diff.Forbidden))
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(b, "warning:          %s\n", sanitize.Text(w))
@@ -295,4 +295,10 @@ func writeDebugReport(b *strings.Builder, name string, res *probe.Result, st sta
 		}
 		b.WriteString("\n")
 	}
+}
+
+// debugNames lists names in the /probe text as it always did ("[a b]"),
+// every one of them, each escaped and cut (sanitize.Name).
+func debugNames(names []string) string {
+	return "[" + sanitize.Text(sanitize.JoinNames(names, " ", 0)) + "]"
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -52,9 +53,24 @@ func newRecord(seq uint64, trigger string, res *probe.Result, diff lockstore.Dif
 		StderrTail:      res.StderrTail,
 	}
 	if res.OK {
-		r.Missing, r.Extra, r.Forbidden = diff.Missing, diff.Extra, diff.Forbidden
+		r.Missing, r.Extra, r.Forbidden = recordNames(diff.Missing), recordNames(diff.Extra), recordNames(diff.Forbidden)
 	}
 	return r
+}
+
+// recordNames is a record's copy of a list of names a server chose, each cut
+// by sanitize.Name: the history is for people, and a server that changes
+// a 3 MB name at every probe would otherwise have each copy kept. The list
+// itself when no name is too long, which it shares with the status.
+func recordNames(names []string) []string {
+	if !slices.ContainsFunc(names, func(n string) bool { return len(n) > sanitize.MaxNameBytes }) {
+		return names
+	}
+	cut := make([]string, len(names))
+	for i, n := range names {
+		cut[i] = sanitize.Name(n)
+	}
+	return cut
 }
 
 // history keeps the last probes of one server in two rings: every probe,

@@ -32,7 +32,9 @@ type pages struct {
 }
 
 func parsePages() (*pages, error) {
-	funcs := template.FuncMap{"upper": strings.ToUpper, "severity": severityOf}
+	// name cuts a name a server chose (sanitize.Name); the template
+	// escapes it.
+	funcs := template.FuncMap{"upper": strings.ToUpper, "severity": severityOf, "name": sanitize.Name}
 	parse := func(name string) (*template.Template, error) {
 		return template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/calls.html", "templates/"+name)
 	}

@@ -38,9 +38,10 @@ func wasFields(was verdict.Judgement) []zap.Field {
 
 // names is a list of tool names as every log line writes one: a single
 // value, comma-separated (missing=a,b), in logfmt and JSON alike, each name
-// through sanitize.Text.
+// cut (sanitize.Name), at most sanitize.MaxNames of them, through
+// sanitize.Text.
 func names(key string, list []string) zap.Field {
-	return zap.String(key, sanitize.Join(list, ","))
+	return zap.String(key, sanitize.Text(sanitize.JoinNames(list, ",", sanitize.MaxNames)))
 }
 
 // transition is a server's judgement before and after a probe, or a change
@@ -93,7 +94,7 @@ func logTransition(log *zap.Logger, server string, t transition) {
 		// The first failing call's reason and message.
 		for _, c := range t.calls {
 			if c.Last != nil && len(now.Calls) > 0 && c.Tool == now.Calls[0] {
-				fields = append(fields, zap.String("tool", sanitize.Text(c.Tool)), zap.String("reason", string(c.Last.Reason)), zap.String("error", sanitize.Text(c.Last.Message)))
+				fields = append(fields, zap.String("tool", sanitize.Text(sanitize.Name(c.Tool))), zap.String("reason", string(c.Last.Reason)), zap.String("error", sanitize.Text(c.Last.Message)))
 				break
 			}
 		}

@@ -3,6 +3,8 @@ package lockstore
 import (
 	"slices"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // Change is what relocking did to one server, for a person to review.
@@ -56,17 +58,18 @@ func fingerprintsDiffer(a, b ToolLock) bool {
 	return differ(a.Schema, b.Schema) || differ(a.Description, b.Description)
 }
 
-// String is the change in one line, as `mcpwatch lock` prints it.
+// String is the change in one line, as `mcpwatch lock` prints it: every
+// name, each cut for people (sanitize.Name); the lock keeps them whole.
 func (c Change) String() string {
 	var parts []string
 	if len(c.Added) > 0 {
-		parts = append(parts, "+ "+strings.Join(c.Added, ", "))
+		parts = append(parts, "+ "+sanitize.JoinNames(c.Added, ", ", 0))
 	}
 	if len(c.Removed) > 0 {
-		parts = append(parts, "- "+strings.Join(c.Removed, ", "))
+		parts = append(parts, "- "+sanitize.JoinNames(c.Removed, ", ", 0))
 	}
 	if len(c.Changed) > 0 {
-		parts = append(parts, "~ "+strings.Join(c.Changed, ", "))
+		parts = append(parts, "~ "+sanitize.JoinNames(c.Changed, ", ", 0))
 	}
 	return c.Server + ": " + strings.Join(parts, "; ")
 }

@@ -2,6 +2,7 @@ package lockstore
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +42,18 @@ func TestChangeString(t *testing.T) {
 	c := Change{Server: "report", Added: []string{"a", "b"}, Removed: []string{"c"}, Changed: []string{"d"}}
 	if got, want := c.String(), "report: + a, b; - c; ~ d"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// A 3 MB tool name is cut in the line `mcpwatch lock` prints; the change
+// itself keeps it whole.
+func TestChangeStringCutsNames(t *testing.T) {
+	long := strings.Repeat("n", 3<<20)
+	c := Change{Server: "hostile", Added: []string{long}}
+	if got := c.String(); len(got) > 200 || !strings.HasSuffix(got, "…") {
+		t.Errorf("String() of %d bytes", len(got))
+	}
+	if c.Added[0] != long {
+		t.Error("the change lost the name")
 	}
 }

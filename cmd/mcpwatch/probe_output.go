@@ -56,7 +56,7 @@ func printResult(w io.Writer, r *probe.Result, target string) {
 	if r.OK && len(r.Tools) > 0 {
 		fmt.Fprintln(w, "tools:")
 		for _, t := range r.Tools {
-			fmt.Fprintf(w, "  %s\n", sanitize.Text(t.Name))
+			fmt.Fprintf(w, "  %s\n", sanitize.Text(sanitize.Name(t.Name)))
 		}
 	}
 	if len(r.Warnings) > 0 {

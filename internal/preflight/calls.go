@@ -109,14 +109,14 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 		var waiting, none []string
 		for _, t := range f.Tools {
 			if i := slices.IndexFunc(s.Pending, func(c contracts.Contract) bool { return c.Tool == t }); i >= 0 {
-				waiting = append(waiting, fmt.Sprintf("%s (%s)", t, strings.Join(s.Pending[i].Placeholders, ", ")))
+				waiting = append(waiting, fmt.Sprintf("%s (%s)", sanitize.Name(t), strings.Join(s.Pending[i].Placeholders, ", ")))
 			} else {
 				none = append(none, t)
 			}
 		}
 		var parts []string
 		if len(none) > 0 {
-			parts = append(parts, fmt.Sprintf("%s expected but without a contract in %s -> %s", count(len(none), "tool", "tools"), s.ContractsFile, strings.Join(none, ", ")))
+			parts = append(parts, fmt.Sprintf("%s expected but without a contract in %s -> %s", count(len(none), "tool", "tools"), s.ContractsFile, toolList(none)))
 		}
 		if len(waiting) > 0 {
 			where := s.ContractsFile
@@ -124,7 +124,7 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 				where = "its calls: in " + s.Source
 			}
 			parts = append(parts, fmt.Sprintf("%s not called until the \"<fill in ...>\" values of %s are filled in -> %s",
-				count(len(waiting), "contract", "contracts"), where, strings.Join(waiting, ", ")))
+				count(len(waiting), "contract", "contracts"), where, joinAtMost(waiting, sanitize.MaxNames)))
 		}
 		p.Message = strings.Join(parts, "; ")
 	}
@@ -132,3 +132,12 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 }
 
 func callDuration(c CallReport) time.Duration { return time.Duration(c.Duration) }
+
+// joinAtMost joins the first max of items (already cut) for one line, then
+// "… and N more", as sanitize.JoinNames does for bare names.
+func joinAtMost(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s, %s and %d more", strings.Join(items[:max], ", "), sanitize.Ellipsis, len(items)-max)
+}

@@ -12,10 +12,11 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
-// Tool names a hostile server lists: Markdown that would render as a
-// link, an image, emphasis and HTML in a step summary.
+// Tool names a hostile server lists: one of 3 MB, and Markdown that would
+// render as a link, an image, emphasis and HTML in a step summary.
 var (
-	mdNames = []string{
+	hugeName = strings.Repeat("n", 3<<20)
+	mdNames  = []string{
 		"[x](https://evil.example/phish)",
 		"![img](https://evil.example/pixel.png)",
 		"**bold** _it_ ~~struck~~",
@@ -34,6 +35,48 @@ func hostileRun(t *testing.T, names ...string) *preflight.Report {
 	t.Cleanup(func() { ts.Close(); srv.Close() })
 	return check(t, map[string]map[string]any{"hostile": {"url": ts.URL, "transport": "http"}},
 		`{"hostile": ["fetch_daily_report", "list_report_dates", "gone"]}`, preflight.Options{})
+}
+
+// writers are every human output of a run.
+var writers = map[string]func(*bytes.Buffer, *preflight.Report) error{
+	"text":        func(b *bytes.Buffer, r *preflight.Report) error { return preflight.WriteText(b, r) },
+	"annotations": func(b *bytes.Buffer, r *preflight.Report) error { return preflight.WriteAnnotations(b, r) },
+	"markdown":    func(b *bytes.Buffer, r *preflight.Report) error { return preflight.WriteMarkdown(b, r) },
+	"junit":       func(b *bytes.Buffer, r *preflight.Report) error { return preflight.WriteJUnit(b, r) },
+}
+
+// A 3 MB tool name is cut in every human output: it wrote a 3 MB line to
+// the text and the annotations, and a 6 MB step summary.
+func TestHugeToolNameIsCut(t *testing.T) {
+	r := hostileRun(t, append([]string{hugeName}, mdNames...)...)
+	if !r.Servers[0].Failed {
+		t.Fatalf("the run did not fail: %+v", r.Servers[0])
+	}
+	for name, write := range writers {
+		var b bytes.Buffer
+		if err := write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() > 64<<10 {
+			t.Errorf("%s: %d bytes for one server", name, b.Len())
+		}
+		if !strings.Contains(b.String(), strings.Repeat("n", 100)+"…") {
+			t.Errorf("%s: the name is not shown cut", name)
+		}
+	}
+	// The JSON report keeps the name whole: the list cap bounds it.
+	if !containsTool(r.Servers[0].Probe.ToolNames(), hugeName) {
+		t.Error("the JSON report lost the full name")
+	}
+}
+
+func containsTool(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Markdown in tool names is shown as text in the step summary: no link, no

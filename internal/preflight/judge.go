@@ -69,23 +69,23 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: f.Tools}
 	switch f.Kind {
 	case verdict.KindForbidden:
-		p.Message = fmt.Sprintf("%s forbidden by %s -> %s", count(len(f.Tools), "tool", "tools"), strings.Join(s.Forbid, ", "), strings.Join(f.Tools, ", "))
+		p.Message = fmt.Sprintf("%s forbidden by %s -> %s", count(len(f.Tools), "tool", "tools"), strings.Join(s.Forbid, ", "), toolList(f.Tools))
 	case verdict.KindMissing:
 		// The Python preflight's line, so a log grep written for it keeps working.
-		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), strings.Join(f.Tools, ", "))
+		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), toolList(f.Tools))
 	case verdict.KindSchemaChanged:
-		p.Message = fmt.Sprintf("input schema changed -> %s", strings.Join(f.Tools, ", "))
+		p.Message = fmt.Sprintf("input schema changed -> %s", toolList(f.Tools))
 		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + s.Name + "' once the change is reviewed"}
 	case verdict.KindDescriptionChanged:
-		p.Message = fmt.Sprintf("description changed -> %s", strings.Join(f.Tools, ", "))
+		p.Message = fmt.Sprintf("description changed -> %s", toolList(f.Tools))
 		p.Details = []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}
 	case verdict.KindDuplicate:
-		p.Message = fmt.Sprintf("%s more than once -> %s", count(len(f.Tools), "tool name listed", "tool names listed"), strings.Join(f.Tools, ", "))
+		p.Message = fmt.Sprintf("%s more than once -> %s", count(len(f.Tools), "tool name listed", "tool names listed"), toolList(f.Tools))
 		p.Details = []string{"only the first definition is compared with the lock; an agent may be given another one"}
 	case verdict.KindUnlocked:
 		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), s.Name)
 	case verdict.KindExtra:
-		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), strings.Join(f.Tools, ", "))
+		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), toolList(f.Tools))
 	default:
 		p.Message = string(f.Kind)
 	}
@@ -98,7 +98,7 @@ func failedProbe(f verdict.Finding, res *probe.Result) Problem {
 	expected := f.Tools
 	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: expected, Message: describeFailure(res)}
 	if len(expected) > 0 {
-		p.Details = append(p.Details, fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), strings.Join(expected, ", ")))
+		p.Details = append(p.Details, fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), toolList(expected)))
 	}
 	if res.HTTPStatus != 0 {
 		p.Details = append(p.Details, "http status "+strconv.Itoa(res.HTTPStatus))
@@ -149,7 +149,7 @@ func notConfigured(name string, entry lockstore.Entry, configSource string) Serv
 	p := Problem{Kind: verdict.KindNotConfigured, Fails: true, Tools: expected,
 		Message: fmt.Sprintf("in the lock but not in %s; add the server back, or relock without it ('mcpwatch lock')", where)}
 	if len(expected) > 0 {
-		p.Details = []string{fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), strings.Join(expected, ", "))}
+		p.Details = []string{fmt.Sprintf("%d/%d locked tools unverified -> %s", len(expected), len(expected), toolList(expected))}
 	}
 	sr.add(p)
 	return sr.settle()
@@ -166,6 +166,13 @@ func (sr *ServerReport) settle() ServerReport {
 	}
 	sr.Verdict, sr.Failed = verdict.Worst(findings)
 	return *sr
+}
+
+// toolList is tool names a server chose, for a message: each cut, at
+// most sanitize.MaxNames of them (the report's tools lists keep them all,
+// whole).
+func toolList(names []string) string {
+	return sanitize.JoinNames(names, ", ", sanitize.MaxNames)
 }
 
 func count(n int, one, many string) string {

@@ -3,7 +3,6 @@ package preflight
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -65,7 +64,7 @@ func Relock(old *lockstore.Lock, observations []Observation, opts RelockOptions)
 		case len(obs.SecretNames) > 0:
 			plan.Refused = append(plan.Refused, Refusal{Server: obs.Server.Name, Reason: "secret_in_name",
 				Message: fmt.Sprintf("%s a configured secret value (%s); a lock is committed, so it must never hold one: fix the server, or give it another credential",
-					count(len(obs.SecretNames), "tool name holds", "tool names hold"), strings.Join(obs.SecretNames, ", "))})
+					count(len(obs.SecretNames), "tool name holds", "tool names hold"), toolList(obs.SecretNames))})
 		case len(obs.Tools) == 0 && !opts.AllowEmpty:
 			plan.Refused = append(plan.Refused, Refusal{Server: obs.Server.Name, Reason: "empty",
 				Message: "lists no tools (a missing or expired credential looks like this); fix it, or pass --allow-empty if the server really offers none"})
