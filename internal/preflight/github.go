@@ -173,9 +173,13 @@ func cell(s string) string {
 // character that opens inline Markdown (a link or image "[...](...)",
 // emphasis * _ ~, code `, an escape \, a table's |) written as a character
 // reference, which Markdown shows as the character and never reads as
-// syntax. A server's tool name "[x](https://...)" is text, not a link. An
-// underscore between two letters or digits never starts emphasis, and is
-// kept, so fetch_daily_report reads as it is.
+// syntax. A server's tool name "[x](https://...)" is text, not a link. So
+// is a bare "https://evil.example", "www.evil.example" or "a@evil.example",
+// which GitHub's Markdown would turn into a link of its own (an extended
+// autolink): the ":" of "://", every "@" and the "." after "www", where it
+// starts one, are written as references too. An underscore between two
+// letters or digits never starts emphasis, and is kept, so
+// fetch_daily_report reads as it is.
 func markdownText(s string) string {
 	s = html.EscapeString(s)
 	var b strings.Builder
@@ -186,7 +190,9 @@ func markdownText(s string) string {
 		case c == '_' && i > 0 && i+1 < len(s) && isAlnum(s[i-1]) && isAlnum(s[i+1]):
 			b.WriteByte(c)
 		case c == '\r':
-		case strings.IndexByte("[]*_~`\\|", c) >= 0:
+		case strings.IndexByte("[]*_~`\\|@", c) >= 0,
+			c == ':' && strings.HasPrefix(s[i+1:], "//"),
+			c == '.' && i >= 3 && strings.EqualFold(s[i-3:i], "www"):
 			fmt.Fprintf(&b, "&#%d;", c)
 		default:
 			b.WriteByte(c)

@@ -82,18 +82,19 @@ func containsTool(names []string, name string) bool {
 // Markdown in tool names is shown as text in the step summary: no link, no
 // image, no emphasis, no HTML.
 func TestMarkdownInToolNamesEscaped(t *testing.T) {
-	r := hostileRun(t, mdNames...)
+	// Bare URLs, www. names and addresses GitHub would link by itself.
+	r := hostileRun(t, append([]string{"https://evil.example/login", "www.evil.example", "admin@evil.example"}, mdNames...)...)
 	var b bytes.Buffer
 	if err := preflight.WriteMarkdown(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
-	for _, raw := range []string{"[x]", "](", "![", "**bold**", "~~struck~~", "<img", "`code`", "\\["} {
+	for _, raw := range []string{"[x]", "](", "![", "**bold**", "~~struck~~", "<img", "`code`", "\\[", "://", "www.", "@evil"} {
 		if strings.Contains(md, raw) {
 			t.Errorf("the summary holds %q as Markdown:\n%s", raw, md)
 		}
 	}
-	if !strings.Contains(md, "&#91;x&#93;(https://evil.example/phish)") {
+	if !strings.Contains(md, "&#91;x&#93;(https&#58;//evil.example/phish)") {
 		t.Errorf("the link's text is not shown escaped:\n%s", md)
 	}
 }
