@@ -559,3 +559,31 @@ func TestDoctorEscapesWhatWorkflowsHold(t *testing.T) {
 		}
 	}
 }
+
+// The gate the README's CI section and docs/preflight.md show is the
+// example's, the workflow doctor passes: each line of their block, its
+// comment left out, is a line of the example's gate step.
+func TestDoctorExampleIsWhatTheDocsShow(t *testing.T) {
+	t.Parallel()
+	example := string(readFile(t, "../../examples/github-actions/mcp-preflight.yml"))
+	var lines []string
+	for _, l := range strings.Split(example, "\n") {
+		lines = append(lines, strings.TrimSpace(l))
+	}
+	for _, page := range []string{"README.md", "docs/preflight.md"} {
+		doc := string(readFile(t, "../../"+page))
+		i := strings.Index(doc, "```yaml\n- name: MCP preflight\n")
+		if i < 0 {
+			t.Errorf("%s shows no gate step (a yaml block starting - name: MCP preflight)", page)
+			continue
+		}
+		block, _, _ := strings.Cut(doc[i+len("```yaml\n"):], "```")
+		for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+			l, _, _ = strings.Cut(l, " #")
+			l = strings.TrimPrefix(strings.TrimSpace(l), "- ")
+			if !slices.ContainsFunc(lines, func(e string) bool { return strings.TrimPrefix(e, "- ") == l }) {
+				t.Errorf("%s shows %q, which examples/github-actions/mcp-preflight.yml does not hold", page, l)
+			}
+		}
+	}
+}
