@@ -137,3 +137,70 @@ func TestDaemonCallsReload(t *testing.T) {
 		}
 	})
 }
+
+// calls: auto under defaults: the call firings call one read-only tool that
+// needs no input; a failing one turns the server red, rejected credentials
+// as such, and the history records the firing with its judged state; a
+// probe that fails before the list counts the auto call not made; a reload
+// that turns calls: auto off drops its series.
+func TestDaemonAutoCalls(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		dir := t.TempDir()
+		fake := newFakeProber()
+		fake.set("github", func(s *fakeServer) { s.readOnly = []string{"list_report_dates"} })
+		fake.set("bare", func(s *fakeServer) {}) // nothing read-only: nothing to call
+		doc := map[string]any{
+			"defaults": map[string]any{"schedule": "@every 1h", "call_schedule": "@every 1m", "calls": "auto"},
+			"servers": map[string]any{
+				"github": fakeServerConfig(nil),
+				"bare":   fakeServerConfig(nil),
+			},
+		}
+		s := simulate(t, dir, doc, fake, Options{History: 5})
+		s.ready()
+		s.advance(2 * time.Minute)
+		st := s.status("github")
+		if st.State != verdict.StateOK || len(st.Calls) != 1 || st.Calls[0].Tool != "list_report_dates" {
+			t.Fatalf("state %s, calls %+v: want list_report_dates, passing", st.State, st.Calls)
+		}
+		if st := s.status("bare"); len(st.Calls) != 0 || st.State != verdict.StateOK {
+			t.Errorf("bare: state %s, calls %+v: want none", st.State, st.Calls)
+		}
+		if m := s.metricsText(); !strings.Contains(m, `mcpwatch_call_success{server="github",tool="list_report_dates"} 1`) {
+			t.Errorf("/metrics lacks the auto call's success")
+		}
+
+		rejected := contracts.Outcome{Reason: contracts.ReasonCredentialRejected, Message: "credential rejected: Bad credentials",
+			Attempts: []contracts.Attempt{{Response: "isError: Bad credentials"}}}
+		fake.set("github", func(s *fakeServer) { s.calls = map[string]contracts.Outcome{"list_report_dates": rejected} })
+		s.advance(time.Minute)
+		st = s.status("github")
+		if st.State != verdict.StateCredentialRejected {
+			t.Fatalf("state %s after a rejected auto call, want credential_rejected", st.State)
+		}
+		srv := s.server("github").details()
+		if r := srv.History[0]; r.Trigger != triggerCalls || r.State != verdict.StateCredentialRejected {
+			t.Errorf("the history's last record %+v: want the call firing, credential_rejected", r)
+		}
+
+		fake.set("github", func(s *fakeServer) { s.calls, s.fail = nil, "exited" })
+		s.advance(time.Minute)
+		c := s.server("github").snapshot().Calls
+		if len(c) != 1 || c[0].Last.Reason != contracts.ReasonProbeFailed || c[0].Failures[contracts.ReasonProbeFailed] == 0 {
+			t.Errorf("after a failed probe: %+v; want the auto call not made", c)
+		}
+
+		delete(doc["defaults"].(map[string]any), "calls")
+		writeConfig(t, dir, doc)
+		if err := s.d.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		s.settle()
+		if c := s.server("github").snapshot().Calls; len(c) != 0 {
+			t.Errorf("calls: auto is off, and the status keeps %+v", c)
+		}
+		if m := s.metricsText(); strings.Contains(m, `tool="list_report_dates"`) {
+			t.Errorf("/metrics keeps the series of an auto call no longer made")
+		}
+	})
+}

@@ -49,11 +49,14 @@ type fakeProber struct {
 // fakeServer is how one server answers, and what its probes were asked.
 // Fields are read under fakeProber.mu: change them with fakeProber.set.
 type fakeServer struct {
-	tools  []string     // listed; nil lists fakeTools
-	fail   probe.Reason // the probe fails with this reason ("" succeeds)
-	took   time.Duration
-	era    probe.Era
-	stderr string
+	tools []string // listed; nil lists fakeTools
+	// readOnly are the listed tools annotated readOnlyHint: true, which
+	// calls: auto may choose.
+	readOnly []string
+	fail     probe.Reason // the probe fails with this reason ("" succeeds)
+	took     time.Duration
+	era      probe.Era
+	stderr   string
 	// credentials are the expiries and refreshes the probe reports.
 	credentials *probe.CredentialStatus
 	// calls are the outcomes of the tools' canary calls; a contracted
@@ -203,6 +206,7 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 		tools = fakeTools
 	}
 	calls := maps.Clone(fs.calls)
+	readOnly := fs.readOnly
 	f.mu.Unlock()
 	res.Timings.Total = time.Since(started)
 	res.Duration = res.Timings.Total.Seconds()
@@ -210,7 +214,11 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 	obs := runner.Observation{Result: res}
 	if res.OK {
 		for _, name := range tools {
-			res.Tools = append(res.Tools, probe.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)})
+			t := probe.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
+			if slices.Contains(readOnly, name) {
+				t.Annotations = json.RawMessage(`{"readOnlyHint":true}`)
+			}
+			res.Tools = append(res.Tools, t)
 			obs.Tools = append(obs.Tools, lockstore.Observed{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)})
 		}
 		if req.Fingerprint {
@@ -232,6 +240,22 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 			}
 			o.Tool, o.Started, o.Duration = c.Tool, started, time.Millisecond
 			obs.Calls = append(obs.Calls, o)
+		}
+		if obs.Calls == nil {
+			obs.Calls = []contracts.Outcome{} // calls were asked for, as runner.Probe says
+		}
+		if res.OK {
+			// calls: auto, as runner.Probe makes them.
+			for _, c := range contracts.Auto(res.Tools, s.AutoCalls, func(tool string) bool {
+				return slices.ContainsFunc(s.Contracts, func(k contracts.Contract) bool { return k.Tool == tool })
+			}) {
+				o, ok := calls[c.Tool]
+				if !ok {
+					o = contracts.Outcome{Passed: true}
+				}
+				o.Tool, o.Input, o.Auto, o.Started, o.Duration = c.Tool, c.Input, true, started, time.Millisecond
+				obs.Calls = append(obs.Calls, o)
+			}
 		}
 	}
 	return obs

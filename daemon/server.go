@@ -90,7 +90,7 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 			Transport: cfg.Transport,
 			Schedule:  cfg.Schedule,
 			Interval:  interval,
-			Calls:     keepCalls(nil, cfg.Contracts),
+			Calls:     keepCalls(nil, cfg),
 		},
 		history: newHistory(historyLimit),
 	}
@@ -121,7 +121,7 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool
 	s.status.Transport = cfg.Transport
 	s.status.Schedule = cfg.Schedule
 	s.status.Interval = interval
-	s.status.Calls = keepCalls(s.status.Calls, cfg.Contracts)
+	s.status.Calls = keepCalls(s.status.Calls, cfg)
 	s.judge() // a failing call whose contract left fails no more
 }
 
@@ -169,47 +169,80 @@ func (s *server) setCalls(p serverPlan, gen uint64) {
 	s.mu.Unlock()
 }
 
-// keepCalls is the call status of the contracts cs: what calls has of a
-// tool still contracted, a fresh one for a new contract, nothing of a tool
-// whose contract is gone (its series vanish).
-func keepCalls(calls []status.Call, cs []contracts.Contract) []status.Call {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]status.Call, len(cs))
-	for i, c := range cs {
-		out[i] = status.Call{Tool: c.Tool}
+// keepCalls is the call status of cfg's calls: what calls has of a tool
+// still contracted, a fresh one for a new contract, and the tools calls:
+// auto chose while cfg still says calls: auto; nothing of a tool whose
+// contract is gone (its series vanish).
+func keepCalls(calls []status.Call, cfg config.Server) []status.Call {
+	var out []status.Call
+	for _, c := range cfg.Contracts {
+		kept := status.Call{Tool: c.Tool}
 		for _, old := range calls {
 			if old.Tool == c.Tool {
-				out[i] = old
+				kept = old
+			}
+		}
+		out = append(out, kept)
+	}
+	if cfg.AutoCalls > 0 {
+		for _, old := range calls {
+			if autoCall(old) && !slices.ContainsFunc(out, func(c status.Call) bool { return c.Tool == old.Tool }) {
+				out = append(out, old)
 			}
 		}
 	}
 	return out
 }
 
-// recordCalls stores the outcomes of a probe's calls. Called with s.mu
-// held. Calls is replaced, never written, once published.
-func (s *server) recordCalls(outcomes []contracts.Outcome) {
+// autoCall reports whether a call's tool was chosen by calls: auto.
+func autoCall(c status.Call) bool { return c.Last != nil && c.Last.Auto }
+
+// recordCalls stores the outcomes of a probe's calls (res is the probe).
+// Called with s.mu held. Calls is replaced, never written, once published.
+// A tool calls: auto chose gets its entry on its first call; when a probe
+// fails before the list, the tools it chose before count a call not made,
+// as contracted ones do, and when a listing no longer gives it (its
+// annotation changed, the tool left), its entry goes.
+func (s *server) recordCalls(outcomes []contracts.Outcome, res *probe.Result) {
 	calls := slices.Clone(s.status.Calls)
 	for _, o := range outcomes {
 		i := slices.IndexFunc(calls, func(c status.Call) bool { return c.Tool == o.Tool })
 		if i < 0 {
-			continue // its contract left while it ran
+			if !o.Auto || s.cfg.AutoCalls == 0 {
+				continue // its contract left while it ran
+			}
+			calls = append(calls, status.Call{Tool: o.Tool})
+			i = len(calls) - 1
 		}
-		c := calls[i]
-		last := retainedOutcome(o)
-		c.Last, c.Calls = &last, c.Calls+1
-		if !o.Passed {
-			c.LastFailure = &last
-			failures := make(map[contracts.Reason]uint64, len(c.Failures)+1)
-			maps.Copy(failures, c.Failures)
-			failures[o.Reason]++
-			c.Failures = failures
-		}
-		calls[i] = c
+		calls[i] = called(calls[i], o)
 	}
-	s.status.Calls = calls
+	kept := calls[:0]
+	for _, c := range calls {
+		if autoCall(c) && !slices.ContainsFunc(outcomes, func(o contracts.Outcome) bool { return o.Tool == c.Tool }) {
+			if res.OK {
+				continue // no longer chosen
+			}
+			c = called(c, contracts.Outcome{Tool: c.Tool, Input: c.Last.Input, Auto: true, Reason: contracts.ReasonProbeFailed,
+				Started: res.Started, Attempts: []contracts.Attempt{},
+				Message: "not called: the probe failed (" + string(res.Reason) + ") before the tools could be listed"})
+		}
+		kept = append(kept, c)
+	}
+	s.status.Calls = kept
+}
+
+// called is c after the outcome o of one more call.
+func called(c status.Call, o contracts.Outcome) status.Call {
+	last := retainedOutcome(o)
+	c.Last, c.Calls = &last, c.Calls+1
+	if !o.Passed {
+		c.LastFailure = &last
+		failures := make(map[contracts.Reason]uint64, len(c.Failures)+1)
+		maps.Copy(failures, c.Failures)
+		failures[o.Reason]++
+		c.Failures = failures
+	}
+	return c
 }
 
 // retainedOutcome is what the status keeps of a call until the next one:
@@ -367,7 +400,7 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 	}
 
 	if calls != nil {
-		s.recordCalls(calls)
+		s.recordCalls(calls, res)
 	}
 
 	was := st.Judgement // read before judge replaces it

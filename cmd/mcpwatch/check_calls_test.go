@@ -212,3 +212,33 @@ func TestCheckCoverageFollowsTheContracts(t *testing.T) {
 	}
 	assertContains(t, "stdout", r.stdout, "  - report: 1 contract not called until the")
 }
+
+// calls: auto: check calls the server's read-only tool that needs no input
+// (list_report_dates) and nothing else; a revoked token fails it as a
+// rejected credential.
+func TestCheckAutoCalls(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REPORT_API_TOKEN": "calls-secret-token-1"}
+	for _, tc := range []struct {
+		behavior string
+		code     int
+		lines    []string
+	}{
+		{"healthy", exitOK, []string{"(2 tools verified across 1 server; 1 of 1 call passed)"}},
+		{"call-is-error", exitConfig, []string{"0 of 1 call passed",
+			"  - report: call list_report_dates failed (credential_rejected): credential env:REPORT_API_TOKEN rejected: upstream API error"}},
+	} {
+		t.Run(tc.behavior, func(t *testing.T) {
+			t.Parallel()
+			dir := callsDir(t, []string{"--behavior", tc.behavior}, "    calls: auto\n")
+			r := runBin(t, dir, env, "check")
+			if r.code != tc.code {
+				t.Fatalf("want exit %d, got %s", tc.code, r)
+			}
+			assertContains(t, "stdout", r.stdout, tc.lines...)
+			if strings.Contains(r.stdout, "fetch_daily_report failed") {
+				t.Errorf("calls: auto called a tool that needs input:\n%s", r.stdout)
+			}
+		})
+	}
+}

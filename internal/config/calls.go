@@ -7,6 +7,8 @@ package config
 //	    contracts: report.tools.json        # an mcp-probe sidecar file, read unchanged ...
 //	    calls:                              # ... and/or the same fields inline
 //	      list_report_dates: {expect: {contains: "2026"}}
+//	    # calls: auto                       # or: call a read-only tool that needs no input
+//	    auto_calls: 1                       # how many calls: auto makes at most (0: none)
 //	    call_schedule: "@every 5m"          # default defaults.call_schedule ("@every 5m")
 //	    call_timeout: 10s                   # all attempts of one call; default the server's timeout
 //	    allow_destructive_calls: [reset_cache]  # destructive tools a contract may call
@@ -44,10 +46,14 @@ func decodeCalls(o *object, s *Server, dir string) {
 			}
 		}
 	}
+	auto, autoSet := decodeAutoCalls(o)
+	s.AutoCalls, s.autoCallsSet = auto, autoSet
 	if v, ok := o.get("calls"); ok {
 		m, isMap := v.(map[string]any)
 		if !isMap {
-			o.d.errorf(o.key("calls"), "expected a mapping of tool names to contracts ({input: {...}, expect: {...}}), got %s", kindOf(v))
+			if str, isString := v.(string); !isString || str != "auto" {
+				o.d.errorf(o.key("calls"), "expected auto, or a mapping of tool names to contracts ({input: {...}, expect: {...}}), got %s", kindOf(v))
+			}
 		} else {
 			raw := make(map[string]json.RawMessage, len(m))
 			for name, c := range m {
@@ -99,13 +105,33 @@ func decodeCalls(o *object, s *Server, dir string) {
 			o.d.errorf(key, "the contract of %q does not say \"allowSideEffects\": true, which a tool that is not read-only needs as well; add it to the contract, or remove the opt-in", tool)
 		}
 	}
-	if len(s.Contracts)+len(s.Pending) == 0 {
+	if len(s.Contracts)+len(s.Pending) == 0 && s.AutoCalls == 0 {
 		for _, k := range []string{"call_schedule", "call_timeout"} {
 			if _, set := o.m[k]; set {
-				o.d.errorf(o.key(k), "applies to canary calls, and this server has none; add contracts: or calls:, or remove it")
+				o.d.errorf(o.key(k), "applies to canary calls, and this server has none; add contracts:, calls: or calls: auto, or remove it")
 			}
 		}
 	}
+}
+
+// decodeAutoCalls reads calls: auto and auto_calls: of a server or of the
+// defaults: how many calls calls: auto makes (auto_calls, else 1), and
+// whether either key was set. auto_calls: 0 turns off the defaults'
+// calls: auto for one server.
+func decodeAutoCalls(o *object) (n int, set bool) {
+	v, hasCalls := o.get("calls")
+	auto := hasCalls && v == "auto"
+	if auto {
+		n, set = 1, true
+	}
+	if v, ok := o.integer("auto_calls"); ok {
+		if v < 0 || v > 100 {
+			o.d.errorf(o.key("auto_calls"), "must be from 0 (none) to 100, got %d", v)
+			return n, set
+		}
+		n, set = int(v), true
+	}
+	return n, set
 }
 
 // setContracts sorts a server's contracts into those called, those
@@ -133,8 +159,9 @@ func readContractsFile(path string) (contracts.File, error) {
 	return contracts.ParseFile(data)
 }
 
-// CallDeadline is the deadline of a probe that makes s's calls: the
-// probe's own, then each contract's call timeout.
+// CallDeadline is the deadline of a probe that makes s's contracted calls:
+// the probe's own, then each contract's call timeout. (A probe adds a call
+// timeout for each auto call it may make: see runner.Probe.)
 func (s Server) CallDeadline(probeTimeout time.Duration) time.Duration {
 	return probeTimeout + time.Duration(len(s.Contracts))*s.CallTimeout
 }

@@ -93,7 +93,9 @@ func (o *object) key(name string) string { return joinKey(o.path, name) }
 // get returns the value of name, marking name as known. A key written with
 // no value (`timeout:`) counts as absent.
 func (o *object) get(name string) (any, bool) {
-	o.known = append(o.known, name)
+	if !contains(o.known, name) {
+		o.known = append(o.known, name)
+	}
 	v, ok := o.m[name]
 	return v, ok && v != nil
 }

@@ -14,6 +14,8 @@ package config
 //	  max_message_bytes: 4MiB    # integer bytes, or with a unit: B KB KiB MB MiB GB GiB
 //	  call_schedule: "@every 5m" # canary calls, independent of schedule
 //	  call_timeout: 10s          # one canary call with its retries; default timeout
+//	  calls: auto                # every server: call one read-only tool that needs no input
+//	  auto_calls: 1              # how many calls: auto makes at most
 //	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
 //	imports:                     # client config files whose servers are watched as they are
 //	  - .mcp.json                # a path, or a mapping:
@@ -266,6 +268,10 @@ func decodeDefaults(o *object, def *Defaults) {
 	if v, ok := o.duration("call_timeout"); ok {
 		def.CallTimeout = v
 	}
+	if v, ok := o.get("calls"); ok && v != "auto" {
+		o.d.errorf(o.key("calls"), "under defaults: can only be auto (a read-only tool that needs no input is called on every server); contracts are per server")
+	}
+	def.AutoCalls, _ = decodeAutoCalls(o)
 	if v, ok := o.get("max_message_bytes"); ok {
 		if n, ok := parseSize(v); ok {
 			def.MaxMessageBytes = n

@@ -82,6 +82,9 @@ func (s Server) Normalized(def Defaults) Server {
 	case s.URL != "":
 		set(&s.Transport, probe.TransportAuto)
 	}
+	if !s.autoCallsSet {
+		s.AutoCalls = def.AutoCalls
+	}
 	if !s.inheritEnvSet {
 		s.InheritEnv = s.InheritEnv || def.InheritEnv && s.Command != ""
 	}

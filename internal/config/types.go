@@ -37,6 +37,7 @@ type Defaults struct {
 	MaxMessageBytes  int64         // default 4 MiB
 	CallSchedule     string        // canary calls; default "@every 5m"
 	CallTimeout      time.Duration // per canary call, retries included; 0: the server's timeout
+	AutoCalls        int           // calls: auto for every server: at most this many auto-chosen calls; 0: off
 }
 
 // Server is one MCP server to watch. String values may hold ${...}
@@ -88,6 +89,13 @@ type Server struct {
 	Proposed     []string
 	CallSchedule string        // defaults applied
 	CallTimeout  time.Duration // defaults applied: the server's timeout when unset
+	// AutoCalls is how many calls calls: auto makes at most, besides the
+	// contracts (0: none): tools annotated readOnlyHint: true that need
+	// no argument, chosen from each listing by contracts.Auto. Defaults
+	// applied; autoCallsSet records that the server set it (calls: auto
+	// or auto_calls:), which then overrides defaults.calls: auto.
+	AutoCalls    int
+	autoCallsSet bool
 	// AllowDestructive are the tools whose contracts may call them although
 	// they are destructive (the opt-in beside the contract's
 	// allowSideEffects).
@@ -112,8 +120,9 @@ type input struct {
 	File string
 }
 
-// HasCalls reports whether the server has canary calls to make.
-func (s Server) HasCalls() bool { return len(s.Contracts) > 0 }
+// HasCalls reports whether the server has canary calls to make: contracts,
+// or calls: auto.
+func (s Server) HasCalls() bool { return len(s.Contracts) > 0 || s.AutoCalls > 0 }
 
 // DestructiveAllowed reports whether the configuration opts tool in to
 // destructive canary calls.

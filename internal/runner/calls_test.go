@@ -135,3 +135,30 @@ func TestProbeAutoCalls(t *testing.T) {
 		t.Errorf("calls %+v: want the auto call alone", obs.Calls)
 	}
 }
+
+// calls: auto in the configuration makes the probes that make the calls
+// call one read-only tool that needs no input, and asserts it answers, and
+// not with a rejected credential; a probe without Calls calls nothing.
+func TestProbeConfiguredAutoCalls(t *testing.T) {
+	write := probetest.Tool{Name: "reset_cache", InputSchema: map[string]any{"type": "object"}}
+	tools := append(probetest.DefaultTools(), write)
+	s := callServer(httpServer(t, probetest.Config{Tools: tools, Token: runnerSecret}), nil)
+	s = s.Normalized(config.Defaults{AutoCalls: 1})
+	if s.AutoCalls != 1 || !s.HasCalls() {
+		t.Fatalf("defaults.calls: auto left the server with %d auto calls", s.AutoCalls)
+	}
+	obs := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookupSecret, Calls: true})
+	if len(obs.Calls) != 1 || obs.Calls[0].Tool != "list_report_dates" || !obs.Calls[0].Auto || !obs.Calls[0].Passed {
+		t.Fatalf("calls %+v: want list_report_dates, passed", obs.Calls)
+	}
+	if obs := Probe(t.Context(), NewPool(1, 1), s, Request{Lookup: lookupSecret}); obs.Calls != nil {
+		t.Errorf("a probe without Calls made %+v", obs.Calls)
+	}
+
+	rejecting := callServer(httpServer(t, probetest.Config{Behavior: probetest.CallUnauthorized401, Tools: tools, Token: runnerSecret}), nil)
+	rejecting = rejecting.Normalized(config.Defaults{AutoCalls: 1})
+	obs = Probe(t.Context(), NewPool(1, 1), rejecting, Request{Lookup: lookupSecret, Calls: true})
+	if len(obs.Calls) != 1 || obs.Calls[0].Passed || obs.Calls[0].Reason != contracts.ReasonCredentialRejected {
+		t.Errorf("calls %+v: want the auto call failed, credential_rejected", obs.Calls)
+	}
+}

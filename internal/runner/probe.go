@@ -60,7 +60,10 @@ type Request struct {
 	OAuth *oauth.Cache
 	// Calls makes the server's contracted canary calls after tools/list,
 	// in the same session; the deadline grows by each contract's call
-	// timeout. Retries honours the contracts' retry policies.
+	// timeout. With calls: auto in the configuration (config.Server's
+	// AutoCalls), it also makes that many calls contracts.Auto chooses,
+	// as AutoCalls below does. Retries honours the contracts' retry
+	// policies.
 	Calls   bool
 	Retries bool
 	// AutoCalls, when positive, also makes (Calls or not) the calls
@@ -116,6 +119,9 @@ type Observation struct {
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
 	calls := req.Calls && s.HasCalls()
 	auto := max(req.AutoCalls, 0)
+	if calls {
+		auto = max(auto, s.AutoCalls) // the configuration's calls: auto
+	}
 	obs := Observation{Timeout: callTimeout(s, s.ProbeTimeout(req.Timeout, !req.Warm), calls) + time.Duration(auto)*s.CallTimeout}
 	lookup := req.Lookup
 	if lookup == nil {
