@@ -465,6 +465,19 @@ func TestDoctorOnBrokenGitLabJobs(t *testing.T) {
 	t.Parallel()
 	const ci = ".gitlab-ci.yml"
 	for _, b := range []brokenWorkflow{{
+		name: "flags on two commands",
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.edit(t, ci, " --receipt mcp-receipt.json\n", "\n    - mcpwatch check --receipt mcp-receipt.json\n")
+		},
+		at: [2]string{ci, "    - mcpwatch check --strict"},
+		want: []string{"the mcpwatch check of the script of job mcp-preflight has no --receipt FILE", "(the command at .gitlab-ci.yml:", " has it, but a flag counts only on the command that checks)",
+			"fix: add --receipt mcp-receipt.json to that same command"},
+	}, {
+		name:   "no artifacts",
+		break_: func(t *testing.T, r *doctorRepo) { r.edit(t, ci, "  artifacts:\n", "  artifacts_:\n") },
+		at:     [2]string{ci, "mcp-preflight:"},
+		want:   []string{"job mcp-preflight keeps no artifacts: the receipt mcp-receipt.json is lost with the runner", "fix: add to job mcp-preflight: artifacts: when: always, paths: [mcp-receipt.json]"},
+	}, {
 		name:   "artifacts only on success",
 		break_: func(t *testing.T, r *doctorRepo) { r.edit(t, ci, "    when: always\n", "") },
 		at:     [2]string{ci, "artifacts:"},
