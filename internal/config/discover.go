@@ -164,6 +164,9 @@ func (l *Loader) LoadSource(s Source, getenv func(string) string) (*Config, erro
 		}
 		cfg.Lock = lock
 	}
+	if err := cfg.applyStarterFiles(); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 

@@ -1,0 +1,117 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func loadIn(t *testing.T, dir, named string) (*Config, error) {
+	t.Helper()
+	src, err := Discover(named, dir, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src.Load(func(string) string { return "" })
+}
+
+// A server that names no contracts file has the starter file beside the
+// lock, as mcpwatch init writes it: from a .mcp.json, and from an
+// mcpwatch.yml beside inline calls:; one that names a file keeps to it.
+func TestStarterFiles(t *testing.T) {
+	t.Parallel()
+	starter := `{"tools": {
+		"read_graph": {"input": {}, "expect": {"status": "pass"}},
+		"search_nodes": {"input": {"query": "<fill in: string>"}},
+		"create_entities": {"disabled": true, "allowSideEffects": true, "input": {}}}}`
+	t.Run("client config", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{
+			".mcp.json":                             `{"mcpServers": {"memory": {"command": "npx"}, "other": {"command": "npx"}}}`,
+			"mcp-contracts/memory.tools.json":       starter,
+			"mcp-contracts/not-a-server.tools.json": `{`,
+		})
+		cfg, err := loadIn(t, dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := cfg.Servers[0]
+		if m.ContractsFile != filepath.Join(dir, "mcp-contracts", "memory.tools.json") || len(m.Contracts) != 1 ||
+			len(m.Pending) != 1 || !slices.Equal(m.Proposed, []string{"create_entities"}) {
+			t.Errorf("memory: file %q, contracts %+v, pending %+v, proposed %v", m.ContractsFile, m.Contracts, m.Pending, m.Proposed)
+		}
+		if o := cfg.Servers[1]; o.ContractsFile != "" || o.HasCalls() {
+			t.Errorf("other has contracts: %+v", o)
+		}
+		if got, _ := ContractsTarget(cfg.Servers[1], cfg.Lock); got != filepath.Join(dir, "mcp-contracts", "other.tools.json") {
+			t.Errorf("other's target %q", got)
+		}
+	})
+	t.Run("mcpwatch.yml", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{
+			"mcpwatch.yml": "lock: ci/tools.lock.json\nservers:\n" +
+				"  memory: {command: npx, calls: {open_nodes: {input: {names: [a]}}}}\n" +
+				"  named: {command: npx, contracts: mine.json}\n",
+			"mine.json":                          `{"tools": {}}`,
+			"ci/mcp-contracts/memory.tools.json": starter,
+			"ci/mcp-contracts/named.tools.json":  `{`,
+		})
+		cfg, err := loadIn(t, dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := cfg.Servers[0]
+		if len(m.Contracts) != 2 || m.Contracts[0].Tool != "open_nodes" || m.Contracts[1].Tool != "read_graph" {
+			t.Errorf("memory's contracts %+v: want the inline and the starter ones", m.Contracts)
+		}
+		if n := cfg.Servers[1]; n.ContractsFile != filepath.Join(dir, "mine.json") {
+			t.Errorf("named's file %q", n.ContractsFile)
+		}
+	})
+	t.Run("errors name the file", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{
+			"mcpwatch.yml":                    "servers:\n  memory: {command: npx, calls: {read_graph: {}}}\n  broken: {command: npx}\n",
+			"mcp-contracts/memory.tools.json": starter,
+			"mcp-contracts/broken.tools.json": `{"tools": `,
+		})
+		_, err := loadIn(t, dir, "")
+		if err == nil {
+			t.Fatal("loaded")
+		}
+		for _, want := range []string{"memory.tools.json: tools.read_graph: server \"memory\" has a contract for read_graph in",
+			"broken.tools.json: the contracts of server \"broken\""} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
+		}
+	})
+}
+
+func TestStarterFileName(t *testing.T) {
+	t.Parallel()
+	for name, ok := range map[string]bool{"github": true, "my-server_2.@x": true, "../etc/x": false, ".hidden": false, "a/b": false, `a\b`: false, "": false, "süd": false} {
+		if _, got := StarterFile("/w/mcp-tools.lock.json", name); got != ok {
+			t.Errorf("StarterFile(%q) ok %v, want %v", name, got, ok)
+		}
+	}
+}
