@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -74,6 +75,7 @@ const MaxSampleTime = 5 * time.Second
 // the contracts file, in the comments that say what to do.
 func Propose(server, file string, tools []probe.Tool, samples map[string]Sample) []Entry {
 	var out []Entry
+	prefix := serverPrefix(tools)
 	for _, t := range tools {
 		needs := contracts.Needs(t)
 		switch {
@@ -82,7 +84,7 @@ func Propose(server, file string, tools []probe.Tool, samples map[string]Sample)
 		case !needs.SideEffects:
 			out = append(out, Entry{Tool: t.Name, Status: Pending, Input: placeholderInput(t),
 				Comment: fmt.Sprintf("Read-only (readOnlyHint: true): mcpwatch calls it once the \"<fill in ...>\" values of its input are filled in, and not before. Its input schema: %s", schemaText(t))})
-		case ReadsAsQuery(t.Name):
+		case readsAsQuery(t.Name, prefix):
 			why := needs.Why
 			if needs.Destructive {
 				why += ", and " + needs.DestructiveWhy
@@ -196,29 +198,84 @@ func schemaText(t probe.Tool) string {
 // tool named so is likely to read, though only its annotations could say.
 var queryWords = []string{"list", "get", "search", "read", "query", "find", "fetch", "describe", "show", "lookup", "view", "count"}
 
-// ReadsAsQuery reports whether a tool's name starts with a word that reads
-// as a query (list_issues, getUser, search-code).
+// writeWords are words that make a name read as a write wherever they are
+// ("web_search" reads as a query, "delete_search" does not).
+var writeWords = []string{"create", "update", "delete", "remove", "add", "set", "write", "post", "send", "push", "merge",
+	"put", "edit", "move", "insert", "drop", "reset", "toggle", "trigger", "run", "execute", "reply", "fork", "upload"}
+
+// ReadsAsQuery reports whether a tool's name reads as a query: it starts
+// with a query word (list_issues, getUser, search-code), or ends with
+// "search" or "query" and holds no word of a write (web_search).
 func ReadsAsQuery(name string) bool {
-	first := firstWord(name)
-	for _, w := range queryWords {
-		if first == w {
-			return true
-		}
+	words := splitWords(name)
+	if len(words) == 0 {
+		return false
 	}
-	return false
+	if slices.Contains(queryWords, words[0]) {
+		return true
+	}
+	if last := words[len(words)-1]; last != "search" && last != "query" {
+		return false
+	}
+	return !slices.ContainsFunc(words, func(w string) bool { return slices.Contains(writeWords, w) })
 }
 
-// firstWord is a name's first word, lower case: up to an underscore, a
-// dash, a dot, a space or a lower-to-upper case change.
-func firstWord(name string) string {
+// serverPrefix is the first word every tool of a server's name starts
+// with, when there are several tools and they share one ("slack" of
+// slack_list_channels and slack_post_message): a name's own words come
+// after it.
+func serverPrefix(tools []probe.Tool) string {
+	if len(tools) < 2 {
+		return ""
+	}
+	first := splitWords(tools[0].Name)
+	if len(first) < 2 {
+		return ""
+	}
+	for _, t := range tools[1:] {
+		if w := splitWords(t.Name); len(w) < 2 || w[0] != first[0] {
+			return ""
+		}
+	}
+	return first[0]
+}
+
+// readsAsQuery is ReadsAsQuery of a tool's name with its server's prefix
+// taken off.
+func readsAsQuery(name, prefix string) bool {
+	words := splitWords(name)
+	if prefix != "" && len(words) > 1 && words[0] == prefix {
+		return ReadsAsQuery(strings.Join(words[1:], "_"))
+	}
+	return ReadsAsQuery(name)
+}
+
+// splitWords splits a name into lower-case words at underscores, dashes,
+// dots, spaces and lower-to-upper case changes.
+func splitWords(name string) []string {
+	var words []string
 	var b strings.Builder
-	for i, r := range name {
-		if r == '_' || r == '-' || r == '.' || r == ' ' || i > 0 && unicode.IsUpper(r) {
-			break
+	flush := func() {
+		if b.Len() > 0 {
+			words = append(words, b.String())
+			b.Reset()
+		}
+	}
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ' || r == '/':
+			flush()
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			flush()
 		}
 		b.WriteRune(unicode.ToLower(r))
+		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
 	}
-	return b.String()
+	flush()
+	return words
 }
 
 // File renders entries as a contracts file: mcp-probe's sidecar format,
@@ -233,26 +290,38 @@ func File(comment string, entries []Entry) []byte {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, "\n    %s: {\n", quote(e.Tool))
-		fmt.Fprintf(&b, "      \"$comment\": %s,\n", quote(e.Comment))
-		if e.Status == Proposed {
-			b.WriteString("      \"disabled\": true,\n")
-		}
-		if e.AllowSideEffects {
-			b.WriteString("      \"allowSideEffects\": true,\n")
-		}
-		fmt.Fprintf(&b, "      \"input\": %s,\n", object(e.Input))
-		expect := `{"status": "pass", "not_error_code": [401, 403]`
-		if e.Shape != "" {
-			expect += fmt.Sprintf(`, "jsonSchema": {"type": %q}`, e.Shape)
-		}
-		fmt.Fprintf(&b, "      \"expect\": %s\n    }", expect+"}")
+		b.WriteString("\n    ")
+		b.WriteString(member(e))
 	}
 	if len(entries) > 0 {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("}\n}\n")
 	return b.Bytes()
+}
+
+// member is one entry as a member of the "tools" object, indented to sit
+// four spaces in.
+func member(e Entry) string { return quote(e.Tool) + ": " + value(e) }
+
+// value is the contract of an entry, as member writes it.
+func value(e Entry) string {
+	var b strings.Builder
+	b.WriteString("{\n")
+	fmt.Fprintf(&b, "      \"$comment\": %s,\n", quote(e.Comment))
+	if e.Status == Proposed {
+		b.WriteString("      \"disabled\": true,\n")
+	}
+	if e.AllowSideEffects {
+		b.WriteString("      \"allowSideEffects\": true,\n")
+	}
+	fmt.Fprintf(&b, "      \"input\": %s,\n", object(e.Input))
+	expect := `{"status": "pass", "not_error_code": [401, 403]`
+	if e.Shape != "" {
+		expect += fmt.Sprintf(`, "jsonSchema": {"type": %q}`, e.Shape)
+	}
+	fmt.Fprintf(&b, "      \"expect\": %s\n    }", expect+"}")
+	return b.String()
 }
 
 // quote is s as a JSON string, with <, > and & as they are: the file is
