@@ -47,6 +47,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"init", "set up a folder's servers: the lock, starter canary contracts, which canary watches each credential", cmdInit},
 		{"check", "probe servers once and compare with the lock (CI preflight)", cmdCheck},
 		{"lock", "probe servers and write the lock", cmdLock},
 		{"probe", "probe one MCP server now and print what it offers", cmdProbe},

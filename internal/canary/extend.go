@@ -16,7 +16,8 @@ type Merge struct {
 	Added []string
 	// Kept are the tools the file had a contract for, kept byte for byte;
 	// Edited are those among them that differ from what would be proposed
-	// now (a person edited them, or the server changed since).
+	// now, comments aside (a person edited them, or the server changed
+	// since), and contracts for tools init does not propose.
 	Kept, Edited []string
 	// Unlisted are the tools the file has a contract for that the server
 	// does not list now: kept too, for a person to remove.
@@ -139,12 +140,15 @@ func toolsEnd(raw []byte) (closing int, empty bool, err error) {
 	return 0, false, errors.New(`no "tools" object`)
 }
 
-// sameJSON reports whether two JSON values are equal as values.
+// sameJSON reports whether two contracts are equal as JSON values, their
+// "$comment" aside (it says what init saw, such as how long a call took).
 func sameJSON(a, b []byte) bool {
-	var x, y any
+	var x, y map[string]any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
 	}
+	delete(x, "$comment")
+	delete(y, "$comment")
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)

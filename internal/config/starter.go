@@ -29,6 +29,10 @@ import (
 // contracts files.
 const StarterDir = "mcp-contracts"
 
+// MaxContractsFileBytes bounds a contracts file read, as every file of a
+// configuration is bounded.
+const MaxContractsFileBytes = maxConfigBytes
+
 // StarterFile is the starter contracts file of server beside lock, and
 // false when the server's name cannot be a file name (a path separator, a
 // leading dot, a character outside letters, digits and ._-@+): such a
