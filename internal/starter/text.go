@@ -59,7 +59,7 @@ func WriteText(w io.Writer, r *Result, dir string) error {
 			b.WriteString("\n")
 			m := s.Merge
 			if len(m.Kept) > 0 {
-				fmt.Fprintf(&b, "    kept %s as they were", count(len(m.Kept), "contract", "contracts"))
+				fmt.Fprintf(&b, "    kept %s", count(len(m.Kept), "contract as it was", "contracts as they were"))
 				if len(m.Edited) > 0 {
 					fmt.Fprintf(&b, ", edits included: %s", names(m.Edited))
 				}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/peertest"
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
+)
+
+func TestInitUsage(t *testing.T) {
+	t.Parallel()
+	r := runBin(t, t.TempDir(), nil, "init", "--help")
+	if r.code != exitOK {
+		t.Fatalf("--help: %s", r)
+	}
+	assertContains(t, "init --help", r.stdout, "Usage:\n  mcpwatch init", "mcp-contracts/NAME.tools.json", "it only adds", "Exit codes: 0", "--timeout")
+	for _, args := range [][]string{{"init", "extra"}, {"init", "--timeout", "0s"}, {"init", "--nope"}} {
+		if r := runBin(t, t.TempDir(), nil, args...); r.code != exitUsage || !strings.Contains(r.stderr, "mcpwatch init --help") {
+			t.Errorf("%v: %s", args, r)
+		}
+	}
+	// No configuration: 78, saying what was looked for.
+	if r := runBin(t, t.TempDir(), nil, "init"); r.code != exitConfig || !strings.Contains(r.stderr, ".mcp.json") {
+		t.Errorf("no configuration: %s", r)
+	}
+}
+
+// What a server sends reaches the terminal escaped: a tool name with an
+// escape sequence, in the table and the file list.
+func TestInitEscapesWhatServersSend(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	evil := probetest.Tool{Name: "list_\x1b[2Jthings", InputSchema: map[string]any{"type": "object"}, Annotations: probetest.ReadOnly()}
+	path, args, env := probetest.Command(probetest.Config{Tools: []probetest.Tool{evil}})
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"evil": map[string]any{"command": path, "args": args, "env": env}}))
+	r := runBin(t, dir, nil, "init")
+	if r.code != exitOK || strings.Contains(r.stdout, "\x1b") || !strings.Contains(r.stdout, `list_\x1b[2Jthings`) {
+		t.Errorf("%s", r)
+	}
+}
+
+// init on the seven pinned npm servers, the credentialed ones against
+// stand-ins of their APIs with good fake credentials: every server probed
+// and locked, a starter file for each, the table says which canary watches
+// what, no API sees a write, and check then passes on what init wrote.
+// Run again after an edit, init keeps it.
+func TestInitPinnedServers(t *testing.T) {
+	t.Parallel()
+	servers := map[string]string{}
+	for _, pkg := range []string{peertest.EverythingServer, peertest.MemoryServer, peertest.FilesystemServer,
+		peertest.GitHubServer, peertest.SlackServer, peertest.BraveServer, peertest.PostgresServer} {
+		node, script := peertest.Server(t, pkg)
+		servers[pkg] = script
+		servers["node"] = node
+	}
+	const ghToken, slackToken, braveKey = "ghp_initToken000000000000000000000000", "xoxb-init-0000-0000", "BSAinitKey00000000000"
+	gh, sl, br := peertest.NewGitHub(ghToken), peertest.NewSlack(slackToken), peertest.NewBrave(braveKey)
+	defer gh.Close()
+	defer sl.Close()
+	defer br.Close()
+	pg, err := peertest.NewPostgres("mcp", "pg-pass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	node := servers["node"]
+	withUpstreams := func(env map[string]string) map[string]string {
+		for k, v := range peertest.NodeEnv(gh, sl, br) {
+			env[k] = v
+		}
+		return env
+	}
+	entry := func(pkg string, env map[string]string, args ...string) map[string]any {
+		return map[string]any{"command": node, "args": append([]string{servers[pkg]}, args...), "env": withUpstreams(env)}
+	}
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{
+		"everything": entry(peertest.EverythingServer, map[string]string{}),
+		"memory":     entry(peertest.MemoryServer, map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.json")}),
+		"filesystem": entry(peertest.FilesystemServer, map[string]string{}, data),
+		"github":     entry(peertest.GitHubServer, map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"}),
+		"slack":      entry(peertest.SlackServer, map[string]string{"SLACK_BOT_TOKEN": "${SLACK_BOT_TOKEN}", "SLACK_TEAM_ID": "T0123ABCDEF"}),
+		"brave":      entry(peertest.BraveServer, map[string]string{"BRAVE_API_KEY": "${BRAVE_API_KEY}"}),
+		"postgres":   entry(peertest.PostgresServer, map[string]string{}, pg.URL("mcp", "pg-pass")),
+	}))
+	env := map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": ghToken, "SLACK_BOT_TOKEN": slackToken, "BRAVE_API_KEY": braveKey}
+
+	r := runBin(t, dir, env, "init")
+	if r.code != exitOK {
+		t.Fatalf("init: %s", r)
+	}
+	t.Logf("mcpwatch init:\n%s", r.stdout)
+	assertContains(t, "init", r.stdout,
+		"probed 7 servers", "lock mcp-tools.lock.json: added brave, everything, filesystem, github, memory, postgres, slack",
+		"brave: wrote mcp-contracts/brave.tools.json (2 proposed, disabled)",
+		"github: wrote mcp-contracts/github.tools.json (", "proposed, disabled)",
+		"memory: wrote mcp-contracts/memory.tools.json (1 enabled, 2 pending)",
+		"slack: wrote mcp-contracts/slack.tools.json (")
+	for _, row := range []string{
+		"env:BRAVE_API_KEY", "no canary can see this server's credential: none of its tools is annotated read-only; proposed, disabled in mcp-contracts/brave.tools.json: brave_local_search, brave_web_search",
+		"env:GITHUB_PERSONAL_ACCESS_TOKEN", "proposed, disabled in mcp-contracts/github.tools.json: get_file_contents, get_issue,",
+		"memory", "read_graph", "given no credential",
+		"env:SLACK_BOT_TOKEN", "proposed, disabled in mcp-contracts/slack.tools.json: slack_get_channel_history,",
+	} {
+		if !strings.Contains(r.stdout, row) {
+			t.Errorf("the table lacks %q", row)
+		}
+	}
+	for _, a := range []*peertest.API{gh, sl, br} {
+		if a.Writes() != 0 {
+			t.Errorf("init sent %s %d requests that write", a.Name, a.Writes())
+		}
+	}
+	for _, secret := range []string{ghToken, slackToken, braveKey, "pg-pass"} {
+		if strings.Contains(r.stdout+r.stderr, secret) {
+			t.Errorf("a credential's value in the output")
+		}
+	}
+	ghFile := filepath.Join(dir, "mcp-contracts", "github.tools.json")
+	raw, err := os.ReadFile(ghFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := contracts.ParseFile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range f.Tools {
+		if !c.Disabled || strings.HasPrefix(name, "create_") || strings.HasPrefix(name, "push_") || strings.HasPrefix(name, "merge_") {
+			t.Errorf("github's %s: %+v: every proposal disabled, and no write proposed", name, c)
+		}
+	}
+
+	if slack, _ := os.ReadFile(filepath.Join(dir, "mcp-contracts", "slack.tools.json")); !strings.Contains(string(slack), `"slack_list_channels": {`) {
+		t.Errorf("slack's file proposes no slack_list_channels:\n%s", slack)
+	}
+
+	// check passes on what init wrote, calling the enabled canaries.
+	if c := runBin(t, dir, env, "check"); c.code != exitOK || !strings.Contains(c.stdout, "calls passed") {
+		t.Errorf("check after init: %s", c)
+	}
+
+	// A person enables GitHub's search_repositories with a query; init run
+	// again keeps it and the lock as they are.
+	edited := strings.Replace(string(raw), `"input": {"query": "<fill in: string, Search query (see GitHub search syntax)>"}`, `"input": {"query": "mcp"}`, 1)
+	if edited == string(raw) {
+		t.Fatalf("no placeholder for search_repositories' query in:\n%s", raw)
+	}
+	if err := os.WriteFile(ghFile, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lock, _ := os.ReadFile(filepath.Join(dir, "mcp-tools.lock.json"))
+	again := runBin(t, dir, env, "init")
+	if again.code != exitOK {
+		t.Fatalf("init again: %s", again)
+	}
+	t.Logf("mcpwatch init, again:\n%s", again.stdout)
+	assertContains(t, "init again", again.stdout, "lock mcp-tools.lock.json: unchanged",
+		"github: nothing new for mcp-contracts/github.tools.json", "edits included: search_repositories")
+	if now, _ := os.ReadFile(ghFile); string(now) != edited {
+		t.Error("the edited file changed")
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "mcp-tools.lock.json")); string(now) != string(lock) {
+		t.Error("the lock changed")
+	}
+}
