@@ -38,8 +38,9 @@ its entry ('mcpwatch lock' relocks, after review); a contracts file that is
 there keeps every byte, a person's edits included, and gains entries only
 for tools it has none for. It says what it kept.
 
-A first start of an 'npx -y' server may install the package: each probe
-gets --timeout, by default at least 2 minutes.
+A server whose command installs what it runs (npx -y, uvx, pipx run, bunx,
+pnpm dlx, docker run) may be installing on this first start: its probe
+gets start_timeout (default 2m), as in 'mcpwatch check'.
 
 Exit codes: 0 every server probed, locked and given its file; 78 a server
 could not be probed or locked, a file could not be written, or the
@@ -52,10 +53,6 @@ Examples:
   git add mcp-tools.lock.json mcp-contracts/ && mcpwatch check
 `
 
-// initTimeout is init's least deadline per probe: a package runner such as
-// npx may install the server's package on its first start.
-const initTimeout = 2 * time.Minute
-
 type initFlags struct {
 	configFile string
 	lockFile   string
@@ -66,7 +63,7 @@ func newInitFlagSet(f *initFlags) *pflag.FlagSet {
 	fs := newFlagSet("init")
 	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
 	fs.StringVarP(&f.lockFile, "lock.file", "l", "", "lock `file` to add to (default: the configuration's lock, mcp-tools.lock.json)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "deadline of each probe (default: the server's timeout, and at least 2m for a first start)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout; start_timeout for a command that installs what it runs)")
 	return fs
 }
 
@@ -90,16 +87,9 @@ func cmdInit(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpwatch init: %v\n", err)
 		return exitConfig
 	}
-	timeout := f.timeout
-	if timeout == 0 {
-		timeout = initTimeout
-		for _, s := range setup.cfg.Servers {
-			timeout = max(timeout, s.ProbeTimeout(0))
-		}
-	}
 	dir, _ := os.Getwd()
 	r := starter.Run(ctx, setup.cfg, starter.Options{
-		Preflight: setup.options(c, timeout),
+		Preflight: setup.options(c, f.timeout),
 		Dir:       dir,
 		Lock:      setup.lockPath,
 	})
