@@ -94,7 +94,7 @@ func Extend(raw []byte, entries []Entry, listed []string) ([]byte, Merge, error)
 	b.Write(raw[closing:])
 	out := b.Bytes()
 	if _, err := contracts.ParseFile(out); err != nil {
-		return nil, m, fmt.Errorf("the file extended would not read back (%v); it was left as it is", err)
+		return nil, m, fmt.Errorf("the file extended would not read back (%w); it was left as it is", err)
 	}
 	return out, m, nil
 }
