@@ -4,8 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
 // A lock path that names a named pipe, a device or a file past the limit
@@ -13,9 +14,7 @@ import (
 func TestReadIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.lock.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
+	testtool.Mkfifo(t, fifo)
 	huge := filepath.Join(dir, "huge.lock.json")
 	if err := os.WriteFile(huge, nil, 0o600); err != nil || os.Truncate(huge, 64<<20+1) != nil {
 		t.Fatal(err)

@@ -2,27 +2,13 @@ package main
 
 import (
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// mkfifo makes a named pipe, and at cleanup opens it for writing once, so
-// a reader stuck in its open (the bug) is let go rather than leaked.
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	t.Cleanup(func() {
-		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			_ = f.Close()
-		}
-	})
-}
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
+)
 
 // runGuarded is runCLI failing the test when the command has not returned
 // after two minutes: the guard of a command that would block for ever,
@@ -54,7 +40,7 @@ func runGuarded(t *testing.T, env map[string]string, args ...string) (code int, 
 func TestANamedPipeBlocksNothing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mkfifo(t, filepath.Join(dir, "token"))
+	testtool.Mkfifo(t, filepath.Join(dir, "token"))
 	file := filepath.Join(dir, "mcpwatch.yml")
 	writeTestFile(t, file, "servers:\n  report:\n    command: /bin/true\n    env: {TOKEN: \"${file:token}\"}\n")
 	writeTestFile(t, filepath.Join(dir, "mcp-tools.lock.json"), `{"report": ["fetch_daily_report"]}`)

@@ -2,42 +2,16 @@ package main
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/discover/discovertest"
 )
 
-// copyFixtureHome copies the host discovery fixture (a home folder laid out
-// with each client's files) into a temporary folder, @HOME@ replaced.
-func copyFixtureHome(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "internal", "discover", "testdata", "home")
-	home := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(home, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(home, rel), []byte(strings.ReplaceAll(string(data), "@HOME@", home)), 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return home
-}
-
 func TestDiscoverFixtureHome(t *testing.T) {
-	home := copyFixtureHome(t)
+	home := discovertest.Home(t)
 	env := map[string]string{"HOME": home}
 	project := filepath.Join(home, "work", "app")
 

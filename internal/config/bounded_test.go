@@ -4,24 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// mkfifo makes a named pipe, and at cleanup opens it for writing once, so
-// a reader stuck in its open (the bug) is let go rather than leaked.
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	t.Cleanup(func() {
-		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			_ = f.Close()
-		}
-	})
-}
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
+)
 
 // within runs f, failing the test if it has not returned after a minute:
 // the guard of a read that would block for ever, not a timing claim.
@@ -43,7 +30,7 @@ func within[T any](t *testing.T, what string, f func() T) T {
 // ever: the open of a pipe waits for a writer).
 func TestSecretFileThatIsNotAFile(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "token")
-	mkfifo(t, fifo)
+	testtool.Mkfifo(t, fifo)
 	for path, kind := range map[string]string{fifo: "a named pipe (FIFO), not a regular file", "/dev/zero": "a device, not a regular file"} {
 		err := within(t, "Expand ${file:"+path+"}", func() error {
 			_, err := Expand("${file:"+path+"}", mapLookup(nil))
@@ -55,7 +42,7 @@ func TestSecretFileThatIsNotAFile(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	mkfifo(t, filepath.Join(dir, "pipe"))
+	testtool.Mkfifo(t, filepath.Join(dir, "pipe"))
 	path := filepath.Join(dir, "mcpwatch.yml")
 	writeFile(t, path, "servers:\n  report:\n    command: /bin/true\n    env: {TOKEN: \"${file:pipe}\"}\n")
 	cfg, err := Load(path)

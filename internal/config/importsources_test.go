@@ -2,8 +2,6 @@ package config
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,37 +9,13 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/discover"
+	"github.com/mcpwatch/mcpwatch/internal/discover/discovertest"
 	"github.com/mcpwatch/mcpwatch/internal/registry/registrytest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// fixtureHome copies the host discovery fixture into a temporary folder.
-func fixtureHome(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "discover", "testdata", "home")
-	home := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(home, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(home, rel), []byte(strings.ReplaceAll(string(data), "@HOME@", home)), 0o700)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return home
-}
-
 func TestLoadDiscoverImport(t *testing.T) {
-	home := fixtureHome(t)
+	home := discovertest.Home(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcpwatch.yml")
 	writeFile(t, path, `

@@ -10,35 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// fixtureHome copies testdata/home (a home folder laid out with each
-// client's files, and decoys) into a temporary folder, with @HOME@ in the
-// files replaced by its path, and returns that path.
-func fixtureHome(t *testing.T) string {
-	t.Helper()
-	home := t.TempDir()
-	err := filepath.WalkDir("testdata/home", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel("testdata/home", path)
-		dst := filepath.Join(home, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		info, _ := d.Info()
-		return os.WriteFile(dst, []byte(strings.ReplaceAll(string(data), "@HOME@", home)), info.Mode().Perm())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return home
-}
+	"github.com/mcpwatch/mcpwatch/internal/discover/discovertest"
+)
 
 // recorder watches every path discovery reads.
 type recorder struct {
@@ -80,7 +54,7 @@ func summary(t *testing.T, home string, res Result) map[string][]string {
 }
 
 func TestFindFixtureHome(t *testing.T) {
-	home := fixtureHome(t)
+	home := discovertest.Home(t)
 	var rec recorder
 	res := Find(rec.host(Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config"), KnownProjects: true}))
 	if err := res.Err(); err != nil {
@@ -177,7 +151,7 @@ func TestFindFixtureHome(t *testing.T) {
 }
 
 func TestFindSpecs(t *testing.T) {
-	home := fixtureHome(t)
+	home := discovertest.Home(t)
 	res := Find(Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config"), KnownProjects: true})
 	specs := map[string]any{}
 	for _, s := range res.Servers {
@@ -205,7 +179,7 @@ func TestFindSpecs(t *testing.T) {
 }
 
 func TestFindOtherSystems(t *testing.T) {
-	home := fixtureHome(t)
+	home := discovertest.Home(t)
 	cases := []struct {
 		name string
 		host Host
@@ -231,7 +205,7 @@ func TestFindOtherSystems(t *testing.T) {
 }
 
 func TestFindProjectsGiven(t *testing.T) {
-	home := fixtureHome(t)
+	home := discovertest.Home(t)
 	other := filepath.Join(home, "work", "other")
 	res := Find(Host{OS: "linux", Home: home, Projects: []string{other}, Clients: []Client{ClaudeCode}})
 	var names []string

@@ -5,11 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -118,14 +118,7 @@ func TestSaveSweepsTempsWithNothingToWrite(t *testing.T) {
 // corrupt file does: it is a hint, never a reason to wait.
 func TestLoadNeverBlocks(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), ".lock.era")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	t.Cleanup(func() { // lets a reader stuck in its open go (the bug)
-		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			_ = f.Close()
-		}
-	})
+	testtool.Mkfifo(t, fifo)
 	loaded := make(chan *Cache, 1)
 	go func() { loaded <- Load(fifo) }()
 	select {

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"testing/synctest"
 
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
 	"go.uber.org/goleak"
 )
 
@@ -53,9 +53,7 @@ func TestRead(t *testing.T) {
 func TestReadRefusesWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
+	testtool.Mkfifo(t, fifo)
 	for path, kind := range map[string]string{fifo: "a named pipe (FIFO)", "/dev/zero": "a device", dir: "a directory"} {
 		_, err := Read(path, 1<<20)
 		if !errors.Is(err, ErrNotRegular) || err.Error() != "open "+path+": "+kind+", not a regular file" {
@@ -92,7 +90,7 @@ func TestReadStalled(t *testing.T) {
 
 func TestSize(t *testing.T) {
 	for n, want := range map[int64]string{1 << 20: "1 MiB", 8 << 20: "8 MiB", 512 << 10: "512 KiB", 100: "100 bytes", 1<<20 + 1: "1048577 bytes"} {
-		if got := Size(n); got != want {
+		if got := size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}
 	}
