@@ -9,7 +9,7 @@
 // JSON-RPC error, an isError result, a success result whose JSON document
 // reports an error (Slack answers {"ok":false,"error":"invalid_auth"} with
 // HTTP 200 and no isError), or a short plain-text result. The words that
-// mark a rejection are a bounded, documented list (Phrases), each taken
+// mark a rejection are a bounded, documented list (phrases), each taken
 // from what a real service or a common library answers; the recorded
 // answers of the pinned npm servers (testdata/peers/responses) are its
 // fixtures. A successful answer that merely mentions such words (a search
@@ -24,17 +24,17 @@ import (
 	"unicode/utf8"
 )
 
-// Phrase is one marker of a rejected credential, and who answers with it.
-type Phrase struct {
+// phrase is one marker of a rejected credential, and who answers with it.
+type phrase struct {
 	Text   string // lower case; matched case-insensitively, at word boundaries
 	Source string // the service or library whose answer it is
 }
 
-// Phrases are every marker the classifier knows, in the order they are
+// phrases are every marker the classifier knows, in the order they are
 // tried. The list is bounded on purpose: each entry is what a real
 // service answers to a wrong, revoked or expired credential, and would not
 // appear in the error of anything else. docs/contracts-format.md lists them.
-var Phrases = []Phrase{
+var phrases = []phrase{
 	{"bad credentials", "GitHub REST API (401), as server-github passes it on: \"Authentication Failed: Bad credentials\""},
 	{"invalid_auth", "Slack Web API: a token it never issued"},
 	{"token_revoked", "Slack Web API: a revoked token"},
@@ -101,8 +101,8 @@ type Rejection struct {
 	Quote string `json:"quote"`
 }
 
-// MaxQuoteBytes bounds a Rejection's quote: it goes into alert summaries.
-const MaxQuoteBytes = 200
+// maxQuoteBytes bounds a Rejection's quote: it goes into alert summaries.
+const maxQuoteBytes = 200
 
 // maxPlainText is the longest success-result text read as a message: a
 // result longer than a sentence or two is data, not an error message.
@@ -141,9 +141,9 @@ func Rejected(e Evidence) (Rejection, bool) {
 }
 
 // match finds the first phrase in s, at word boundaries.
-func match(s string) (Phrase, bool) {
+func match(s string) (phrase, bool) {
 	lower := strings.ToLower(s)
-	for _, p := range Phrases {
+	for _, p := range phrases {
 		for from := 0; ; {
 			i := strings.Index(lower[from:], p.Text)
 			if i < 0 {
@@ -157,7 +157,7 @@ func match(s string) (Phrase, bool) {
 			from = start + 1
 		}
 	}
-	return Phrase{}, false
+	return phrase{}, false
 }
 
 // wordByte: a byte that continues a word or a code (invalid_auth in
@@ -169,10 +169,10 @@ func wordByte(c byte) bool {
 // quote puts s on one line, at most MaxQuoteBytes, cut at a rune boundary.
 func quote(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= MaxQuoteBytes {
+	if len(s) <= maxQuoteBytes {
 		return s
 	}
-	return s[:runeStart(s, MaxQuoteBytes)] + "…"
+	return s[:runeStart(s, maxQuoteBytes)] + "…"
 }
 
 // quoteAround is quote, but when the marker would be cut off it keeps the
@@ -181,11 +181,11 @@ func quote(s string) string {
 func quoteAround(s, marker string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	i := strings.Index(strings.ToLower(s), marker)
-	if len(s) <= MaxQuoteBytes || i < 0 || i+len(marker) <= MaxQuoteBytes-len("…") {
+	if len(s) <= maxQuoteBytes || i < 0 || i+len(marker) <= maxQuoteBytes-len("…") {
 		return quote(s)
 	}
-	start := runeStart(s, max(0, i-MaxQuoteBytes/2))
-	end := runeStart(s, min(len(s), start+MaxQuoteBytes-2*len("…")))
+	start := runeStart(s, max(0, i-maxQuoteBytes/2))
+	end := runeStart(s, min(len(s), start+maxQuoteBytes-2*len("…")))
 	out := "…" + s[start:end]
 	if end < len(s) {
 		out += "…"

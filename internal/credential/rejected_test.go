@@ -69,8 +69,8 @@ func TestRejectedQuote(t *testing.T) {
 	if !ok {
 		t.Fatal("not rejected")
 	}
-	if len(r.Quote) > MaxQuoteBytes || strings.Contains(r.Quote, "\n") || !utf8.ValidString(r.Quote) {
-		t.Errorf("quote %q: %d bytes, want one valid line of at most %d", r.Quote, len(r.Quote), MaxQuoteBytes)
+	if len(r.Quote) > maxQuoteBytes || strings.Contains(r.Quote, "\n") || !utf8.ValidString(r.Quote) {
+		t.Errorf("quote %q: %d bytes, want one valid line of at most %d", r.Quote, len(r.Quote), maxQuoteBytes)
 	}
 	if !strings.Contains(r.Quote, "Bad credentials") {
 		t.Errorf("quote %q lacks the marker", r.Quote)
@@ -85,7 +85,7 @@ func TestPhrasesDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range Phrases {
+	for _, p := range phrases {
 		if p.Text != strings.ToLower(p.Text) {
 			t.Errorf("phrase %q is not lower case", p.Text)
 		}

@@ -175,8 +175,8 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// DialFunc is the shape of http.Transport's DialContext.
-type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+// dialFunc is the shape of http.Transport's DialContext.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Dial wraps a transport's dial function: a dial for a request with a
 // policy resolves the host itself, keeps the addresses within the policy's
@@ -185,7 +185,7 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // host than the request's is to a proxy: then the request's host is looked
 // up and checked, and the proxy dialed as it is. A dial without a policy is
 // next's.
-func Dial(next DialFunc) DialFunc {
+func Dial(next dialFunc) dialFunc {
 	if next == nil {
 		next = (&net.Dialer{}).DialContext
 	}

@@ -28,8 +28,8 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// Kind marks the file, so that it is never mistaken for a lock.
-const Kind = "mcpwatch-era-cache"
+// kind marks the file, so that it is never mistaken for a lock.
+const kind = "mcpwatch-era-cache"
 
 // maxFileBytes bounds what Load reads: a cache of a few hundred servers is
 // a few tens of kB.
@@ -72,7 +72,7 @@ func Load(path string) *Cache {
 		return c
 	}
 	var v file
-	if json.Unmarshal(data, &v) != nil || v.Kind != Kind {
+	if json.Unmarshal(data, &v) != nil || v.Kind != kind {
 		return c
 	}
 	for name, e := range v.Servers {
@@ -140,7 +140,7 @@ func (c *Cache) Save() error {
 		atomicfile.SweepTemps(c.path)
 		return nil
 	}
-	data, err := json.MarshalIndent(file{Kind: Kind, Servers: c.entries}, "", "  ")
+	data, err := json.MarshalIndent(file{Kind: kind, Servers: c.entries}, "", "  ")
 	if err != nil {
 		return err
 	}

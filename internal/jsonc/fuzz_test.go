@@ -43,7 +43,7 @@ func FuzzStrip(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		clean, extras := Strip(data)
+		clean, extras := strip(data)
 		if len(clean) != len(data) {
 			t.Fatalf("%d bytes stripped to %d: offsets in errors would be wrong", len(data), len(clean))
 		}
@@ -70,7 +70,7 @@ func FuzzStrip(f *testing.F) {
 		}
 		// Once stripped to JSON, nothing is left to strip ("[1,,]" is not
 		// JSON either way, and stripping it leaves a comma to strip).
-		if again, more := Strip(clean); json.Valid(clean) && (!bytes.Equal(again, clean) || len(more) > 0) {
+		if again, more := strip(clean); json.Valid(clean) && (!bytes.Equal(again, clean) || len(more) > 0) {
 			t.Fatalf("stripping twice changed it again: %q -> %q, %+v", clean, again, more)
 		}
 	})
@@ -84,7 +84,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		clean, extras := Strip(data)
+		clean, extras := strip(data)
 		empty := len(bytes.TrimSpace(clean)) == 0
 		for _, strict := range []bool{true, false} {
 			// Into raw JSON, any JSON is accepted (a number too large for
@@ -155,9 +155,9 @@ func FuzzLineCol(f *testing.F) {
 	f.Add([]byte("\n\n\n"), int64(-5))
 	f.Add([]byte("abc"), int64(1<<40))
 	f.Fuzz(func(t *testing.T, data []byte, offset int64) {
-		line, col := LineCol(data, offset)
+		line, col := lineCol(data, offset)
 		if line < 1 || line > bytes.Count(data, []byte("\n"))+1 || col < 1 || col > len(data)+1 {
-			t.Fatalf("LineCol(%d bytes, %d) = %d:%d", len(data), offset, line, col)
+			t.Fatalf("lineCol(%d bytes, %d) = %d:%d", len(data), offset, line, col)
 		}
 	})
 }

@@ -41,7 +41,7 @@ func Object(file string, data []byte, strict bool) (map[string]any, error) {
 // Decode is Object into any value encoding/json can fill: a struct with
 // only the fields wanted skips the rest of a large file without building it.
 func Decode(file string, data []byte, strict bool, v any) error {
-	clean, extras := Strip(data)
+	clean, extras := strip(data)
 	if len(bytes.TrimSpace(clean)) == 0 {
 		return ErrEmpty
 	}
@@ -51,7 +51,7 @@ func Decode(file string, data []byte, strict bool, v any) error {
 	if strict && len(extras) > 0 {
 		var errs []error
 		for _, x := range extras {
-			line, col := LineCol(data, int64(x.Offset)+1)
+			line, col := lineCol(data, int64(x.Offset)+1)
 			errs = append(errs, &Error{File: file, Line: line, Col: col, Problem: x.Problem()})
 		}
 		return errors.Join(errs...)
@@ -62,27 +62,27 @@ func Decode(file string, data []byte, strict bool, v any) error {
 // ErrEmpty is Object's error for a file with nothing but spaces and comments.
 var ErrEmpty = errors.New("empty JSON file")
 
-// Extra is a comment or a trailing comma: JSON with comments has them,
+// extra is a comment or a trailing comma: JSON with comments has them,
 // strict JSON does not.
-type Extra struct {
+type extra struct {
 	Offset  int // of its first byte
 	Comment bool
 	Closer  byte // for a trailing comma: the } or ] after it
 }
 
 // Problem says what is wrong with x in a strict JSON file.
-func (x Extra) Problem() string {
+func (x extra) Problem() string {
 	if x.Comment {
 		return "a comment, which strict JSON does not allow (Claude Code and Claude Desktop reject the file); remove it"
 	}
 	return fmt.Sprintf("a trailing comma before %c, which strict JSON does not allow (Claude Code and Claude Desktop reject the file); remove the comma", x.Closer)
 }
 
-// Strip blanks out comments and trailing commas (VS Code writes both) with
+// strip blanks out comments and trailing commas (VS Code writes both) with
 // spaces, so byte offsets in a syntax error still match the file, and lists
 // where they were.
-func Strip(data []byte) ([]byte, []Extra) {
-	var extras []Extra
+func strip(data []byte) ([]byte, []extra) {
+	var extras []extra
 	out := bytes.Clone(data)
 	inString := false
 	for i := 0; i < len(out); i++ {
@@ -98,13 +98,13 @@ func Strip(data []byte) ([]byte, []Extra) {
 		case c == '"':
 			inString = true
 		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			extras = append(extras, Extra{Offset: i, Comment: true})
+			extras = append(extras, extra{Offset: i, Comment: true})
 			for i < len(out) && out[i] != '\n' {
 				out[i] = ' '
 				i++
 			}
 		case c == '/' && i+1 < len(out) && out[i+1] == '*':
-			extras = append(extras, Extra{Offset: i, Comment: true})
+			extras = append(extras, extra{Offset: i, Comment: true})
 			end := bytes.Index(out[i+2:], []byte("*/"))
 			stop := len(out)
 			if end >= 0 {
@@ -118,7 +118,7 @@ func Strip(data []byte) ([]byte, []Extra) {
 			i--
 		case c == ',':
 			if closer := nextCloser(out[i+1:]); closer != 0 {
-				extras = append(extras, Extra{Offset: i, Closer: closer})
+				extras = append(extras, extra{Offset: i, Closer: closer})
 				out[i] = ' '
 			}
 		}
@@ -163,7 +163,7 @@ func syntaxError(file string, err error, data []byte) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		line, col := LineCol(data, syn.Offset)
+		line, col := lineCol(data, syn.Offset)
 		return &Error{File: file, Line: line, Col: col, Problem: "not valid JSON: " + syntaxProblem(syn)}
 	case errors.As(err, &typ) && typ.Field == "":
 		return &Error{File: file, Problem: "the top level must be a JSON object such as {\"mcpServers\": {...}}"}
@@ -187,9 +187,9 @@ func syntaxProblem(e *json.SyntaxError) string {
 	return "invalid character"
 }
 
-// LineCol turns the offset encoding/json reports (the count of bytes read,
+// lineCol turns the offset encoding/json reports (the count of bytes read,
 // the offending one included) into a 1-based line and column.
-func LineCol(data []byte, offset int64) (line, col int) {
+func lineCol(data []byte, offset int64) (line, col int) {
 	offset--
 	if offset > int64(len(data)) {
 		offset = int64(len(data))

@@ -13,7 +13,7 @@ func TestStripJSONC(t *testing.T) {
 		{"{\"a\": 1, /* c */ }", "{\"a\": 1" + strings.Repeat(" ", len(", /* c */ ")) + "}"},
 	}
 	for _, tc := range cases {
-		clean, _ := Strip([]byte(tc.in))
+		clean, _ := strip([]byte(tc.in))
 		got := string(clean)
 		if got != tc.want {
 			t.Errorf("Strip(%q)\n got: %q\nwant: %q", tc.in, got, tc.want)

@@ -25,8 +25,8 @@ func Check(doc []byte) error {
 	var version int
 	if tok, err := dec.Token(); err != nil || tok != "schema_version" {
 		problems = append(problems, fmt.Sprintf("the first member is %v, not schema_version", tok))
-	} else if dec.Decode(&version) != nil || version != SchemaVersion {
-		problems = append(problems, fmt.Sprintf("schema_version is %d, want %d", version, SchemaVersion))
+	} else if dec.Decode(&version) != nil || version != schemaVersion {
+		problems = append(problems, fmt.Sprintf("schema_version is %d, want %d", version, schemaVersion))
 	}
 	var v any
 	d := json.NewDecoder(bytes.NewReader(doc))

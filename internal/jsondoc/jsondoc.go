@@ -24,10 +24,10 @@ import (
 	"time"
 )
 
-// SchemaVersion is the version of every document's shape. 1 was the shape
+// schemaVersion is the version of every document's shape. 1 was the shape
 // before documents carried one (durations in milliseconds or nanoseconds
 // beside seconds); 2 has one duration shape throughout.
-const SchemaVersion = 2
+const schemaVersion = 2
 
 // Duration is a configured duration: it is written as Go writes a duration
 // ("10s", "1m30s"), as the configuration would say it, and read back from
@@ -64,7 +64,7 @@ type Member struct {
 // final newline.
 func Marshal(v any, members ...Member) ([]byte, error) {
 	var doc bytes.Buffer
-	fmt.Fprintf(&doc, `{"schema_version":%d`, SchemaVersion)
+	fmt.Fprintf(&doc, `{"schema_version":%d`, schemaVersion)
 	body, err := encode(v)
 	if err != nil {
 		return nil, err

@@ -115,7 +115,7 @@ func NodeEnv(apis ...*API) map[string]string {
 		panic(err) // a map of strings always encodes
 	}
 	return map[string]string{
-		"NODE_OPTIONS":       "--require=" + filepath.Join(Dir(), upstreamsPreload),
+		"NODE_OPTIONS":       "--require=" + filepath.Join(dir(), upstreamsPreload),
 		"MCPWATCH_UPSTREAMS": string(raw),
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// BraveOrigin is the API server-brave-search calls.
-const BraveOrigin = "https://api.search.brave.com"
+// braveOrigin is the API server-brave-search calls.
+const braveOrigin = "https://api.search.brave.com"
 
 // braveTokenInvalid is what the Brave Search API answers to a subscription
 // token it does not take (wrong, revoked or empty).
@@ -18,7 +18,7 @@ var braveTokenInvalid = json.RawMessage(`{"type":"ErrorResponse","error":{"id":"
 // X-Subscription-Token). As Brave does, it answers 422
 // SUBSCRIPTION_TOKEN_INVALID to a token it does not take.
 func NewBrave(keys ...string) *API {
-	return newAPI("Brave Search", BraveOrigin, func(r *http.Request) string {
+	return newAPI("Brave Search", braveOrigin, func(r *http.Request) string {
 		return strings.TrimSpace(r.Header.Get("X-Subscription-Token"))
 	}, serveBrave, keys)
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// GitHubOrigin is the API server-github calls.
-const GitHubOrigin = "https://api.github.com"
+// githubOrigin is the API server-github calls.
+const githubOrigin = "https://api.github.com"
 
 // GitHub's answers to a credential it does not take, as its REST API sends
 // them: the same 401 for a wrong and for a revoked token.
@@ -23,7 +23,7 @@ var (
 // GitHub does, it answers searches without a token (public data), and 401
 // "Bad credentials" to any request with a token it does not take.
 func NewGitHub(tokens ...string) *API {
-	return newAPI("GitHub", GitHubOrigin, bearer, serveGitHub, tokens)
+	return newAPI("GitHub", githubOrigin, bearer, serveGitHub, tokens)
 }
 
 func serveGitHub(w http.ResponseWriter, r *http.Request, v verdict) {

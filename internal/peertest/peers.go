@@ -41,9 +41,9 @@ const (
 	peersRelativePath = "testdata/peers"
 )
 
-// Dir is testdata/peers of this checkout, found from this source file: the
+// dir is testdata/peers of this checkout, found from this source file: the
 // tests that use it run from the source tree.
-func Dir() string {
+func dir() string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		return peersRelativePath
@@ -53,7 +53,7 @@ func Dir() string {
 
 // Script returns the entry script of a pinned server package (its dist/index.js).
 func Script(pkg string) string {
-	return filepath.Join(Dir(), "node_modules", packageScope, pkg, "dist", "index.js")
+	return filepath.Join(dir(), "node_modules", packageScope, pkg, "dist", "index.js")
 }
 
 // Installed reports whether node and the pinned package pkg are installed,
@@ -64,7 +64,7 @@ func Installed(pkg string) (node string, err error) {
 		return "", fmt.Errorf("node is not installed: %s", installPeersHint)
 	}
 	if _, err := os.Stat(Script(pkg)); err != nil {
-		return "", fmt.Errorf("%s/%s is not installed in %s: %s", packageScope, pkg, Dir(), installPeersHint)
+		return "", fmt.Errorf("%s/%s is not installed in %s: %s", packageScope, pkg, dir(), installPeersHint)
 	}
 	return node, nil
 }

@@ -27,11 +27,11 @@ type Response struct {
 }
 
 // ResponsesDir is where the recorded responses are.
-func ResponsesDir() string { return filepath.Join(Dir(), "responses") }
+func ResponsesDir() string { return filepath.Join(dir(), "responses") }
 
 // ToolsDir is where the recorded tool lists are, one file per pinned
 // server (its package name, .json): what each lists, annotations included.
-func ToolsDir() string { return filepath.Join(Dir(), "tools") }
+func ToolsDir() string { return filepath.Join(dir(), "tools") }
 
 // LoadTools reads the recorded tool list of a pinned server.
 func LoadTools(pkg string) ([]probe.Tool, error) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// SlackOrigin is the API server-slack calls.
-const SlackOrigin = "https://slack.com"
+// slackOrigin is the API server-slack calls.
+const slackOrigin = "https://slack.com"
 
 // NewSlack starts a stand-in of Slack's Web API that takes bot tokens
 // (server-slack sends SLACK_BOT_TOKEN as a bearer token). As Slack does, it
@@ -15,7 +15,7 @@ const SlackOrigin = "https://slack.com"
 // {"ok":false,"error":"invalid_auth"} for a token it never issued,
 // "token_revoked" for a revoked one, "not_authed" for none.
 func NewSlack(tokens ...string) *API {
-	return newAPI("Slack", SlackOrigin, bearer, serveSlack, tokens)
+	return newAPI("Slack", slackOrigin, bearer, serveSlack, tokens)
 }
 
 func serveSlack(w http.ResponseWriter, r *http.Request, v verdict) {

@@ -25,8 +25,8 @@ import (
 	"time"
 )
 
-// Timeout bounds one read, from the open to the last byte.
-const Timeout = 10 * time.Second
+// timeout bounds one read, from the open to the last byte.
+const timeout = 10 * time.Second
 
 // ErrNotRegular is the error (wrapped in an *fs.PathError) for a path that
 // names a named pipe, a device, a socket or a directory.
@@ -53,7 +53,7 @@ func Read(path string, limit int64) ([]byte, error) {
 		b, err := read(path, limit)
 		done <- result{b, err}
 	}()
-	timer := time.NewTimer(Timeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case r := <-done:
@@ -147,7 +147,7 @@ func (notRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 type tooLargeError struct{ limit int64 }
 
-func (e tooLargeError) Error() string { return "larger than the limit of " + Size(e.limit) }
+func (e tooLargeError) Error() string { return "larger than the limit of " + size(e.limit) }
 
 func (tooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
@@ -157,14 +157,14 @@ func (e stalledError) Error() string {
 	if e.again {
 		return "an earlier read of it has not ended yet: the file system does not answer"
 	}
-	return fmt.Sprintf("no answer within %s: the file system does not answer", Timeout)
+	return fmt.Sprintf("no answer within %s: the file system does not answer", timeout)
 }
 
 func (stalledError) Is(target error) bool { return target == ErrStalled }
 
-// Size writes a byte count as a person reads a limit: "1 MiB", "512 KiB",
+// size writes a byte count as a person reads a limit: "1 MiB", "512 KiB",
 // "100 bytes".
-func Size(n int64) string {
+func size(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)

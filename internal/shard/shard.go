@@ -24,13 +24,13 @@ type Shard struct {
 	Index, Total int
 }
 
-// Whole is the unsharded fleet.
-var Whole = Shard{Index: 0, Total: 1}
+// whole is the unsharded fleet.
+var whole = Shard{Index: 0, Total: 1}
 
 // Normalized returns s with a zero Total read as the whole fleet.
 func (s Shard) Normalized() Shard {
 	if s.Total <= 0 {
-		return Whole
+		return whole
 	}
 	return s
 }

@@ -49,7 +49,7 @@ func TestEveryServerInExactlyOneShard(t *testing.T) {
 			t.Errorf("shard %d owns %d of %d servers (counts %v): not within 20%% of even", idx, c, n, counts)
 		}
 	}
-	if !(Shard{}).Owns("anything") || !Whole.Owns("anything") {
+	if !(Shard{}).Owns("anything") || !whole.Owns("anything") {
 		t.Error("the whole fleet does not own a server")
 	}
 }

@@ -63,9 +63,9 @@ const (
 // KindOK is the verdict of a server with no failing finding.
 const KindOK Kind = "ok"
 
-// Severity orders the kinds, most severe first: a server's verdict is its
+// severity orders the kinds, most severe first: a server's verdict is its
 // most severe failing finding.
-var Severity = []Kind{
+var severity = []Kind{
 	KindCredentialMissing, KindCredentialRejected, KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing, KindCallFailed,
 	KindSchemaChanged, KindDescriptionChanged, KindDuplicate, KindExtra, KindUnlocked, KindCallRetried,
 	KindCallCoverage, KindWarning,
@@ -130,7 +130,7 @@ func Judge(res *probe.Result, diff lockstore.Diff, strict bool) []Finding {
 // is one; KindOK and false when nothing fails.
 func Worst(findings []Finding) (Kind, bool) {
 	worst, failed := KindOK, false
-	rank := func(k Kind) int { return slices.Index(Severity, k) }
+	rank := func(k Kind) int { return slices.Index(severity, k) }
 	for _, f := range findings {
 		if f.Fails && (!failed || rank(f.Kind) < rank(worst)) {
 			worst, failed = f.Kind, true
@@ -200,8 +200,8 @@ var stateRules = []stateRule{
 	{StateOK, LevelOK, nil},
 }
 
-// States lists every state, most severe first.
-func States() []State {
+// states lists every state, most severe first.
+func states() []State {
 	out := make([]State, len(stateRules))
 	for i, r := range stateRules {
 		out[i] = r.state

@@ -100,7 +100,7 @@ func TestStateOrder(t *testing.T) {
 	last := -1
 	for _, r := range stateRules {
 		for _, k := range r.kinds {
-			i := slices.Index(Severity, k)
+			i := slices.Index(severity, k)
 			if i < 0 {
 				t.Errorf("state %s: kind %s is not in Severity", r.state, k)
 			}
@@ -113,7 +113,7 @@ func TestStateOrder(t *testing.T) {
 			t.Errorf("state %s has no level", r.state)
 		}
 	}
-	states := States()
+	states := states()
 	for i, s := range states {
 		if s.Rank() != i {
 			t.Errorf("%s ranks %d, listed %d", s, s.Rank(), i)
