@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -217,45 +219,68 @@ func spawns(t *testing.T, log string) int {
 func TestStdioEraDetectionProcesses(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name    string
-		cfg     probetest.Config
-		opts    probe.Options
-		timeout time.Duration
-		spawns  int
-		warning string
-		sent    []string // default: discover, then the legacy handshake
+		name      string
+		cfg       probetest.Config
+		opts      probe.Options
+		slowStart bool // reads nothing for 3/4 of a deadline from 2 s up
+		spawns    int
+		warning   string
+		sent      []string // default: discover, then the legacy handshake
 	}{
 		{name: "legacy, answers -32601", cfg: probetest.Config{Era: probetest.EraLegacy}, spawns: 1},
 		{name: "legacy, never answers unknown methods", cfg: probetest.Config{Behavior: probetest.SilentOnUnknown},
 			opts: probe.Options{DiscoverTimeout: 200 * time.Millisecond}, spawns: 1},
-		// The discover sub-deadline (half of the 2 s) passes before the
-		// server reads anything; it must not cost the server its life.
-		{name: "legacy, answers only after 1.5 s, 2 s probe", cfg: probetest.Config{StartDelayMS: 1500},
-			timeout: 2 * time.Second, spawns: 1},
+		// The discover sub-deadline (half of what remains of the deadline)
+		// passes before the server reads anything; it must not cost the
+		// server its life. The server starts answering at 3/4 of the
+		// deadline, so the handshake has the last quarter: on a loaded
+		// machine that can be too little, and the deadline is doubled
+		// (with the delay) until it is enough (probetest.UpWithin).
+		{name: "legacy, answers only after 3/4 of the deadline", slowStart: true, spawns: 1},
 		// Taken for legacy after the sub-deadline, it refuses initialize,
 		// and is asked again.
 		{name: "modern, slow to start", cfg: probetest.Config{Era: probetest.EraModern, StartDelayMS: 300},
 			opts: probe.Options{DiscoverTimeout: 100 * time.Millisecond}, spawns: 1,
 			sent: []string{"server/discover", "initialize", "server/discover", "tools/list"}},
+		// Its exit ends server/discover, however slow it is to start: a
+		// sub-deadline passing first (the default 3 s, on a loaded machine)
+		// would send initialize to the process about to exit.
 		{name: "legacy, exits on an unknown first request", cfg: probetest.Config{Behavior: probetest.ExitOnUnknownFirst},
-			spawns: 2, warning: "ends on an unknown first request"},
+			opts: probe.Options{DiscoverTimeout: time.Minute}, spawns: 2, warning: "ends on an unknown first request"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := tc.cfg
-			cfg.SpawnLog = filepath.Join(t.TempDir(), "spawns")
+			dir := t.TempDir()
 			opts := tc.opts
 			opts.Transcript = true
-			timeout := tc.timeout
-			if timeout == 0 {
-				timeout = 20 * time.Second
+			run := func(cfg probetest.Config, deadline time.Duration) (*probe.Result, string) {
+				cfg.SpawnLog = filepath.Join(dir, "spawns-"+deadline.String())
+				return runProbe(t, stdioTarget(cfg, nil), deadline, opts), cfg.SpawnLog
 			}
-			res := runProbe(t, stdioTarget(cfg, nil), timeout, opts)
+			var res *probe.Result
+			var spawnLog string
+			if tc.slowStart {
+				last, up := probetest.UpWithin(2*time.Second, func(deadline time.Duration) bool {
+					cfg := tc.cfg
+					cfg.StartDelayMS = int(deadline.Milliseconds() * 3 / 4)
+					res, spawnLog = run(cfg, deadline)
+					if res.Reason == probe.ReasonTimeout {
+						t.Logf("%s: the last quarter of the %s deadline was too short for the handshake", res.Error, deadline)
+						return false
+					}
+					return true
+				})
+				if !up {
+					t.Fatalf("the handshake did not fit in the last quarter of even a %s deadline", last)
+				}
+			} else {
+				res, spawnLog = run(tc.cfg, time.Minute)
+			}
 			if !res.OK {
 				t.Fatalf("%s: %s (stderr %q)", res.Reason, res.Error, res.StderrTail)
 			}
-			if got := spawns(t, cfg.SpawnLog); got != tc.spawns {
+			if got := spawns(t, spawnLog); got != tc.spawns {
 				t.Errorf("%d processes started, want %d", got, tc.spawns)
 			}
 			want := []string{"server/discover", "initialize", "notifications/initialized", "tools/list"}
@@ -386,6 +411,10 @@ func TestStdioEraHint(t *testing.T) {
 // reason timeout, not before 2 s (timers never fire early) and by the
 // generous bound of probe.ReturnedBy (these servers never answer, or take
 // minutes to, so that bound only tells "enforced" from "not enforced").
+// Each case needs the server to get somewhere before the deadline (the
+// grandchild started, tools/list asked): on a loaded machine, where a -race
+// test server can take longer than 2 s just to start, the deadline is
+// doubled until it does (probetest.UpWithin), each deadline held.
 //
 // Not parallel with the other tests: on a loaded 2-core machine, killing a
 // -race test server can take a few hundred milliseconds by itself.
@@ -394,48 +423,76 @@ func TestStdioDeadline(t *testing.T) {
 		name     string
 		behavior probetest.Behavior
 		pin      probe.Era
+		stalled  string // the step the probe is to be stuck in at the deadline
 	}{
-		{"stalls on tools/list", probetest.StallToolsList, ""},
-		{"never answers, auto era", probetest.Unresponsive, ""},
-		{"never answers, legacy pinned", probetest.Unresponsive, probe.EraLegacy},
-		{"drips its answers a byte at a time", probetest.SlowBody, ""},
+		{"stalls on tools/list", probetest.StallToolsList, "", "tools/list"},
+		{"never answers, auto era", probetest.Unresponsive, "", "initialize"},
+		{"never answers, legacy pinned", probetest.Unresponsive, probe.EraLegacy, "initialize"},
+		{"drips its answers a byte at a time", probetest.SlowBody, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
-			target := stdioTarget(probetest.Config{Behavior: tc.behavior, PIDFile: pidFile}, nil)
-			target.Era = tc.pin
-			start := time.Now()
-			res := runProbe(t, target, 2*time.Second, probe.Options{})
-			elapsed := time.Since(start)
-			if res.Reason != probe.ReasonTimeout {
-				t.Fatalf("reason %q (%s), want timeout", res.Reason, res.Error)
-			}
-			if elapsed < 2*time.Second || elapsed > probe.ReturnedBy(2*time.Second) {
-				t.Errorf("returned after %s, want at the 2 s deadline", elapsed)
-			}
-			if tc.behavior == probetest.Unresponsive {
-				assertGone(t, pidFile)
+			dir := t.TempDir()
+			last, up := probetest.UpWithin(2*time.Second, func(deadline time.Duration) bool {
+				pidFile := filepath.Join(dir, "grandchild-"+deadline.String()+".pid")
+				target := stdioTarget(probetest.Config{Behavior: tc.behavior, PIDFile: pidFile}, nil)
+				target.Era = tc.pin
+				start := time.Now()
+				res := runProbe(t, target, deadline, probe.Options{})
+				elapsed := time.Since(start)
+				if res.Reason != probe.ReasonTimeout {
+					t.Fatalf("reason %q (%s), want timeout", res.Reason, res.Error)
+				}
+				if elapsed < deadline || elapsed > probe.ReturnedBy(deadline) {
+					t.Errorf("returned after %s, want at the %s deadline", elapsed, deadline)
+				}
+				if tc.stalled != "" && !strings.HasPrefix(res.Error, tc.stalled+":") {
+					t.Logf("at the %s deadline the probe was not yet in %s (%s): the server was slow to start", deadline, tc.stalled, res.Error)
+					return false
+				}
+				if tc.behavior != probetest.Unresponsive {
+					return true
+				}
+				pid, ok := grandchildPID(t, pidFile)
+				if !ok {
+					t.Logf("the server had not started its grandchild by the %s deadline", deadline)
+					return false
+				}
+				assertGone(t, pid)
+				return true
+			})
+			if !up {
+				t.Fatalf("the server did not get where the test needs it even with a %s deadline", last)
 			}
 		})
 	}
 }
 
-// assertGone checks that the process whose pid the grandchild wrote is dead:
-// gone, or a zombie. The grandchild was orphaned, so init reaps it, on its
-// own schedule (some container inits only every few seconds); a zombie runs
-// nothing and holds nothing.
-func assertGone(t *testing.T, pidFile string) {
+// grandchildPID reads the pid the Unresponsive server's grandchild wrote,
+// and says whether it wrote one.
+func grandchildPID(t *testing.T, pidFile string) (int, bool) {
 	t.Helper()
 	raw, err := os.ReadFile(pidFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false
+	}
 	if err != nil {
-		t.Fatalf("the grandchild wrote no pid: %v", err)
+		t.Fatalf("the grandchild's pid file: %v", err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
 	if err != nil || pid <= 1 {
 		t.Fatalf("pid file holds %q", raw)
 	}
+	return pid, true
+}
+
+// assertGone checks that the grandchild process pid is dead: gone, or a
+// zombie. The grandchild was orphaned, so init reaps it, on its own
+// schedule (some container inits only every few seconds); a zombie runs
+// nothing and holds nothing.
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
 	if err := syscall.Kill(pid, 0); err == nil && processState(pid) != "Z" {
 		t.Errorf("grandchild %d is still alive after the probe (state %q)", pid, processState(pid))
 		_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -462,7 +519,11 @@ func TestStdioCanceled(t *testing.T) {
 	if res.Reason != probe.ReasonCanceled {
 		t.Fatalf("reason %q (%s), want canceled", res.Reason, res.Error)
 	}
-	assertGone(t, pidFile)
+	pid, ok := grandchildPID(t, pidFile)
+	if !ok {
+		t.Fatal("the grandchild wrote no pid")
+	}
+	assertGone(t, pid)
 }
 
 // The 50 MiB line fails as soon as the cap is passed, not after reading it.
