@@ -4,16 +4,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
-// observe probes servers for real, in name order.
+// observe probes servers for real, in name order. The deadline is only a
+// bound: these servers answer, exit or fail to start, and a -race test
+// server on a loaded machine can take seconds to, which must not turn into
+// a timeout.
 func observe(t *testing.T, servers map[string]map[string]any) []preflight.Observation {
 	t.Helper()
 	cfg := loadConfig(t, servers)
-	return preflight.Observe(t.Context(), cfg.Servers, preflight.Options{Timeout: 5e9})
+	return preflight.Observe(t.Context(), cfg.Servers, preflight.Options{Timeout: time.Minute})
 }
 
 func TestRelockRefuses(t *testing.T) {
