@@ -600,3 +600,17 @@ func TestDoctorExampleIsWhatTheDocsShow(t *testing.T) {
 		}
 	}
 }
+
+// calls: auto is a canary when the server annotates a read-only tool that
+// needs no input: doctor, which starts no server, cannot tell, and takes
+// it at its word, saying so.
+func TestDoctorTakesCallsAutoAtItsWord(t *testing.T) {
+	t.Parallel()
+	repo := exampleRepo(t)
+	repo.edit(t, "mcpwatch.yml", "    contracts: report.tools.json\n", "    calls: auto\n")
+	r := repo.run(t)
+	if r.code != exitOK {
+		t.Fatalf("want exit 0, got %s", r)
+	}
+	assertContains(t, "doctor", r.stdout, "canaries: report by calls: auto, if it annotates a read-only tool that needs no input")
+}

@@ -25,8 +25,8 @@ type Server struct {
 	AutoCalls int
 	// FromLock says Result holds the tools as the lock has them, by name
 	// only (mcpwatch doctor starts no server): which of them are
-	// annotated read-only cannot be told, so a note says none without
-	// claiming why.
+	// annotated read-only cannot be told, so calls: auto is taken at its
+	// word, and a note says there is no canary without claiming why.
 	FromLock bool
 }
 
@@ -82,6 +82,13 @@ func Watch(s Server) Row {
 		}
 	}
 	how := "its contract"
+	if s.FromLock && s.AutoCalls > 0 && len(enabled) == 0 && len(s.Credentials) > 0 {
+		// The lock has no annotations: which tools calls: auto may call
+		// is told at each probe, not here.
+		r.Canary, r.Watched = "calls: auto", true
+		r.Note = fmt.Sprintf("calls: auto watches %s, if the server annotates a tool read-only that needs no input (the lock does not say which; mcpwatch init's table does)", r.Credential)
+		return r
+	}
 	if s.AutoCalls > 0 && len(enabled) == 0 {
 		for _, c := range contracts.Auto(res.Tools, s.AutoCalls, func(tool string) bool { return hasContract(s.Contracts, tool) }) {
 			enabled = append(enabled, c.Tool)

@@ -29,6 +29,8 @@ func (d *doctor) checkCanaries(servers []config.Server, lock *lockstore.Lock) {
 		}
 		row := canary.Watch(canaryServer(s, entry))
 		switch {
+		case row.Watched && row.Canary == "calls: auto":
+			watched = append(watched, fmt.Sprintf("%s by calls: auto, if it annotates a read-only tool that needs no input", s.Name))
 		case row.Watched:
 			watched = append(watched, fmt.Sprintf("%s by %s", s.Name, row.Canary))
 		case row.Credential == "-":
@@ -70,7 +72,7 @@ func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
 		res.Tools = append(res.Tools, probe.Tool{Name: name})
 	}
 	return canary.Server{Name: s.Name, Credentials: creds, Result: res, Contracts: cs,
-		ContractsFile: s.ContractsFile, FromLock: true}
+		ContractsFile: s.ContractsFile, AutoCalls: s.AutoCalls, FromLock: true}
 }
 
 // serverLine is the line of the file that defines s where its name is
