@@ -95,6 +95,11 @@ func decodeCalls(o *object, s *Server, dir string) {
 	}
 	sort.Strings(names)
 	s.setContracts(names, byTool)
+	if s.overlay {
+		// An imported server's: its contracts may be in the import's
+		// toolsFile, so overlaid checks these once they are joined.
+		return
+	}
 	for i, tool := range s.AllowDestructive {
 		key := fmt.Sprintf("%s[%d]", o.key("allow_destructive_calls"), i)
 		c, ok := byTool[tool]

@@ -168,6 +168,8 @@ func (l *Loader) Load(path string) (*Config, error) {
 			}
 		}
 	}
+	all, overlayErrs := applyOverlays(abs, all)
+	errs = append(errs, overlayErrs...)
 	servers, dupErrs := mergeServers(all)
 	errs = append(errs, dupErrs...)
 	servers, ignored, ignoreErrs := applyIgnore(abs, servers, ignore, skippedImport)
@@ -365,11 +367,14 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	nerr := len(d.errs)
 	s := Server{Name: name, Source: d.file, baseDir: dir}
 	s.Command, _ = o.string("command")
+	s.URL, _ = o.string("url")
+	if s.Command == "" && s.URL == "" {
+		return decodeOverlay(d, o, s, dir)
+	}
 	s.Args, _ = o.strings("args")
 	s.Env, _ = o.stringMap("env")
 	cwd, hasCwd := o.string("cwd")
 	s.InheritEnv, s.inheritEnvSet = o.boolean("inherit_env")
-	s.URL, _ = o.string("url")
 	transport, hasTransport := o.string("transport")
 	s.Headers, _ = o.stringMap("headers")
 	if tls, ok := o.sub("tls", true); ok {

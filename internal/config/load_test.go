@@ -88,7 +88,7 @@ func TestLoadErrors(t *testing.T) {
 		{"negative_concurrency.yml",
 			"testdata/bad/negative_concurrency.yml: defaults.concurrency: must be at least 1, got -1"},
 		{"neither_command_nor_url.yml",
-			"testdata/bad/neither_command_nor_url.yml: servers.report: neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server)"},
+			"testdata/bad/neither_command_nor_url.yml: servers.report: neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server); or, to add settings to a server imported from a client configuration, name it as the import does (no imported server is called \"report\")"},
 		{"no_servers.yml",
 			"testdata/bad/no_servers.yml: no servers to watch; add servers: or imports:"},
 		{"not_yaml.yml",

@@ -104,6 +104,12 @@ type Server struct {
 	// with a contracts file, each should have a contract (coverage).
 	ExpectedTools []string
 
+	// overlay marks an entry of mcpwatch.yml with neither command nor url:
+	// settings for the imported server of its name (overlay.go), the keys
+	// it set in overlaySet. Neither survives Load.
+	overlay    bool
+	overlaySet map[string]bool
+
 	// inputs resolves VS Code ${input:ID} references.
 	inputs map[string]input
 	// baseDir is where relative paths start: the directory of the file
