@@ -293,7 +293,7 @@ func fileComment(server string) string {
 // watched is what the table needs of the server: its credentials as the
 // probe saw them, and the contracts its file holds now.
 func (s *Server) watched(obs preflight.Observation, dir string) canary.Server {
-	w := canary.Server{Name: s.Name, Result: s.Result, ContractsFile: display(s.File, dir)}
+	w := canary.Server{Name: s.Name, Result: s.Result, ContractsFile: display(s.File, dir), AutoCalls: obs.Server.AutoCalls}
 	if c := s.Result.Credentials; c != nil {
 		for _, g := range c.Given {
 			w.Credentials = append(w.Credentials, g.Credential)
