@@ -31,14 +31,6 @@ var overlayKeys = []string{
 	"contracts", "calls", "auto_calls", "call_schedule", "call_timeout", "allow_destructive_calls",
 }
 
-// overlay is an entry for an imported server, read as a Server, with the
-// keys it set.
-type overlay struct {
-	key string // servers.NAME, for errors
-	s   Server
-	set map[string]bool
-}
-
 // decodeOverlay reads an entry with neither command nor url: settings for
 // an imported server of the same name, applied by applyOverlays.
 func decodeOverlay(d *decoder, o *object, s Server, dir string) (Server, bool) {
