@@ -36,15 +36,21 @@ type simServer struct {
 	// driftedLock makes the lock expect a tool the server does not list,
 	// so a share of the fleet shows missing tools as a real one would.
 	driftedLock bool
+	// readOnlyTool annotates the server's first tool readOnlyHint: true
+	// and requires no argument of it: what calls: auto calls (-auto-calls).
+	readOnlyTool bool
 }
 
 // fleetSpec is the shape of a simulated fleet.
 type fleetSpec struct {
-	n         int
-	listeners int
-	failShare float64 // answering 401 or 500
-	slowShare float64 // adding 50-200 ms to every reply
-	seed      uint64
+	// readOnlyTool gives every server a tool calls: auto calls (see
+	// simServer.readOnlyTool).
+	readOnlyTool bool
+	n            int
+	listeners    int
+	failShare    float64 // answering 401 or 500
+	slowShare    float64 // adding 50-200 ms to every reply
+	seed         uint64
 }
 
 // planFleet assigns each server its era, tool set and behavior. The same
@@ -66,6 +72,8 @@ func planFleet(spec fleetSpec) []simServer {
 			era:      eras[i%len(eras)],
 			behavior: probetest.Healthy,
 			toolSet:  (i / len(eras)) % toolSetCount,
+
+			readOnlyTool: spec.readOnlyTool,
 		}
 		switch rank := order[i]; {
 		case rank < failing/2:
@@ -88,8 +96,10 @@ func serverName(i, n int) string {
 	return fmt.Sprintf("s%0*d", width, i)
 }
 
-// toolSet returns the tools of set k: 3 to 40 tools with small schemas.
-func toolSet(k int) []probetest.Tool {
+// toolsOf returns the tools of set k: 3 to 40 tools with small schemas;
+// readOnly makes its first tool one calls: auto chooses: annotated
+// readOnlyHint: true, and needing no argument.
+func toolsOf(k int, readOnly bool) []probetest.Tool {
 	count := 3 + (k*7)%38
 	tools := make([]probetest.Tool, count)
 	for j := range tools {
@@ -106,6 +116,10 @@ func toolSet(k int) []probetest.Tool {
 				"required": []any{"from"},
 			},
 		}
+	}
+	if readOnly {
+		tools[0].Annotations = probetest.ReadOnly()
+		tools[0].InputSchema = map[string]any{"type": "object", "properties": tools[0].InputSchema["properties"]}
 	}
 	return tools
 }
@@ -136,18 +150,24 @@ func newFleetHandler(servers []simServer) *fleetHandler {
 		set      int
 		era      probetest.Era
 		behavior probetest.Behavior
+		readOnly bool
+	}
+	type setKey struct {
+		set      int
+		readOnly bool
 	}
 	shared := map[key]*probetest.Server{}
-	sets := map[int][]probetest.Tool{}
+	sets := map[setKey][]probetest.Tool{}
 	h := &fleetHandler{servers: servers, kits: make([]*probetest.Server, len(servers)), closing: make(chan struct{})}
 	for i, s := range servers {
-		k := key{s.toolSet, s.era, s.behavior}
+		k := key{s.toolSet, s.era, s.behavior, s.readOnlyTool}
 		kit, ok := shared[k]
 		if !ok {
-			tools, ok := sets[s.toolSet]
+			sk := setKey{s.toolSet, s.readOnlyTool}
+			tools, ok := sets[sk]
 			if !ok {
-				tools = toolSet(s.toolSet)
-				sets[s.toolSet] = tools
+				tools = toolsOf(s.toolSet, s.readOnlyTool)
+				sets[sk] = tools
 			}
 			kit = probetest.NewServer(probetest.Config{
 				Era: s.era, Behavior: s.behavior, Tools: tools,
@@ -282,8 +302,9 @@ func writeHTTPConfig(dir string, fs *fleetServer, servers []simServer, ds daemon
 	b.WriteString("servers:\n")
 	lock := lockstore.New()
 	for _, s := range servers {
-		fmt.Fprintf(&b, "  %s: {url: %q, transport: http%s%s}\n", s.name, fs.url(s), extra, calls.configFor(toolNames(toolSet(s.toolSet))))
-		observed, err := observedTools(toolSet(s.toolSet))
+		tools := toolsOf(s.toolSet, s.readOnlyTool)
+		fmt.Fprintf(&b, "  %s: {url: %q, transport: http%s%s}\n", s.name, fs.url(s), extra, calls.configFor(toolNames(tools)))
+		observed, err := observedTools(tools)
 		if err != nil {
 			return "", err
 		}

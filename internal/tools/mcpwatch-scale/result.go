@@ -77,6 +77,7 @@ type result struct {
 
 	// Canary calls (-contracts).
 	Contracts         int     `json:"contracts,omitempty"`
+	AutoCalls         int     `json:"auto_calls,omitempty"`
 	CallIntervalS     float64 `json:"call_interval_s,omitempty"`
 	CallsMade         uint64  `json:"calls_made,omitempty"`
 	CallsScheduled    float64 `json:"calls_scheduled,omitempty"`
@@ -133,6 +134,9 @@ func (r *result) print(w io.Writer) {
 	}
 	if r.GoMemLimit != "" {
 		extra += ", GOMEMLIMIT=" + r.GoMemLimit
+	}
+	if r.AutoCalls > 0 {
+		extra += fmt.Sprintf(", calls: auto every %gs", r.CallIntervalS)
 	}
 	if r.Contracts > 0 {
 		extra += fmt.Sprintf(", %d contracts each every %gs", r.Contracts, r.CallIntervalS)

@@ -60,7 +60,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	var configPath string
 	switch o.mode {
 	case "http":
-		servers := planFleet(fleetSpec{n: o.n, listeners: o.listeners, failShare: o.failShare, slowShare: o.slowShare, seed: o.seed})
+		servers := planFleet(fleetSpec{readOnlyTool: o.calls.auto > 0, n: o.n, listeners: o.listeners, failShare: o.failShare, slowShare: o.slowShare, seed: o.seed})
 		fleet, err := startFleet(servers, o.listeners, o.watch)
 		if err != nil {
 			return nil, err

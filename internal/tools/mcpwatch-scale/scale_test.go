@@ -68,6 +68,21 @@ func TestScaleRuns(t *testing.T) {
 		}
 	})
 
+	// calls: auto: each server's read-only tool, chosen by mcpwatch from
+	// its listing, called on the call schedule.
+	t.Run("http auto calls", func(t *testing.T) {
+		o := base
+		o.label, o.mode, o.n = "http-auto", "http", 20
+		o.calls = callSpec{auto: 1, interval: 300 * time.Millisecond}
+		r, err := runScale(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.AutoCalls != 1 || r.CallsMade == 0 || r.CallsFailingShare != 0 {
+			t.Errorf("auto calls %d, %d calls made, %.2f failing: want calls made, none failing", r.AutoCalls, r.CallsMade, r.CallsFailingShare)
+		}
+	})
+
 	t.Run("stdio", func(t *testing.T) {
 		o := base
 		o.label, o.mode, o.n, o.stdioConcurrency = "stdio-test", "stdio", 4, 2
