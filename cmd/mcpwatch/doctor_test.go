@@ -614,3 +614,14 @@ func TestDoctorTakesCallsAutoAtItsWord(t *testing.T) {
 	}
 	assertContains(t, "doctor", r.stdout, "canaries: report by calls: auto, if it annotates a read-only tool that needs no input")
 }
+
+// A configuration named to doctor that is not there is a finding of its
+// own, besides what the gate checks.
+func TestDoctorNamedConfigurationMissing(t *testing.T) {
+	t.Parallel()
+	r := exampleRepo(t).run(t, "--config.file", "ci/mcpwatch.yml")
+	if r.code != exitConfig {
+		t.Fatalf("want exit 78, got %s", r)
+	}
+	assertContains(t, "doctor", r.stdout, "\nci/mcpwatch.yml:1: there is no configuration to check", "fix: commit ci/mcpwatch.yml, or name the configuration the gate must check")
+}

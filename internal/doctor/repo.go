@@ -34,6 +34,10 @@ func (d *doctor) checkRepository(c *candidate) {
 	} else if src.cfg != nil {
 		servers, lockPath = src.cfg.Servers, src.cfg.Lock
 	}
+	if in := d.intended; in.err != nil && d.opts.Config != "" && in.path != src.path {
+		// the configuration named to doctor, which the gate does not check
+		d.configFindings(in)
+	}
 	if src.err != nil {
 		d.configFindings(src)
 		return
@@ -60,9 +64,13 @@ func (d *doctor) checkRepository(c *candidate) {
 // finding per problem, each at its file and line where it has them.
 func (d *doctor) configFindings(src configSource) {
 	if errors.Is(src.err, fs.ErrNotExist) {
+		fix := "commit the agent's .mcp.json (or an mcpwatch.yml) at the repository's top, or name it: mcpwatch doctor --config.file PATH"
+		if d.opts.Config != "" && src.path == d.intended.path {
+			fix = fmt.Sprintf("commit %s, or name the configuration the gate must check: mcpwatch doctor --config.file PATH", d.rel(src.path))
+		}
 		d.add(finding("configuration", d.rel(src.path), 1,
-			fmt.Sprintf("there is no configuration to check: %v", src.err),
-			"commit the agent's .mcp.json (or an mcpwatch.yml) at the repository's top, or name it: mcpwatch doctor --config.file PATH"))
+			fmt.Sprintf("there is no configuration to check: %s", strings.ReplaceAll(src.err.Error(), d.opts.Dir+string(filepath.Separator), "")),
+			fix))
 		return
 	}
 	for _, err := range unjoin(src.err) {
