@@ -272,6 +272,7 @@ func FuzzDecodePage(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"result":{"nextCursor":""}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}} trailing`,
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","annotations":{"readOnlyHint":false},"ANNOTATIONS":{"readOnlyHint":true}},{"name":"b","annotations":{},"annotations":{"readOnlyHint":true}},null,{"NAME":"c","name":"d"}]}}`,
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)

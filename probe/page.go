@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
@@ -128,15 +130,21 @@ func (s *session) decodeTools(dec *json.Decoder, names map[string]bool) error {
 		if len(s.res.Tools) >= s.opts.MaxTools {
 			return failf(ReasonTooLarge, "tools/list: the server lists more than %d tools, the probe's cap on the tools of one server", s.opts.MaxTools)
 		}
-		var t Tool
-		if err := dec.Decode(&t); err != nil {
+		var lt listedTool
+		if err := dec.Decode(&lt); err != nil {
 			return pageError(err, fmt.Sprintf("tools/list: a tool is malformed: %v", err))
 		}
+		t := lt.Tool
 		switch {
 		case t.Name == "":
 			s.obs.warn("tools/list: a tool has no name")
 		case names[t.Name]:
 			s.obs.warn("tools/list: tool %q is listed more than once", sanitize.Truncate(t.Name, 80))
+		}
+		if slices.Contains(lt.twice, "annotations") {
+			s.obs.warn("tools/list: tool %q sends annotations twice: neither is trusted, it is treated as unannotated, so not read-only", sanitize.Truncate(t.Name, 80))
+		} else if len(lt.twice) > 0 {
+			s.obs.warn("tools/list: tool %q sends %s twice: the last is kept", sanitize.Truncate(t.Name, 80), strings.Join(lt.twice, ", "))
 		}
 		if _, err := t.Hints(); err != nil && !errors.Is(err, ErrNoAnnotations) {
 			s.obs.warn("tools/list: tool %q sends annotations mcpwatch does not trust (%v): it is treated as unannotated, so not read-only", sanitize.Truncate(t.Name, 80), err)
