@@ -21,7 +21,9 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -97,26 +99,74 @@ func decodeCalls(o *object, s *Server, dir string) {
 	s.setContracts(names, byTool)
 	if s.overlay {
 		// An imported server's: its contracts may be in the import's
-		// toolsFile, so overlaid checks these once they are joined.
+		// toolsFile, so overlaid records these checks once they are joined.
 		return
 	}
 	for i, tool := range s.AllowDestructive {
-		key := fmt.Sprintf("%s[%d]", o.key("allow_destructive_calls"), i)
-		c, ok := byTool[tool]
-		switch {
-		case !ok:
-			o.d.errorf(key, "%q has no contract, so nothing calls it; remove it, or add a contract for it", tool)
-		case !c.AllowSideEffects:
-			o.d.errorf(key, "the contract of %q does not say \"allowSideEffects\": true, which a tool that is not read-only needs as well; add it to the contract, or remove the opt-in", tool)
+		s.callChecks = append(s.callChecks, callCheck{file: o.d.file, key: fmt.Sprintf("%s[%d]", o.key("allow_destructive_calls"), i), tool: tool})
+	}
+	for _, k := range []string{"call_schedule", "call_timeout"} {
+		if _, set := o.m[k]; set {
+			s.callChecks = append(s.callChecks, callCheck{file: o.d.file, key: o.key(k)})
 		}
 	}
-	if len(s.Contracts)+len(s.Pending) == 0 && s.AutoCalls == 0 {
-		for _, k := range []string{"call_schedule", "call_timeout"} {
-			if _, set := o.m[k]; set {
-				o.d.errorf(o.key(k), "applies to canary calls, and this server has none; add contracts:, calls: or calls: auto, or remove it")
+}
+
+// callCheck is a call key of a server to check against all its contracts:
+// an allow_destructive_calls entry (tool), or call_schedule or
+// call_timeout (no tool), which need a contract or calls: auto.
+type callCheck struct {
+	file, key, tool string
+	// imported: the key is an overlay's, for a server imported from a
+	// client configuration.
+	imported bool
+}
+
+// checkCalls checks every server's call keys once all its contracts are
+// known: inline, from its contracts file, its import's and its starter
+// file (see starter.go).
+func (c *Config) checkCalls() error {
+	var errs []error
+	for _, list := range [][]Server{c.Servers, c.Ignored} {
+		for i := range list {
+			s := &list[i]
+			for _, ck := range s.callChecks {
+				if p := s.checkCall(ck); p != "" {
+					errs = append(errs, &FieldError{File: ck.file, Key: ck.key, Problem: p})
+				}
 			}
+			s.callChecks = nil
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// checkCall is what is wrong with one call key of s, or "".
+func (s *Server) checkCall(ck callCheck) string {
+	if ck.tool == "" {
+		if len(s.Contracts)+len(s.Pending) == 0 && s.AutoCalls == 0 {
+			return "applies to canary calls, and this server has none; add contracts:, calls: or calls: auto, or remove it"
+		}
+		return ""
+	}
+	i := slices.IndexFunc(s.Contracts, func(c contracts.Contract) bool { return c.Tool == ck.tool })
+	var c contracts.Contract
+	switch j := slices.IndexFunc(s.Pending, func(c contracts.Contract) bool { return c.Tool == ck.tool }); {
+	case i >= 0:
+		c = s.Contracts[i]
+	case j >= 0:
+		c = s.Pending[j]
+	case slices.Contains(s.Proposed, ck.tool):
+		return "" // disabled: never called, whatever its opt-ins
+	case ck.imported:
+		return fmt.Sprintf("%q has no contract, here or in the imported server's, so nothing calls it; remove it, or add a contract for it", ck.tool)
+	default:
+		return fmt.Sprintf("%q has no contract, so nothing calls it; remove it, or add a contract for it", ck.tool)
+	}
+	if !c.AllowSideEffects {
+		return fmt.Sprintf("the contract of %q does not say \"allowSideEffects\": true, which a tool that is not read-only needs as well; add it to the contract, or remove the opt-in", ck.tool)
+	}
+	return ""
 }
 
 // decodeAutoCalls reads calls: auto and auto_calls: of a server or of the

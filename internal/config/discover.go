@@ -164,8 +164,12 @@ func (l *Loader) LoadSource(s Source, getenv func(string) string) (*Config, erro
 		}
 		cfg.Lock = lock
 	}
-	if err := cfg.applyStarterFiles(); err != nil {
-		return nil, err
+	if s.Client {
+		// An mcpwatch.yml's starter files were read by Load, beside the
+		// lock it names.
+		if err := cfg.applyStarterFiles(); err != nil {
+			return nil, err
+		}
 	}
 	return cfg, nil
 }

@@ -183,6 +183,11 @@ func (l *Loader) Load(path string) (*Config, error) {
 	}
 	cfg.Servers = servers
 	cfg.Normalize()
+	// The call keys are checked against every contract of a server, its
+	// starter file's too.
+	if err := errors.Join(cfg.applyStarterFiles(), cfg.checkCalls()); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 

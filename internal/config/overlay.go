@@ -105,7 +105,7 @@ func applyOverlays(file string, servers []Server) ([]Server, []error) {
 				"or, to add settings to a server imported from a client configuration, name it as the import does (no imported server is called " + fmt.Sprintf("%q", ov.Name) + ")"})
 			continue
 		}
-		s, problems := overlaid(out[i], ov)
+		s, problems := overlaid(out[i], ov, file, key)
 		for _, p := range problems {
 			errs = append(errs, &FieldError{File: file, Key: key + "." + p.key, Problem: p.problem})
 		}
@@ -117,7 +117,7 @@ func applyOverlays(file string, servers []Server) ([]Server, []error) {
 type overlayProblem struct{ key, problem string }
 
 // overlaid is s with what ov sets.
-func overlaid(s, ov Server) (Server, []overlayProblem) {
+func overlaid(s, ov Server, file, key string) (Server, []overlayProblem) {
 	var problems []overlayProblem
 	set := ov.overlaySet
 	if set["timeout"] {
@@ -172,15 +172,8 @@ func overlaid(s, ov Server) (Server, []overlayProblem) {
 	sort.Strings(s.Proposed)
 	if set["allow_destructive_calls"] {
 		s.AllowDestructive = ov.AllowDestructive
-		for i, tool := range s.AllowDestructive {
-			key := fmt.Sprintf("allow_destructive_calls[%d]", i)
-			c, ok := byTool[tool]
-			switch {
-			case !ok:
-				problems = append(problems, overlayProblem{key, fmt.Sprintf("%q has no contract, here or in the imported server's, so nothing calls it; remove it, or add a contract for it", tool)})
-			case !c.AllowSideEffects:
-				problems = append(problems, overlayProblem{key, fmt.Sprintf("the contract of %q does not say \"allowSideEffects\": true, which a tool that is not read-only needs as well; add it to the contract, or remove the opt-in", tool)})
-			}
+		for i := range s.AllowDestructive {
+			s.callChecks = append(s.callChecks, callCheck{file: file, key: fmt.Sprintf("%s.allow_destructive_calls[%d]", key, i), tool: s.AllowDestructive[i], imported: true})
 		}
 	}
 	return s, problems

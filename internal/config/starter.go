@@ -53,10 +53,15 @@ func StarterFile(lock, server string) (string, bool) {
 
 // ContractsTarget is the contracts file of s that mcpwatch init writes or
 // extends: the one the configuration names, else its starter file beside
-// lock; false when there is neither (see StarterFile).
-func ContractsTarget(s Server, lock string) (string, bool) {
+// the lock, where the next load finds it; false when there is neither
+// (see StarterFile).
+func (c *Config) ContractsTarget(s Server) (string, bool) {
 	if s.ContractsFile != "" {
 		return s.ContractsFile, true
+	}
+	lock := c.starterLock
+	if lock == "" {
+		lock = c.Lock
 	}
 	return StarterFile(lock, s.Name)
 }
@@ -65,6 +70,7 @@ func ContractsTarget(s Server, lock string) (string, bool) {
 // names no contracts file, when there is one beside the lock. Every
 // problem names the file and the fix.
 func (c *Config) applyStarterFiles() error {
+	c.starterLock = c.Lock
 	var errs []error
 	for _, list := range [][]Server{c.Servers, c.Ignored} {
 		for i := range list {

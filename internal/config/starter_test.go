@@ -59,7 +59,7 @@ func TestStarterFiles(t *testing.T) {
 		if o := cfg.Servers[1]; o.ContractsFile != "" || o.HasCalls() {
 			t.Errorf("other has contracts: %+v", o)
 		}
-		if got, _ := ContractsTarget(cfg.Servers[1], cfg.Lock); got != filepath.Join(dir, "mcp-contracts", "other.tools.json") {
+		if got, _ := cfg.ContractsTarget(cfg.Servers[1]); got != filepath.Join(dir, "mcp-contracts", "other.tools.json") {
 			t.Errorf("other's target %q", got)
 		}
 	})
@@ -112,6 +112,43 @@ func TestStarterFileName(t *testing.T) {
 	for name, ok := range map[string]bool{"github": true, "my-server_2.@x": true, "../etc/x": false, ".hidden": false, "a/b": false, `a\b`: false, "": false, "süd": false} {
 		if _, got := StarterFile("/w/mcp-tools.lock.json", name); got != ok {
 			t.Errorf("StarterFile(%q) ok %v, want %v", name, got, ok)
+		}
+	}
+}
+
+// The opt-ins and call keys of mcpwatch.yml are checked against every
+// contract of the server, its starter file's included: enabling a
+// proposal init wrote for an imported server takes its opt-in in
+// mcpwatch.yml, and a call_schedule needs no inline contract.
+func TestStarterFileOptIns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		".mcp.json": `{"mcpServers": {"github": {"command": "npx"}}}`,
+		"mcpwatch.yml": "imports: [.mcp.json]\nservers:\n  github: {allow_destructive_calls: [search_repositories]}\n" +
+			"  own: {command: x, call_schedule: '@every 1m', allow_destructive_calls: [reset]}\n",
+		"mcp-contracts/github.tools.json": `{"tools": {"search_repositories": {"allowSideEffects": true, "input": {"query": "mcp"}}}}`,
+		"mcp-contracts/own.tools.json":    `{"tools": {"reset": {"allowSideEffects": true}}}`,
+	})
+	cfg, err := loadIn(t, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cfg.Servers[0]; !g.DestructiveAllowed("search_repositories") || len(g.Contracts) != 1 {
+		t.Errorf("github: %+v", g)
+	}
+	// Without the starter file, the same keys are the errors they were.
+	if err := os.Remove(filepath.Join(dir, "mcp-contracts", "github.tools.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "mcp-contracts", "own.tools.json")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadIn(t, dir, "")
+	for _, want := range []string{`servers.github.allow_destructive_calls[0]: "search_repositories" has no contract, here or in the imported server's`,
+		`servers.own.allow_destructive_calls[0]: "reset" has no contract`, "servers.own.call_schedule: applies to canary calls"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
 		}
 	}
 }

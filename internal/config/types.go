@@ -23,6 +23,9 @@ type Config struct {
 	// Servers, and their lock entries are kept as they are.
 	Ignore  []string
 	Ignored []Server // the servers Ignore left out, for a --server that names one
+	// starterLock is the lock the starter contracts files were looked for
+	// beside (see starter.go).
+	starterLock string
 }
 
 // Defaults apply to every server unless it sets its own.
@@ -109,6 +112,10 @@ type Server struct {
 	// it set in overlaySet. Neither survives Load.
 	overlay    bool
 	overlaySet map[string]bool
+	// callChecks are the checks of its call keys that need every contract
+	// of the server, a starter file's included: checkCalls makes them
+	// once that is read.
+	callChecks []callCheck
 
 	// inputs resolves VS Code ${input:ID} references.
 	inputs map[string]input

@@ -134,7 +134,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) *Result {
 	for i, obs := range observations {
 		s := &r.Servers[i]
 		if obs.Result.OK {
-			s.contracts(obs, cfg.Lock)
+			s.contracts(obs, cfg)
 		}
 		r.Rows = append(r.Rows, canary.Watch(s.watched(obs, opts.Dir)))
 	}
@@ -223,8 +223,8 @@ func (r *Result) server(name string) *Server {
 
 // contracts writes or extends the server's contracts file with what
 // canary proposes from its tools and the samples of this probe.
-func (s *Server) contracts(obs preflight.Observation, lock string) {
-	path, ok := config.ContractsTarget(obs.Server, lock)
+func (s *Server) contracts(obs preflight.Observation, cfg *config.Config) {
+	path, ok := cfg.ContractsTarget(obs.Server)
 	if !ok {
 		s.FileOutcome = "not written"
 		s.FileError = fmt.Sprintf("the name %q cannot be a file name; write its contracts in a file and name it with contracts: in mcpwatch.yml", obs.Server.Name)
