@@ -32,13 +32,15 @@ const coldInstall = time.Minute
 // serverDeadline is the longest one server's check may take: its probe's
 // deadline (--timeout on the command replaces every server's; a command
 // that installs what it runs gets its start_timeout, since check starts
-// every server afresh), and its canary calls'.
+// every server afresh), and its canary calls': a call timeout for each
+// contract (config.Server.CallDeadline) and each call calls: auto may make,
+// as runner.Probe gives them.
 func serverDeadline(s config.Server, flagTimeout time.Duration) time.Duration {
 	probe := s.ProbeTimeout(flagTimeout, true)
 	if s.HasCalls() {
-		return s.CallDeadline(probe)
+		probe = s.CallDeadline(probe)
 	}
-	return probe
+	return probe + time.Duration(max(s.AutoCalls, 0))*s.CallTimeout
 }
 
 // checkWorstCase is about the longest mcpwatch check of servers may take:
