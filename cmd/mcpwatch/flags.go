@@ -47,10 +47,26 @@ func parseArgs(c *cli, fs *pflag.FlagSet, help string, args []string, check func
 		err = check()
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpwatch %s: %v\nRun 'mcpwatch %s --help' for usage.\n", fs.Name(), err, fs.Name())
+		fmt.Fprintf(c.stderr, "mcpwatch %s: %v%s\nRun 'mcpwatch %s --help' for usage.\n", fs.Name(), err, flagSuggestion(fs, err), fs.Name())
 		return exitUsage, false
 	}
 	return exitOK, true
+}
+
+// flagSuggestion is " (did you mean --NAME?)" when err is an unknown long
+// flag near one of fs's (--stirct for --strict), else "".
+func flagSuggestion(fs *pflag.FlagSet, err error) string {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) || unknown.GetSpecifiedName() == "" {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	return didYouMean("--"+unknown.GetSpecifiedName(), names)
 }
 
 // configFileUsage is --config.file's help in every command that reads a

@@ -11,7 +11,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/mcpwatch/mcpwatch/internal/suggest"
 )
 
 // Exit codes are part of the interface.
@@ -76,22 +79,37 @@ func run(ctx context.Context, c *cli, args []string) int {
 	case "-h", "--help", "help":
 		usage(c.stdout)
 		return exitOK
-	case "--version":
+	case "-v", "--version":
 		return cmdVersion(ctx, c, nil)
 	}
+	var names []string
 	for _, cmd := range commands() {
 		if cmd.name == args[0] {
 			return cmd.run(ctx, c, args[1:])
 		}
+		names = append(names, cmd.name)
 	}
-	fmt.Fprintf(c.stderr, "mcpwatch: unknown command %q; run 'mcpwatch --help' for the list\n", args[0])
+	if strings.HasPrefix(args[0], "-") {
+		names = []string{"--help", "--version"}
+	}
+	fmt.Fprintf(c.stderr, "mcpwatch: unknown command %q%s; run 'mcpwatch --help' for the list\n", args[0], didYouMean(args[0], names))
 	return exitUsage
+}
+
+// didYouMean is ", did you mean NAME?" for the one of names that typed was
+// most likely meant to be, or "" when none is near.
+func didYouMean(typed string, names []string) string {
+	if near := suggest.Closest(typed, names); near != "" {
+		return fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return ""
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, `mcpwatch watches the tool surface of MCP servers.
 
 Usage: mcpwatch COMMAND [flags]
+       mcpwatch -v, --version
 
 Commands:`)
 	for _, cmd := range commands() {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/suggest"
 )
 
 // FieldError is a problem with one key of one file. Its message names the
@@ -119,7 +121,7 @@ func (o *object) finish() {
 			continue
 		}
 		hint := "remove it"
-		if s := closest(k, o.known); s != "" {
+		if s := suggest.Closest(k, o.known); s != "" {
 			hint = fmt.Sprintf("did you mean %s?", s)
 		}
 		known := append([]string(nil), o.known...)
@@ -317,41 +319,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// closest returns the candidate within edit distance 2 of s, for "did you
-// mean" hints on a mistyped key.
-func closest(s string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if len(s) >= 2 && strings.HasPrefix(c, s) {
-			return c // "ca" for "ca_file"
-		}
-	}
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

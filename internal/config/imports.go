@@ -35,6 +35,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/jsonc"
 	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/suggest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -81,7 +82,7 @@ func loadClientConfig(path string, inputs map[string]input) ([]Server, error) {
 	if prefix == "" {
 		hint := "is it a Claude Code, Claude Desktop, Cursor or VS Code MCP config?"
 		for _, k := range root.keys() {
-			if near := closest(k, []string{"mcpServers", "servers"}); near != "" {
+			if near := suggest.Closest(k, []string{"mcpServers", "servers"}); near != "" {
 				hint = fmt.Sprintf("%q: did you mean %s?", k, near)
 				break
 			}
@@ -185,7 +186,7 @@ func nearMisses(o *object) {
 		if contains(o.known, k) || contains(otherClientKeys, k) {
 			continue
 		}
-		if near := closest(k, o.known); near != "" {
+		if near := suggest.Closest(k, o.known); near != "" {
 			known := append([]string(nil), o.known...)
 			sort.Strings(known)
 			o.d.errorf(o.key(k), "unknown key; did you mean %s? (known keys here: %s)", near, strings.Join(known, ", "))

@@ -73,6 +73,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/suggest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -208,7 +209,7 @@ func applyIgnore(file string, servers []Server, ignore []string, skippedImport b
 			continue
 		}
 		hint := "remove it"
-		if s := closest(name, names); s != "" {
+		if s := suggest.Closest(name, names); s != "" {
 			hint = fmt.Sprintf("did you mean %s?", s)
 		}
 		errs = append(errs, &FieldError{File: file, Key: fmt.Sprintf("ignore[%d]", i),
