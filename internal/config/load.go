@@ -7,7 +7,7 @@ package config
 //	  start_timeout: 2m          # the deadline of a command that installs before it runs
 //	                             # (npx, uvx, pipx run, bunx, pnpm dlx, docker run) until it has started
 //	  schedule: "@every 30s"     # cron expression (5 fields) or descriptor (@every 1m, @hourly)
-//	  concurrency: 16            # probes at once (>= 1)
+//	  concurrency: 128           # probes at once (>= 1)
 //	  stdio_concurrency: 8       # stdio processes at once (>= 1)
 //	  era: auto                  # auto | modern | legacy
 //	  inherit_env: false         # true: stdio servers get mcpwatch's whole environment

@@ -256,7 +256,7 @@ servers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Defaults.MaxMessageBytes != 1<<20 || cfg.Defaults.Concurrency != 16 || cfg.Defaults.StdioConcurrency != 8 {
+	if cfg.Defaults.MaxMessageBytes != 1<<20 || cfg.Defaults.Concurrency != 128 || cfg.Defaults.StdioConcurrency != 8 {
 		t.Errorf("Defaults = %+v", cfg.Defaults)
 	}
 	for _, tc := range []struct {

@@ -22,7 +22,14 @@ func BuiltinDefaults() Defaults {
 		// more on a loaded host; two minutes lets it finish.
 		StartTimeout: DefaultStartTimeout,
 		Schedule:     "@every 30s",
-		Concurrency:  16,
+		// A remote probe waits on the network for nearly all its time, so
+		// the pool is sized for probes that wait, not for the CPU: a fleet
+		// needs (probes a second) x (seconds a probe takes) slots, and
+		// slow servers or a loaded host multiply the second factor; a
+		// probe that waits for a slot until its next firing is skipped
+		// (mcpwatch_probes_skipped_total{reason="still_queued"}). stdio
+		// probes keep their own, lower bound below.
+		Concurrency: 128,
 		// A stdio probe is a process start: some MB and some ms of CPU. 8
 		// probes a typical agent's servers (a client config lists a handful)
 		// all at once, so a preflight takes the time of the slowest, while

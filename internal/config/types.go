@@ -33,7 +33,7 @@ type Defaults struct {
 	Timeout          time.Duration // per probe; default 10s
 	StartTimeout     time.Duration // per probe of a command that installs before it runs, until it has started once; default 120s
 	Schedule         string        // cron expression or @every; default "@every 30s"
-	Concurrency      int           // probes at once; default 16
+	Concurrency      int           // probes at once; default 128
 	StdioConcurrency int           // stdio probes at once; default 8
 	Era              probe.Era     // default auto
 	InheritEnv       bool          // stdio servers get the whole environment; default false (the minimal one)
