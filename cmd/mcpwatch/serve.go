@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/daemon"
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/memlimit"
 	"github.com/mcpwatch/mcpwatch/internal/shard"
 )
 
@@ -107,6 +108,7 @@ type serveFlags struct {
 	ExternalURL     string        `koanf:"web.external-url"`
 	Era             string        `koanf:"era"`
 	Timeout         time.Duration `koanf:"timeout"`
+	MemoryLimit     string        `koanf:"memory.limit"`
 
 	Replica    string   `koanf:"replica"`
 	ShardIndex int      `koanf:"shard.index"`
@@ -140,6 +142,7 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringVar(&f.ExternalURL, "web.external-url", "", "the `URL` mcpwatch is reached at behind a proxy (e.g. https://example.org/mcpwatch/): its path is the default route prefix, its host passes the Host check on loopback")
 	fs.StringVar(&f.RoutePrefix, "web.route-prefix", "", "`path` every endpoint is served under; default: the path of --web.external-url, else /")
 	fs.BoolVar(&f.SystemdSocket, "web.systemd-socket", false, "serve on the sockets systemd passes (socket activation) instead of --web.listen-address")
+	fs.StringVar(&f.MemoryLimit, "memory.limit", memlimit.Auto, "the Go runtime's soft memory `limit`, as GOMEMLIMIT: a size (400MiB, 1GiB), off, or auto: GOMEMLIMIT when set, else 90% of the memory limit of the cgroup mcpwatch runs in (a container's, a systemd unit's MemoryMax), else none")
 	withEnv(fs)
 	return fs
 }
@@ -149,6 +152,8 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	var log *zap.Logger
 	var place placement
 	var external *url.URL
+	var memLimit memlimit.Setting
+	var memErr error
 	fs := newServeFlagSet(&f)
 	if code, ok := parseArgs(c, fs, serveHelp, args, func() (err error) {
 		given, err := layer(fs, c.lookupEnv, &f)
@@ -173,12 +178,21 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		if external, err = parseExternalURL(f.ExternalURL); err != nil {
 			return err
 		}
+		goMemLimit, _ := c.lookupEnv("GOMEMLIMIT")
+		if memLimit, memErr = memlimit.Choose(f.MemoryLimit, goMemLimit, "/"); memErr != nil && given("memory.limit") {
+			return usagef("%v", memErr)
+		}
 		log, err = newLogger(c.stderr, f.LogLevel, f.LogFormat)
 		return err
 	}); !ok {
 		return code
 	}
 	defer func() { _ = log.Sync() }()
+	if memErr != nil {
+		log.Warn("the cgroup's memory limit could not be read; no soft memory limit is set (--memory.limit sets one)", zap.Error(memErr))
+	}
+	memlimit.Apply(memLimit)
+	log.Info("memory limit", zap.Int64("bytes", memLimit.Bytes), zap.String("from", memLimit.Source))
 
 	// A reload reads the file the start read: an mcpwatch.yml, or a
 	// client config whose servers are watched as they are.
