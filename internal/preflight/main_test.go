@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -66,6 +67,13 @@ func check(t *testing.T, servers map[string]map[string]any, lock string, opts pr
 	t.Helper()
 	if opts.Lookup == nil {
 		opts.Lookup = os.LookupEnv
+	}
+	if opts.Timeout == 0 {
+		// A bound only: these servers answer, exit or fail to start, and a
+		// -race test server on a loaded machine (or one listing a 3 MB
+		// tool name) can take longer than the default 10 s to. A test of
+		// a deadline sets its own.
+		opts.Timeout = time.Minute
 	}
 	return preflight.Check(context.Background(), preflight.Input{
 		Config: loadConfig(t, servers), ConfigSource: "mcpwatch.yml",
