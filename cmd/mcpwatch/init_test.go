@@ -114,6 +114,7 @@ func TestInitPinnedServers(t *testing.T) {
 		"env:GITHUB_PERSONAL_ACCESS_TOKEN", "proposed, disabled in mcp-contracts/github.tools.json: get_file_contents, get_issue,",
 		"memory", "read_graph", "given no credential",
 		"env:SLACK_BOT_TOKEN", "proposed, disabled in mcp-contracts/slack.tools.json: slack_get_channel_history,",
+		"args[1]:password", "proposed, disabled in mcp-contracts/postgres.tools.json: query",
 	} {
 		if !strings.Contains(r.stdout, row) {
 			t.Errorf("the table lacks %q", row)

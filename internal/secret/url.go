@@ -62,3 +62,15 @@ func RedactURL(raw string, keep func(part string) bool) string {
 	}
 	return out.String()
 }
+
+// URLHasPassword reports whether raw is a URL that carries a password in
+// its userinfo ("postgresql://user:password@host/db"), as database servers
+// take their credential on the command line.
+func URLHasPassword(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return false
+	}
+	p, ok := u.User.Password()
+	return ok && p != ""
+}

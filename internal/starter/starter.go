@@ -28,6 +28,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/secret"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -297,6 +298,13 @@ func (s *Server) watched(obs preflight.Observation, dir string) canary.Server {
 	if c := s.Result.Credentials; c != nil {
 		for _, g := range c.Given {
 			w.Credentials = append(w.Credentials, g.Credential)
+		}
+	}
+	// A database server takes its password in a URL argument: not a
+	// credential the probe checks, but one a canary can watch all the same.
+	for i, a := range obs.Server.Args {
+		if secret.URLHasPassword(a) {
+			w.Credentials = append(w.Credentials, fmt.Sprintf("args[%d]:password", i))
 		}
 	}
 	if s.File == "" {
