@@ -410,6 +410,12 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 		c, raw, err = s.initializeFallback(ctx, d, err)
 	}
 	if err != nil {
+		if endedUnprompted(err) {
+			// It never read a request (server/discover's deadline may have
+			// passed first on a loaded machine): nothing says which era it
+			// speaks, and a page must not blame one.
+			s.res.Era = ""
+		}
 		return err
 	}
 	var r struct {

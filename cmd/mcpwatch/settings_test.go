@@ -71,7 +71,11 @@ func TestServeTakesItsSettingsFromTheEnvironment(t *testing.T) {
 	writeTestFile(t, file, "servers:\n  x:\n    url: http://127.0.0.1:1/mcp\n")
 	_, logs := serveLogged(t, map[string]string{"MCPWATCH_CONFIG_FILE": file, "MCPWATCH_REPLICA": "mcpwatch-1", "MCPWATCH_SHARD_TOTAL": "2"},
 		"--shard.from-pod-name", "mcpwatch-0")
-	m, _ := logs.find("watching")
+	var m map[string]any
+	waitUntil(t, "the watching log line", func() bool { // logged just after the serving line
+		m, _ = logs.find("watching")
+		return m != nil
+	})
 	if m["config"] != file || m["replica"] != "mcpwatch-1" || m["shard"] != "0 of 2" {
 		t.Errorf("watching %v, %v as %v, want %s as mcpwatch-1, shard 0 of 2", m["config"], m["shard"], m["replica"], file)
 	}
