@@ -114,6 +114,9 @@ func TestRelockWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		e, _ := again.Lock.Entry("report")
+		if len(e.Tools) == 0 {
+			t.Fatalf("report has no locked tools: %+v", e)
+		}
 		if e.Tools[0].Schema == "" || e.Tools[0].Description == "" {
 			t.Errorf("relocking without --fingerprints dropped them: %+v", e.Tools)
 		}
