@@ -178,3 +178,53 @@ func TestInitPinnedServers(t *testing.T) {
 		t.Error("the lock changed")
 	}
 }
+
+// The path init's comments describe, end to end: Slack's proposal enabled
+// by removing "disabled" and giving its opt-in in an mcpwatch.yml that
+// imports the .mcp.json; check then calls it, and a revoked token fails
+// the check as a rejected credential.
+func TestInitProposalEnabled(t *testing.T) {
+	t.Parallel()
+	node, script := peertest.Server(t, peertest.SlackServer)
+	const token = "xoxb-enable-0000-0000"
+	sl := peertest.NewSlack(token)
+	defer sl.Close()
+	dir := t.TempDir()
+	env := peertest.NodeEnv(sl)
+	env["SLACK_BOT_TOKEN"], env["SLACK_TEAM_ID"] = "${SLACK_BOT_TOKEN}", "T0123ABCDEF"
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"slack": map[string]any{"command": node, "args": []string{script}, "env": env}}))
+	vars := map[string]string{"SLACK_BOT_TOKEN": token}
+	if r := runBin(t, dir, vars, "init", "--timeout=2m"); r.code != exitOK {
+		t.Fatalf("init: %s", r)
+	}
+	file := filepath.Join(dir, "mcp-contracts", "slack.tools.json")
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Remove "disabled" from slack_list_channels' entry, the first.
+	i := strings.Index(string(raw), `"slack_list_channels": {`)
+	j := strings.Index(string(raw), `"disabled": true,`)
+	if i < 0 || j < i {
+		t.Fatalf("no disabled slack_list_channels first in:\n%s", raw)
+	}
+	enabled := string(raw[:j]) + strings.TrimLeft(string(raw[j+len(`"disabled": true,`):]), " \n")
+	if err := os.WriteFile(file, []byte(enabled), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcpwatch.yml"), []byte("imports: [.mcp.json]\nservers:\n  slack: {allow_destructive_calls: [slack_list_channels]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, dir, vars, "check", "--timeout=2m"); r.code != exitOK || !strings.Contains(r.stdout, "1 of 1 call passed") {
+		t.Fatalf("check with the proposal enabled: %s", r)
+	}
+	sl.Revoke(token)
+	r := runBin(t, dir, vars, "check", "--timeout=2m")
+	if r.code != exitConfig || !strings.Contains(r.stdout, "slack_list_channels") || !strings.Contains(r.stdout, "SLACK_BOT_TOKEN") {
+		t.Errorf("check with the token revoked: %s", r)
+	}
+	t.Logf("check with the token revoked:\n%s", r.stdout)
+	if sl.Writes() != 0 {
+		t.Errorf("%d writes reached Slack", sl.Writes())
+	}
+}
