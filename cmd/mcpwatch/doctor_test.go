@@ -337,7 +337,7 @@ func brokenWorkflows() []brokenWorkflow {
 			r.edit(t, "mcpwatch.yml", "    contracts: report.tools.json\n", "")
 		},
 		want: []string{`server "report" is given header:Authorization; no canary can see this server's credential: none of its 2 locked tools has a contract that is called`,
-			"only a call notices", `fix: give server "report" a canary: a contract for one of its tools that only reads`},
+			"only a call notices", `fix: give server "report" a canary: run mcpwatch init, which writes mcp-contracts/report.tools.json with contracts for its tools that read`},
 	}, {
 		name: "a canary still waiting for its input",
 		at:   [2]string{"report.tools.json", ""},
@@ -624,4 +624,35 @@ func TestDoctorNamedConfigurationMissing(t *testing.T) {
 		t.Fatalf("want exit 78, got %s", r)
 	}
 	assertContains(t, "doctor", r.stdout, "\nci/mcpwatch.yml:1: there is no configuration to check", "fix: commit ci/mcpwatch.yml, or name the configuration the gate must check")
+}
+
+// An agent's .mcp.json alone, as most repositories have it: the canary of
+// its server with a token is the starter contracts file mcpwatch init
+// writes beside the lock, which every command reads.
+func TestDoctorOnAPlainMcpJSON(t *testing.T) {
+	t.Parallel()
+	repo := exampleRepo(t)
+	delete(repo.files, "mcpwatch.yml")
+	delete(repo.files, "report.tools.json")
+	repo.edit(t, ".mcp.json", "  \"mcpServers\": {\n", `  "mcpServers": {
+    "report": {
+      "type": "http",
+      "url": "https://reports.example.com/mcp",
+      "headers": {"Authorization": "Bearer ${REPORT_API_TOKEN}"}
+    },
+`)
+	r := repo.run(t)
+	if r.code != exitConfig {
+		t.Fatalf("without a canary: want exit 78, got %s", r)
+	}
+	assertContains(t, "without a canary", r.stdout, "\n.mcp.json:3: server \"report\" is given header:Authorization; no canary can see this server's credential",
+		`fix: give server "report" a canary: run mcpwatch init, which writes mcp-contracts/report.tools.json`)
+
+	repo.files["mcp-contracts/report.tools.json"] = string(readFile(t, "../../examples/report.tools.json"))
+	r = repo.run(t)
+	if r.code != exitOK {
+		t.Fatalf("with its starter file: want exit 0, got %s", r)
+	}
+	assertContains(t, "with its starter file", r.stdout, "configuration: .mcp.json (2 servers)",
+		"contracts: mcp-contracts/report.tools.json, tracked by git", "canaries: report by fetch_daily_report, list_report_dates")
 }

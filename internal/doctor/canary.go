@@ -20,7 +20,7 @@ import (
 // only a call notices. doctor starts no server, so the table reads the
 // tools as the lock holds them; a server the lock does not cover has a
 // finding of its own.
-func (d *doctor) checkCanaries(servers []config.Server, lock *lockstore.Lock) {
+func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock *lockstore.Lock) {
 	var watched []string
 	for _, s := range servers {
 		entry, locked := lock.Entry(s.Name)
@@ -37,7 +37,11 @@ func (d *doctor) checkCanaries(servers []config.Server, lock *lockstore.Lock) {
 			// nothing for a canary to watch
 		default:
 			file, line := d.rel(s.Source), serverLine(s)
-			fix := fmt.Sprintf("give server %q a canary: a contract for one of its tools that only reads, with an input that works (contracts: FILE under the server in an mcpwatch.yml, or an mcp-probe config's toolsFile; a client config such as .mcp.json cannot hold one); docs/contracts.md", s.Name)
+			target := "a contracts file that an mcpwatch.yml names under the server"
+			if f, ok := cfg.ContractsTarget(s); ok {
+				target = d.rel(f)
+			}
+			fix := fmt.Sprintf("give server %q a canary: run mcpwatch init, which writes %s with contracts for its tools that read, and enable one (fill in its input); or write a contract for a tool that only reads there yourself, or set calls: auto (docs/contracts.md)", s.Name, target)
 			if s.ContractsFile != "" {
 				file, line = d.rel(s.ContractsFile), 1
 				fix = fmt.Sprintf("enable a contract in %s for a tool of server %q that only reads, with an input that works (docs/contracts.md)", d.rel(s.ContractsFile), s.Name)

@@ -57,7 +57,7 @@ func (d *doctor) checkRepository(c *candidate) {
 	}
 	lock := d.checkLock(lockPath, servers, isTracked)
 	d.checkContracts(servers, lock, isTracked)
-	d.checkCanaries(servers, lock)
+	d.checkCanaries(src.cfg, servers, lock)
 }
 
 // configFindings reports a configuration that cannot be loaded, one
