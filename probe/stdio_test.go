@@ -235,13 +235,13 @@ func TestStdioEraDetectionProcesses(t *testing.T) {
 		{name: "legacy, answers -32601", cfg: probetest.Config{Era: probetest.EraLegacy}, spawns: 1},
 		{name: "legacy, never answers unknown methods", cfg: probetest.Config{Behavior: probetest.SilentOnUnknown},
 			opts: probe.Options{DiscoverTimeout: 200 * time.Millisecond}, spawns: 1},
-		// The discover sub-deadline (half of what remains of the deadline)
-		// passes before the server reads anything; it must not cost the
-		// server its life.
-		{name: "legacy, answers only after 3/4 of the deadline", slow: slowPastDeadline, spawns: 1},
+		// The discover sub-deadline (half of what remains of the deadline,
+		// at most the default 3 s) passes before the server reads anything;
+		// it must not cost the server its life.
+		{name: "legacy, slow to start past the discover sub-deadline", slow: slowPastBudget, spawns: 1},
 		// Taken for legacy after the sub-deadline, it refuses initialize,
 		// and is asked again.
-		{name: "modern, slow to start", cfg: probetest.Config{Era: probetest.EraModern}, slow: slowPastDiscover, spawns: 1,
+		{name: "modern, slow to start", cfg: probetest.Config{Era: probetest.EraModern}, slow: slowPastTimeout, spawns: 1,
 			sent: []string{"server/discover", "initialize", "server/discover", "tools/list"}},
 		// Its exit ends server/discover, however slow it is to start: a
 		// sub-deadline passing first (the default 3 s, on a loaded machine)
@@ -263,25 +263,27 @@ func TestStdioEraDetectionProcesses(t *testing.T) {
 			var res *probe.Result
 			var spawnLog string
 			switch tc.slow {
-			case slowPastDeadline:
-				// The server starts answering at 3/4 of the deadline, so
-				// the handshake has the last quarter: on a loaded machine
-				// that can be too little, and the deadline is doubled
-				// (with the delay) until it is enough.
+			case slowPastBudget:
+				// The server starts reading at 3/4 of the deadline (past
+				// its half, the sub-deadline of a 2 s probe), or a second
+				// after the default sub-deadline for a longer one: the
+				// handshake has the rest. On a loaded machine that can be
+				// too little, and the deadline is doubled until it is
+				// enough.
 				last, up := probetest.UpWithin(2*time.Second, func(deadline time.Duration) bool {
 					cfg := tc.cfg
-					cfg.StartDelayMS = int(deadline.Milliseconds() * 3 / 4)
+					cfg.StartDelayMS = int(min(deadline*3/4, probe.DefaultDiscoverTimeout+time.Second).Milliseconds())
 					res, spawnLog = run(cfg, tc.opts, deadline)
 					if res.Reason == probe.ReasonTimeout {
-						t.Logf("%s: the last quarter of the %s deadline was too short for the handshake", res.Error, deadline)
+						t.Logf("%s: after a start of %d ms, the %s deadline was too short for the handshake", res.Error, cfg.StartDelayMS, deadline)
 						return false
 					}
 					return true
 				})
 				if !up {
-					t.Fatalf("the handshake did not fit in the last quarter of even a %s deadline", last)
+					t.Fatalf("the handshake did not fit in even a %s deadline", last)
 				}
-			case slowPastDiscover:
+			case slowPastTimeout:
 				// The server reads nothing for three discover sub-deadlines,
 				// so the first passes; the second server/discover, asked
 				// once initialize is refused, has a whole sub-deadline for
@@ -331,8 +333,8 @@ func TestStdioEraDetectionProcesses(t *testing.T) {
 type slowness int
 
 const (
-	slowPastDeadline slowness = iota + 1 // reads nothing for 3/4 of the probe's deadline
-	slowPastDiscover                     // reads nothing for 3 discover sub-deadlines
+	slowPastBudget  slowness = iota + 1 // reads nothing until past the discover sub-deadline the probe's deadline makes
+	slowPastTimeout                     // reads nothing for 3 times Options.DiscoverTimeout
 )
 
 // A server that cannot start (it exits before reading anything, saying why
