@@ -50,7 +50,10 @@ type fleetSpec struct {
 	listeners    int
 	failShare    float64 // answering 401 or 500
 	slowShare    float64 // adding 50-200 ms to every reply
-	seed         uint64
+	// slowDelay, when set, is what each slow server adds instead: every
+	// one the same (-slow-delay 200ms: "5% answering in 200 ms").
+	slowDelay time.Duration
+	seed      uint64
 }
 
 // planFleet assigns each server its era, tool set and behavior. The same
@@ -82,6 +85,9 @@ func planFleet(spec fleetSpec) []simServer {
 			s.behavior = probetest.ServerError500
 		case rank < failing+slow:
 			s.delay = 50*time.Millisecond + time.Duration(r.Int64N(int64(150*time.Millisecond)))
+			if spec.slowDelay > 0 {
+				s.delay = spec.slowDelay
+			}
 		}
 		s.driftedLock = i%50 == 7
 		servers[i] = s

@@ -64,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.listeners, "listeners", 4, "loopback ports the simulated servers are spread over")
 	fs.Float64Var(&failPercent, "fail", 5, "percent of simulated servers answering 401 or 500")
 	fs.Float64Var(&slowPercent, "slow", 5, "percent of simulated servers adding 50-200 ms to every reply")
+	fs.DurationVar(&o.slowDelay, "slow-delay", 0, "what every slow server adds to each reply instead of 50-200 ms (e.g. 200ms)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fleet's shape")
 	fs.IntVar(&o.scrapes, "scrapes", 20, "scrapes of /metrics at one a second after the window, for latency and size")
 	fs.DurationVar(&o.promInterval, "prom-interval", 15*time.Second, "scrape interval during the window, as Prometheus would scrape (counted in the CPU)")

@@ -27,6 +27,7 @@ type scaleOptions struct {
 	listeners        int
 	failShare        float64
 	slowShare        float64
+	slowDelay        time.Duration
 	seed             uint64
 	scrapes          int           // in the scrape phase, one a second
 	promInterval     time.Duration // scrapes during the probe window, as Prometheus would
@@ -60,7 +61,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	var configPath string
 	switch o.mode {
 	case "http":
-		servers := planFleet(fleetSpec{readOnlyTool: o.calls.auto > 0, n: o.n, listeners: o.listeners, failShare: o.failShare, slowShare: o.slowShare, seed: o.seed})
+		servers := planFleet(fleetSpec{readOnlyTool: o.calls.auto > 0, n: o.n, listeners: o.listeners, failShare: o.failShare, slowShare: o.slowShare, slowDelay: o.slowDelay, seed: o.seed})
 		fleet, err := startFleet(servers, o.listeners, o.watch)
 		if err != nil {
 			return nil, err

@@ -170,6 +170,19 @@ func TestPlanFleetShares(t *testing.T) {
 			t.Fatalf("server %d differs between two plans of one spec", i)
 		}
 	}
+	fixed := planFleet(fleetSpec{n: 1000, listeners: 3, failShare: 0.05, slowShare: 0.05, slowDelay: 200 * time.Millisecond, seed: 7})
+	slow = 0
+	for _, s := range fixed {
+		if s.delay > 0 {
+			slow++
+			if s.delay != 200*time.Millisecond {
+				t.Errorf("%s: delay %s with -slow-delay 200ms", s.name, s.delay)
+			}
+		}
+	}
+	if slow != 50 {
+		t.Errorf("%d slow with -slow-delay, want 50", slow)
+	}
 	if !strings.HasPrefix(servers[7].name, "s007") || serverName(7, 10000) != "s0007" {
 		t.Errorf("names %q, %q: want zero-padded to the fleet's width", servers[7].name, serverName(7, 10000))
 	}
