@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +32,31 @@ func countingServer(t *testing.T, cfg probetest.Config) (url string, accepted *a
 	return srv.URL + "/mcp", accepted
 }
 
+// connReturns counts, through an httptrace on a probe's context, the
+// connections its requests got and those put back idle. net/http puts a
+// connection back from its own goroutine once the body is read, which can
+// come after Run has returned: a probe started before then finds no idle
+// connection and dials one, as a loaded machine showed. A probe interval
+// is far longer than that moment; the test waits for it.
+type connReturns struct{ got, put atomic.Int64 }
+
+func (r *connReturns) traced(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn:     func(httptrace.GotConnInfo) { r.got.Add(1) },
+		PutIdleConn: func(error) { r.put.Add(1) },
+	})
+}
+
+// waitAllBack waits until every connection got has been put back.
+func (r *connReturns) waitAllBack(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); r.put.Load() < r.got.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d connections put back idle after a minute", r.put.Load(), r.got.Load())
+		}
+	}
+}
+
 // With a pool, ten probes of a server whose era is remembered use one TCP
 // connection; without one, each probe opens its own.
 func TestConnPoolReusesConnections(t *testing.T) {
@@ -47,12 +73,16 @@ func TestConnPoolReusesConnections(t *testing.T) {
 			t.Parallel()
 			probeTen := func(pool *probe.ConnPool) int64 {
 				url, accepted := countingServer(t, probetest.Config{Era: tc.era})
+				var conns connReturns
 				for i := range 10 {
-					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					ctx, cancel := context.WithTimeout(conns.traced(context.Background()), time.Minute)
 					res := probe.Run(ctx, probe.Target{URL: url, EraHint: tc.hint}, probe.Options{Conns: pool})
 					cancel()
 					if !res.OK || res.Era != tc.hint || len(res.Tools) != 2 {
 						t.Fatalf("probe %d: ok %v era %q, %d tools: %s: %s", i, res.OK, res.Era, len(res.Tools), res.Reason, res.Error)
+					}
+					if pool != nil {
+						conns.waitAllBack(t)
 					}
 				}
 				return accepted.Load()
