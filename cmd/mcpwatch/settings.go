@@ -11,7 +11,9 @@ package main
 //
 // (The configuration file is a layer of its own, below all of these: the
 // flags that override it, --era and --timeout, override every server's
-// value, not a key of the file, and are applied after Normalize.)
+// value, not a key of the file: the daemon hands them to each probe's
+// request, and config.Server.ProbeTimeout decides between --timeout and a
+// start_timeout.)
 
 import (
 	"encoding/csv"

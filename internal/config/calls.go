@@ -214,11 +214,17 @@ func readContractsFile(path string) (contracts.File, error) {
 	return contracts.ParseFile(data)
 }
 
-// CallDeadline is the deadline of a probe that makes s's contracted calls:
-// the probe's own, then each contract's call timeout. (A probe adds a call
-// timeout for each auto call it may make: see runner.Probe.)
-func (s Server) CallDeadline(probeTimeout time.Duration) time.Duration {
-	return probeTimeout + time.Duration(len(s.Contracts))*s.CallTimeout
+// CallDeadline is the deadline of a probe of s: the probe's own
+// (probeTimeout), then a call timeout for each call it may make: each
+// contract's when it makes them (contracts), and each auto call (auto).
+// The probe of check, lock, serve and init and doctor's sum of a job's
+// time all take it from here.
+func (s Server) CallDeadline(probeTimeout time.Duration, contracts bool, auto int) time.Duration {
+	n := max(auto, 0)
+	if contracts {
+		n += len(s.Contracts)
+	}
+	return probeTimeout + time.Duration(n)*s.CallTimeout
 }
 
 // unjoin splits an errors.Join; nil gives none.

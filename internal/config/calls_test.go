@@ -41,7 +41,7 @@ func TestLoadCalls(t *testing.T) {
 	if remote.HasCalls() || remote.CallSchedule != "@every 10m" || remote.CallTimeout != 20*time.Second {
 		t.Errorf("remote: %d contracts, schedule %s, timeout %s", len(remote.Contracts), remote.CallSchedule, remote.CallTimeout)
 	}
-	if d := report.CallDeadline(report.Timeout); d != 5*time.Second+3*15*time.Second {
+	if d := report.CallDeadline(report.Timeout, true, 0); d != 5*time.Second+3*15*time.Second {
 		t.Errorf("CallDeadline = %s", d)
 	}
 }

@@ -32,15 +32,10 @@ const coldInstall = time.Minute
 // serverDeadline is the longest one server's check may take: its probe's
 // deadline (--timeout on the command replaces every server's; a command
 // that installs what it runs gets its start_timeout, since check starts
-// every server afresh), and its canary calls': a call timeout for each
-// contract (config.Server.CallDeadline) and each call calls: auto may make,
-// as runner.Probe gives them.
+// every server afresh), and its canary calls', as config.Server.CallDeadline
+// gives them to check's probe.
 func serverDeadline(s config.Server, flagTimeout time.Duration) time.Duration {
-	probe := s.ProbeTimeout(flagTimeout, true)
-	if s.HasCalls() {
-		probe = s.CallDeadline(probe)
-	}
-	return probe + time.Duration(max(s.AutoCalls, 0))*s.CallTimeout
+	return s.CallDeadline(s.ProbeTimeout(flagTimeout, true), s.HasCalls(), s.AutoCalls)
 }
 
 // checkWorstCase is about the longest mcpwatch check of servers may take:

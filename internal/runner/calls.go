@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
@@ -67,10 +66,3 @@ func ScrubCall(written, expanded probe.Target, c *probe.CallResult) *probe.CallR
 	return &out
 }
 
-// callTimeout is the deadline of a probe of s, with its calls when calls.
-func callTimeout(s config.Server, timeout time.Duration, calls bool) time.Duration {
-	if !calls || !s.HasCalls() {
-		return timeout
-	}
-	return s.CallDeadline(timeout)
-}

@@ -122,7 +122,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	if calls {
 		auto = max(auto, s.AutoCalls) // the configuration's calls: auto
 	}
-	obs := Observation{Timeout: callTimeout(s, s.ProbeTimeout(req.Timeout, !req.Warm), calls) + time.Duration(auto)*s.CallTimeout}
+	obs := Observation{Timeout: s.CallDeadline(s.ProbeTimeout(req.Timeout, !req.Warm), calls, auto)}
 	lookup := req.Lookup
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
