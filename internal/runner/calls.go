@@ -65,4 +65,3 @@ func ScrubCall(written, expanded probe.Target, c *probe.CallResult) *probe.CallR
 	out := scrubCopy(newScrubber(written, expanded), *c)
 	return &out
 }
-
