@@ -391,19 +391,7 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	if auth, ok := o.sub("auth", true); ok {
 		s.Auth = decodeAuth(auth)
 	}
-	if v, ok := o.duration("timeout"); ok {
-		s.Timeout = v
-	}
-	if v, ok := o.duration("start_timeout"); ok {
-		s.StartTimeout = v
-	}
-	if v, ok := o.schedule("schedule"); ok {
-		s.Schedule = v
-	}
-	if era, ok := o.era(); ok {
-		s.Era = era
-	}
-	s.Forbid, _ = o.strings("forbid")
+	decodeProbeSettings(o, &s)
 	if v, ok := o.boolean("watch_changes"); ok {
 		s.WatchChanges = &v
 	}
@@ -532,4 +520,23 @@ func (o *object) era() (probe.Era, bool) {
 	}
 	o.d.errorf(o.key("era"), "is not an era; use auto, modern or legacy (the protocol version is negotiated, not configured)")
 	return "", false
+}
+
+// decodeProbeSettings reads how and when a server is probed (timeout,
+// start_timeout, schedule, era, forbid): the keys a server entry and an
+// entry for an imported server (overlayKeys) both take.
+func decodeProbeSettings(o *object, s *Server) {
+	if v, ok := o.duration("timeout"); ok {
+		s.Timeout = v
+	}
+	if v, ok := o.duration("start_timeout"); ok {
+		s.StartTimeout = v
+	}
+	if v, ok := o.schedule("schedule"); ok {
+		s.Schedule = v
+	}
+	if era, ok := o.era(); ok {
+		s.Era = era
+	}
+	s.Forbid, _ = o.strings("forbid")
 }

@@ -21,7 +21,6 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
-	"github.com/mcpwatch/mcpwatch/internal/glob"
 )
 
 // overlayKeys are what an entry for an imported server may set: how and
@@ -50,26 +49,10 @@ func decodeOverlay(d *decoder, o *object, s Server, dir string) (Server, bool) {
 		o.finish()
 		return s, false
 	}
-	if v, ok := o.duration("timeout"); ok {
-		s.Timeout = v
-	}
-	if v, ok := o.duration("start_timeout"); ok {
-		s.StartTimeout = v
-	}
-	if v, ok := o.schedule("schedule"); ok {
-		s.Schedule = v
-	}
-	if era, ok := o.era(); ok {
-		s.Era = era
-	}
-	s.Forbid, _ = o.strings("forbid")
+	decodeProbeSettings(o, &s)
 	decodeCalls(o, &s, dir)
 	o.finish()
-	for i, pattern := range s.Forbid {
-		if err := glob.Check(pattern); err != nil {
-			d.errorf(fmt.Sprintf("%s[%d]", o.key("forbid"), i), "%q is not a valid glob (%v); use * (any characters, / included), ? and [a-z], and escape a literal one with \\", pattern, err)
-		}
-	}
+	checkForbid(d, o.key("forbid"), s.Forbid)
 	s.overlaySet = map[string]bool{}
 	for k := range o.m {
 		s.overlaySet[k] = true

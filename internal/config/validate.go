@@ -72,11 +72,7 @@ func checkServer(d *decoder, s *Server, keys serverKeys) {
 	if s.URL != "" && s.Transport == probe.TransportStdio {
 		d.errorf(joinKey(keys.prefix, keys.transport), "stdio is for command servers; use http, sse or auto with a url")
 	}
-	for i, pattern := range s.Forbid {
-		if err := glob.Check(pattern); err != nil {
-			d.errorf(fmt.Sprintf("%s[%d]", at("forbid"), i), "%q is not a valid glob (%v); use * (any characters, / included), ? and [a-z], and escape a literal one with \\", pattern, err)
-		}
-	}
+	checkForbid(d, at("forbid"), s.Forbid)
 }
 
 // checkURL returns what is wrong with a URL, without repeating it: a URL
@@ -167,4 +163,13 @@ func parseSize(v any) (int64, bool) {
 		return 0, false
 	}
 	return n * mult, true
+}
+
+// checkForbid reports each forbid pattern at key that is not a valid glob.
+func checkForbid(d *decoder, key string, patterns []string) {
+	for i, pattern := range patterns {
+		if err := glob.Check(pattern); err != nil {
+			d.errorf(fmt.Sprintf("%s[%d]", key, i), "%q is not a valid glob (%v); use * (any characters, / included), ? and [a-z], and escape a literal one with \\", pattern, err)
+		}
+	}
 }
