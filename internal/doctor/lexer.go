@@ -203,15 +203,8 @@ func (lx *lexer) word() word {
 			w.quoted = true
 			lx.i++
 			lx.doubleQuoted(&lit, add)
-		case c == '$':
-			if p, ok := lx.dollar(); ok {
-				add(p)
-			} else {
-				lit.WriteByte('$')
-				lx.i++
-			}
-		case c == '`':
-			add(lx.backquoted())
+		case c == '$' || c == '`':
+			lx.expansion(&lit, add)
 		default:
 			lit.WriteByte(c)
 			lx.i++
@@ -219,6 +212,22 @@ func (lx *lexer) word() word {
 	}
 	flush()
 	return w
+}
+
+// expansion reads the $... or `...` at lx.i, outside quotes or inside
+// "...": a parameter or command substitution, or a "$" that starts none,
+// which is literal.
+func (lx *lexer) expansion(lit *strings.Builder, add func(piece)) {
+	if lx.s[lx.i] == '`' {
+		add(lx.backquoted())
+		return
+	}
+	if p, ok := lx.dollar(); ok {
+		add(p)
+		return
+	}
+	lit.WriteByte('$')
+	lx.i++
 }
 
 // doubleQuoted reads the inside of "..." after its opening quote.
@@ -236,15 +245,8 @@ func (lx *lexer) doubleQuoted(lit *strings.Builder, add func(piece)) {
 				lit.WriteByte(lx.s[lx.i+1])
 			}
 			lx.i += 2
-		case c == '$':
-			if p, ok := lx.dollar(); ok {
-				add(p)
-			} else {
-				lit.WriteByte('$')
-				lx.i++
-			}
-		case c == '`':
-			add(lx.backquoted())
+		case c == '$' || c == '`':
+			lx.expansion(lit, add)
 		default:
 			if c == '\n' {
 				lx.line++

@@ -88,26 +88,12 @@ func uploadGlob(pattern string) *regexp.Regexp {
 		case c == '?':
 			b.WriteString("[^/]")
 		case c == '[':
-			if end := strings.IndexByte(pattern[i:], ']'); end > 1 {
-				class := pattern[i+1 : i+end]
-				if strings.HasPrefix(class, "!") {
-					class = "^" + class[1:]
-				}
-				b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-				i += end
-				continue
-			}
-			b.WriteString(`\[`)
+			i += writeClass(&b, pattern[i:], true)
 		default:
 			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
 	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return regexp.MustCompile("^" + regexp.QuoteMeta(pattern) + "$")
-	}
-	return re
+	return compileGlob(&b, pattern)
 }
 
 // filterMatches applies GitHub's path filters (on.<event>.paths) to file,
@@ -145,16 +131,35 @@ func filterGlob(pattern string) *regexp.Regexp {
 		case c == '+':
 			b.WriteString("+")
 		case c == '[':
-			if end := strings.IndexByte(pattern[i:], ']'); end > 1 {
-				b.WriteString("[" + strings.ReplaceAll(pattern[i+1:i+end], `\`, `\\`) + "]")
-				i += end
-				continue
-			}
-			b.WriteString(`\[`)
+			i += writeClass(&b, pattern[i:], false)
 		default:
 			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
 	}
+	return compileGlob(&b, pattern)
+}
+
+// writeClass writes the character class "[...]" that rest starts with as
+// a regular expression's, "[!...]" negated where bang says the dialect has
+// it, and returns how many bytes past its "[" it took; a "[" that no "]"
+// closes is a literal one.
+func writeClass(b *strings.Builder, rest string, bang bool) int {
+	end := strings.IndexByte(rest, ']')
+	if end <= 1 {
+		b.WriteString(`\[`)
+		return 0
+	}
+	class := rest[1:end]
+	if bang && strings.HasPrefix(class, "!") {
+		class = "^" + class[1:]
+	}
+	b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+	return end
+}
+
+// compileGlob ends the expression b holds and compiles it; a pattern the
+// conversion made invalid matches only itself, as written.
+func compileGlob(b *strings.Builder, pattern string) *regexp.Regexp {
 	b.WriteString("$")
 	re, err := regexp.Compile(b.String())
 	if err != nil {
