@@ -112,25 +112,7 @@ func TestRecordedResponses(t *testing.T) {
 				Server: "@modelcontextprotocol/" + tc.pkg + "@" + tc.version, Credential: tc.credential, Upstream: tc.upstream,
 				Tool: tc.tool, Input: json.RawMessage(tc.input), Rejected: tc.rejected, Call: call,
 			}
-			gotJSON, err := json.MarshalIndent(got, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotJSON = append(gotJSON, '\n')
-			file := filepath.Join(peertest.ResponsesDir(), tc.file+".json")
-			if *record {
-				if err := os.MkdirAll(peertest.ResponsesDir(), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(file, gotJSON, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (record it with -record)", err)
-			}
-			if !bytes.Equal(gotJSON, want) {
+			if file, gotJSON, same := golden(t, peertest.ResponsesDir(), tc.file, got); !same {
 				t.Errorf("%s answers otherwise than recorded in %s (re-record with -record if the pin changed):\n%s", tc.pkg, file, gotJSON)
 			}
 			for _, api := range []*peertest.API{gh, sl, br} {
@@ -140,4 +122,30 @@ func TestRecordedResponses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// golden compares got, as indented JSON, with dir/name.json, after writing
+// it there under -record. It returns the file, got's JSON and whether the
+// two are the same; a file that cannot be read fails the test.
+func golden(t *testing.T, dir, name string, got any) (file string, gotJSON []byte, same bool) {
+	t.Helper()
+	gotJSON, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotJSON = append(gotJSON, '\n')
+	file = filepath.Join(dir, name+".json")
+	if *record {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, gotJSON, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (record it with -record)", err)
+	}
+	return file, gotJSON, bytes.Equal(gotJSON, want)
 }

@@ -1,11 +1,8 @@
 package peertest_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"maps"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -45,25 +42,7 @@ func TestRecordedTools(t *testing.T) {
 			if !res.OK {
 				t.Fatalf("probe failed: %s: %s (stderr %q)", res.Reason, res.Error, res.StderrTail)
 			}
-			got, err := json.MarshalIndent(res.Tools, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			file := filepath.Join(peertest.ToolsDir(), tc.pkg+".json")
-			if *record {
-				if err := os.MkdirAll(peertest.ToolsDir(), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(file, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (record it with -record)", err)
-			}
-			if !bytes.Equal(got, want) {
+			if file, _, same := golden(t, peertest.ToolsDir(), tc.pkg, res.Tools); !same {
 				t.Errorf("%s lists otherwise than recorded in %s (re-record with -record if the pin changed)", tc.pkg, file)
 			}
 		})
