@@ -121,46 +121,45 @@ func (t Tool) Hints() (Annotations, error) {
 
 func readHints(raw json.RawMessage) (Annotations, error) {
 	var a Annotations
-	hints := map[string]**bool{
-		"readOnlyHint":    &a.ReadOnlyHint,
-		"destructiveHint": &a.DestructiveHint,
-		"idempotentHint":  &a.IdempotentHint,
-		"openWorldHint":   &a.OpenWorldHint,
-	}
 	if !json.Valid(raw) {
 		return a, errors.New("not valid JSON")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if open, err := dec.Token(); err != nil || open != json.Delim('{') {
+	if t := trimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return a, errors.New("not an object")
 	}
 	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return a, errors.New("not valid JSON")
-		}
-		key, _ := tok.(string)
+	err := eachMember(raw, func(key string, v []byte) error {
 		if seen[key] {
-			return a, fmt.Errorf("the key %q twice", sanitize.Truncate(key, 40))
+			return fmt.Errorf("the key %q twice", sanitize.Truncate(key, 40))
 		}
 		seen[key] = true
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return a, errors.New("not valid JSON")
+		var dst **bool
+		switch key {
+		case "readOnlyHint":
+			dst = &a.ReadOnlyHint
+		case "destructiveHint":
+			dst = &a.DestructiveHint
+		case "idempotentHint":
+			dst = &a.IdempotentHint
+		case "openWorldHint":
+			dst = &a.OpenWorldHint
 		}
-		dst, ok := hints[key]
-		if !ok || isAbsent(v) {
-			continue
+		if dst == nil || isAbsent(v) {
+			return nil
 		}
 		var b bool
-		if err := json.Unmarshal(v, &b); err != nil {
-			return a, fmt.Errorf("%s is %s, not a boolean", key, jsonKind(v))
+		switch string(v) {
+		case "true":
+			b = true
+		case "false":
+		default:
+			return fmt.Errorf("%s is %s, not a boolean", key, jsonKind(v))
 		}
 		*dst = &b
-	}
-	if _, err := dec.Token(); err != nil {
-		return a, errors.New("not valid JSON")
+		return nil
+	})
+	if err != nil {
+		return Annotations{}, err
 	}
 	return a, nil
 }

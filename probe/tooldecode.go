@@ -1,10 +1,10 @@
 package probe
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
+	"unicode/utf8"
 )
 
 // listedTool is a tool as tools/list decodes it, with the members the
@@ -24,50 +24,47 @@ type listedTool struct {
 // except annotations: sent twice, neither is trusted, and the tool counts
 // as unannotated (not read-only, destructive). Either way the key is noted
 // in twice.
+//
+// Every probe decodes every tool, so the object is read in one pass over
+// data (which encoding/json has checked is valid JSON before it calls
+// this) rather than through a second Decoder and its tokens: members are
+// cut out by eachMember and only the few the probe keeps are decoded.
 func (t *listedTool) UnmarshalJSON(data []byte) error {
-	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+	data = trimSpace(data)
+	if string(data) == "null" {
 		return nil // as encoding/json leaves a struct on null
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if open, err := dec.Token(); err != nil || open != json.Delim('{') {
+	if len(data) == 0 || data[0] != '{' {
 		return errors.New("a tool is not a JSON object")
 	}
 	var out listedTool
-	fields := map[string]any{
-		"name":         &out.Name,
-		"title":        &out.Title,
-		"description":  &out.Description,
-		"inputSchema":  &out.InputSchema,
-		"outputSchema": &out.OutputSchema,
-		"annotations":  &out.Annotations,
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
+	var seen [6]bool // by field, in the order of toolField
+	err := eachMember(data, func(key string, value []byte) error {
+		field := toolField(key)
+		if field < 0 {
+			return nil
 		}
-		key, _ := tok.(string)
-		dst, known := fields[key]
-		if !known {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return err
-			}
-			continue
-		}
-		if seen[key] && !slices.Contains(out.twice, key) {
+		if seen[field] && !slices.Contains(out.twice, key) {
 			out.twice = append(out.twice, key)
 		}
-		seen[key] = true
-		if s, ok := dst.(*string); ok {
-			*s = "" // a null leaves the field empty, whatever came first
+		seen[field] = true
+		switch field {
+		case 0:
+			return decodeString(value, &out.Name)
+		case 1:
+			return decodeString(value, &out.Title)
+		case 2:
+			return decodeString(value, &out.Description)
+		case 3:
+			out.InputSchema = slices.Clone(value)
+		case 4:
+			out.OutputSchema = slices.Clone(value)
+		case 5:
+			out.Annotations = slices.Clone(value)
 		}
-		if err := dec.Decode(dst); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	if slices.Contains(out.twice, "annotations") {
@@ -75,4 +72,190 @@ func (t *listedTool) UnmarshalJSON(data []byte) error {
 	}
 	*t = out
 	return nil
+}
+
+// toolField is the index of the Tool field a member's key names, spelled
+// exactly, or -1 for a member the probe does not keep.
+func toolField(key string) int {
+	switch key {
+	case "name":
+		return 0
+	case "title":
+		return 1
+	case "description":
+		return 2
+	case "inputSchema":
+		return 3
+	case "outputSchema":
+		return 4
+	case "annotations":
+		return 5
+	}
+	return -1
+}
+
+// decodeString sets *dst from a JSON value: a string as encoding/json
+// unquotes it (invalid UTF-8 becomes U+FFFD), null as empty whatever came
+// before, anything else encoding/json's error.
+func decodeString(value []byte, dst *string) error {
+	switch {
+	case string(value) == "null":
+		*dst = ""
+		return nil
+	case len(value) >= 2 && value[0] == '"' && !slices.Contains(value, '\\') && utf8.Valid(value):
+		*dst = string(value[1 : len(value)-1]) // nothing to unquote
+		return nil
+	}
+	*dst = ""
+	return json.Unmarshal(value, dst)
+}
+
+// errMalformed is eachMember's error for text that is not a JSON object;
+// encoding/json checks the text before a decoder gets it, so it is only
+// seen when a caller hands one something else.
+var errMalformed = errors.New("a tool is not a well-formed JSON object")
+
+// eachMember calls fn with each member of the JSON object in data, in
+// order: its key unquoted and its value's text without the space around
+// it. data must be valid JSON (as encoding/json hands it to an
+// UnmarshalJSON); otherwise eachMember stops with an error, never reads
+// past data, and never panics.
+func eachMember(data []byte, fn func(key string, value []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return errMalformed
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return nil
+	}
+	for {
+		end := valueEnd(data, i)
+		if end < 0 || data[i] != '"' {
+			return errMalformed
+		}
+		key, err := decodeKey(data[i:end])
+		if err != nil {
+			return err
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return errMalformed
+		}
+		i = skipSpace(data, i+1)
+		end = valueEnd(data, i)
+		if end < 0 {
+			return errMalformed
+		}
+		if err := fn(key, data[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return errMalformed
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return nil
+		default:
+			return errMalformed
+		}
+	}
+}
+
+// decodeKey unquotes a member's key; one without escapes is taken as it is.
+func decodeKey(quoted []byte) (string, error) {
+	if !slices.Contains(quoted, '\\') {
+		return string(quoted[1 : len(quoted)-1]), nil
+	}
+	var key string
+	err := json.Unmarshal(quoted, &key)
+	return key, err
+}
+
+// valueEnd returns the index just past the JSON value that starts at
+// data[i], or -1 when there is none. It matches brackets and skips
+// strings; it does not check what it passes over.
+func valueEnd(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				if i = stringEnd(data, i); i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	start := i
+	for i < len(data) {
+		switch data[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			if i == start {
+				return -1
+			}
+			return i
+		}
+		i++
+	}
+	return -1 // a literal is never the last byte of an object
+}
+
+// stringEnd returns the index just past the string that starts with the
+// quote at data[i], or -1 if it is not closed.
+func stringEnd(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func trimSpace(data []byte) []byte {
+	data = data[skipSpace(data, 0):]
+	end := len(data)
+	for end > 0 {
+		switch data[end-1] {
+		case ' ', '\t', '\r', '\n':
+			end--
+			continue
+		}
+		break
+	}
+	return data[:end]
 }

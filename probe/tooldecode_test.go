@@ -3,6 +3,8 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,4 +68,51 @@ func TestToolDecodeShapes(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"name":7}`), &tool); err == nil {
 		t.Error("a number decoded as a name")
 	}
+}
+
+// The one-pass reader decodes a tool as encoding/json decodes the same
+// object into a map, exact keys and the last of a repeated member winning,
+// but for annotations sent twice, which are dropped: any valid JSON in,
+// the same fields or an error out of both.
+func FuzzToolDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"name":"a","description":"d","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}`,
+		`{"name":"a\u0062","title":null,"annotations":{"readOnlyHint":true},"x":[1,{"y":"}"}]}`,
+		` { "na\u006de" : "esc\"aped" , "outputSchema" : null , "name" : "\ud83d\ude00" } `,
+		`{"name":7}`, `{"name":"x","annotations":1,"annotations":2}`, `null`, `[]`, `"s"`, `{}`,
+		`{"description":"bad \udc00 half","inputSchema":"s","Name":"N"}`, "{\"name\":\"\xff\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		var got listedTool
+		gotErr := json.Unmarshal(data, &got)
+
+		var members map[string]json.RawMessage
+		wantErr := json.Unmarshal(data, &members)
+		var want Tool
+		if wantErr == nil && members != nil {
+			for key, dst := range map[string]*string{"name": &want.Name, "title": &want.Title, "description": &want.Description} {
+				if v, ok := members[key]; ok && wantErr == nil {
+					wantErr = json.Unmarshal(v, dst)
+				}
+			}
+			want.InputSchema, want.OutputSchema, want.Annotations = members["inputSchema"], members["outputSchema"], members["annotations"]
+		}
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("%q: error %v, encoding/json's %v", data, gotErr, wantErr)
+		}
+		if gotErr != nil {
+			return
+		}
+		if slices.Contains(got.twice, "annotations") {
+			want.Annotations = nil
+		}
+		if !reflect.DeepEqual(got.Tool, want) {
+			t.Fatalf("%q:\n got %#v\nwant %#v", data, got.Tool, want)
+		}
+	})
 }
