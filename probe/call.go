@@ -128,7 +128,8 @@ func readHints(raw json.RawMessage) (Annotations, error) {
 		return a, errors.New("not an object")
 	}
 	seen := map[string]bool{}
-	err := eachMember(raw, func(key string, v []byte) error {
+	err := eachMember(raw, func(k, v []byte) error {
+		key := string(k)
 		if seen[key] {
 			return fmt.Errorf("the key %q twice", sanitize.Truncate(key, 40))
 		}

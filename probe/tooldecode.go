@@ -38,23 +38,24 @@ func (t *listedTool) UnmarshalJSON(data []byte) error {
 		return errors.New("a tool is not a JSON object")
 	}
 	var out listedTool
-	var seen [6]bool // by field, in the order of toolField
-	err := eachMember(data, func(key string, value []byte) error {
-		field := toolField(key)
+	var seen [len(toolFields)]bool
+	err := eachMember(data, func(key, value []byte) error {
+		field := slices.Index(toolFields[:], string(key))
 		if field < 0 {
 			return nil
 		}
-		if seen[field] && !slices.Contains(out.twice, key) {
-			out.twice = append(out.twice, key)
+		if seen[field] && !slices.Contains(out.twice, toolFields[field]) {
+			out.twice = append(out.twice, toolFields[field])
 		}
 		seen[field] = true
+		var err error
 		switch field {
 		case 0:
-			return decodeString(value, &out.Name)
+			out.Name, err = decodeString(value)
 		case 1:
-			return decodeString(value, &out.Title)
+			out.Title, err = decodeString(value)
 		case 2:
-			return decodeString(value, &out.Description)
+			out.Description, err = decodeString(value)
 		case 3:
 			out.InputSchema = slices.Clone(value)
 		case 4:
@@ -62,7 +63,7 @@ func (t *listedTool) UnmarshalJSON(data []byte) error {
 		case 5:
 			out.Annotations = slices.Clone(value)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
@@ -74,40 +75,22 @@ func (t *listedTool) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// toolField is the index of the Tool field a member's key names, spelled
-// exactly, or -1 for a member the probe does not keep.
-func toolField(key string) int {
-	switch key {
-	case "name":
-		return 0
-	case "title":
-		return 1
-	case "description":
-		return 2
-	case "inputSchema":
-		return 3
-	case "outputSchema":
-		return 4
-	case "annotations":
-		return 5
-	}
-	return -1
-}
+// toolFields are the members of a tool the probe keeps, spelled exactly.
+var toolFields = [...]string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 
-// decodeString sets *dst from a JSON value: a string as encoding/json
-// unquotes it (invalid UTF-8 becomes U+FFFD), null as empty whatever came
-// before, anything else encoding/json's error.
-func decodeString(value []byte, dst *string) error {
+// decodeString reads a JSON value as a string field: a string as
+// encoding/json unquotes it (invalid UTF-8 becomes U+FFFD), null as empty
+// whatever came before, anything else encoding/json's error.
+func decodeString(value []byte) (string, error) {
 	switch {
 	case string(value) == "null":
-		*dst = ""
-		return nil
+		return "", nil
 	case len(value) >= 2 && value[0] == '"' && !slices.Contains(value, '\\') && utf8.Valid(value):
-		*dst = string(value[1 : len(value)-1]) // nothing to unquote
-		return nil
+		return string(value[1 : len(value)-1]), nil // nothing to unquote
 	}
-	*dst = ""
-	return json.Unmarshal(value, dst)
+	var s string
+	err := json.Unmarshal(value, &s)
+	return s, err
 }
 
 // errMalformed is eachMember's error for text that is not a JSON object;
@@ -117,10 +100,10 @@ var errMalformed = errors.New("a tool is not a well-formed JSON object")
 
 // eachMember calls fn with each member of the JSON object in data, in
 // order: its key unquoted and its value's text without the space around
-// it. data must be valid JSON (as encoding/json hands it to an
+// it, both only for the call. data must be valid JSON (as encoding/json hands it to an
 // UnmarshalJSON); otherwise eachMember stops with an error, never reads
 // past data, and never panics.
-func eachMember(data []byte, fn func(key string, value []byte) error) error {
+func eachMember(data []byte, fn func(key, value []byte) error) error {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return errMalformed
@@ -165,14 +148,15 @@ func eachMember(data []byte, fn func(key string, value []byte) error) error {
 	}
 }
 
-// decodeKey unquotes a member's key; one without escapes is taken as it is.
-func decodeKey(quoted []byte) (string, error) {
+// decodeKey unquotes a member's key; one without escapes is its own
+// bytes.
+func decodeKey(quoted []byte) ([]byte, error) {
 	if !slices.Contains(quoted, '\\') {
-		return string(quoted[1 : len(quoted)-1]), nil
+		return quoted[1 : len(quoted)-1], nil
 	}
 	var key string
 	err := json.Unmarshal(quoted, &key)
-	return key, err
+	return []byte(key), err
 }
 
 // valueEnd returns the index just past the JSON value that starts at
