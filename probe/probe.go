@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
@@ -148,11 +147,6 @@ func (s *session) finish(ctx context.Context, err error, started time.Time) {
 	r := s.res
 	if err == nil {
 		r.OK = true
-		if cap(r.Tools) > len(r.Tools)+len(r.Tools)/8 {
-			// The list outlives the probe (the daemon keeps each server's
-			// latest): not the spare capacity appending left.
-			r.Tools = slices.Clone(r.Tools)
-		}
 	} else {
 		r.Tools = []Tool{} // a failed probe's partial list must not pass for a surface
 		r.Reason, r.HTTPStatus, r.RPCCode, r.Challenge = classify(ctx, err)
