@@ -474,7 +474,7 @@ func stringEnd(v []byte, i int) int {
 }
 
 // holds reports whether v holds any form of any secret (as a word or not).
-func (s scrubber) holds(v string) bool { return s.needles != nil && s.needles.in(v) }
+func (s scrubber) holds(v string) bool { return s.needles.in(v) }
 
 // hit is holds for bytes, read in place.
 func (s scrubber) hit(b []byte) bool { return s.holds(view(b)) }
@@ -506,6 +506,13 @@ func (s scrubber) cut(v string) string {
 
 // result returns a scrubbed copy of r; r itself is left alone.
 func (s scrubber) result(r *probe.Result) *probe.Result {
+	if len(s.patterns) == 0 {
+		// No secret to look for (most servers): the copy by reflection
+		// would copy every tool and every string for nothing. Everything
+		// that changes a result copies it first, so sharing is safe.
+		c := *r
+		return &c
+	}
 	c := scrubCopy(s, *r)
 	return &c
 }
