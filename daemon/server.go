@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unique"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/config"
@@ -58,9 +59,13 @@ type server struct {
 	// once, without waiting for the next probe.
 	observed []lockstore.Observed
 	lock     *lockstore.Lock
-	// fingerprints are reused from probe to probe; only the probe in
-	// flight uses them, as it records its result.
+	// fingerprints, and the tools of the last successful listing as the
+	// status and the diff keep them (listed, names), are reused from probe
+	// to probe; only the probe in flight uses them, as it records its
+	// result.
 	fingerprints runner.FingerprintCache
+	listed       []lockstore.Observed
+	names        []probe.Tool
 	// callsSkipped are call firings skipped because the one before still
 	// waited for the server's probe to end.
 	callsSkipped uint64
@@ -280,32 +285,72 @@ func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 // cap (16 MiB) and the daemon would hold for as long as it runs. cache
 // reuses the fingerprints of unchanged schemas; the caller holds s's flight,
 // so no other probe of s uses it.
-func retainedTools(observed []lockstore.Observed, cache *runner.FingerprintCache) []lockstore.Observed {
-	if observed == nil {
+func retainedTools(observed, prev []lockstore.Observed, cache *runner.FingerprintCache) []lockstore.Observed {
+	switch {
+	case observed == nil:
 		return nil
+	case len(observed) == 0:
+		return []lockstore.Observed{}
 	}
 	_ = cache.Fill(context.Background(), observed) // cannot fail: the context never ends
-	kept := make([]lockstore.Observed, len(observed))
+	var kept []lockstore.Observed                  // nil while equal to prev
+	if len(prev) != len(observed) {
+		kept = make([]lockstore.Observed, len(observed))
+	}
+	var buf [lockstore.HashLen]byte
 	for i, o := range observed {
-		kept[i] = lockstore.Observed{Name: o.Name, Fingerprint: o.Fingerprint, DescriptionHash: o.DescriptionHash}
-		if o.DescriptionHash == "" {
-			kept[i].DescriptionHash = lockstore.DescriptionHash(o.Description)
+		var was lockstore.Observed
+		if i < len(prev) {
+			was = prev[i]
 		}
+		t := lockstore.Observed{Name: shared(o.Name, was.Name), Fingerprint: o.Fingerprint, DescriptionHash: o.DescriptionHash}
+		if t.DescriptionHash == "" {
+			h := lockstore.AppendDescriptionHash(buf[:0], o.Description)
+			t.DescriptionHash = was.DescriptionHash
+			if string(h) != was.DescriptionHash {
+				t.DescriptionHash = unique.Make(string(h)).Value()
+			}
+		}
+		if kept == nil {
+			if t.Name == was.Name && t.Fingerprint == was.Fingerprint && t.DescriptionHash == was.DescriptionHash {
+				continue
+			}
+			kept = make([]lockstore.Observed, len(observed))
+			copy(kept, prev[:i])
+		}
+		kept[i] = t
+	}
+	if kept == nil {
+		return prev // published, never written: shared
 	}
 	return kept
+}
+
+// shared is s as the daemon keeps it: was when equal, else one copy
+// interned for every server that keeps the same string (replicas of one
+// server list the same names and hashes).
+func shared(s, was string) string {
+	if s == was {
+		return was
+	}
+	return unique.Make(s).Value()
 }
 
 // retainedResult is what the status keeps of a probe's result: its tools
 // by name alone (the page, the API and the metrics read names and counts;
 // descriptions and schemas are compared through retainedTools' hashes),
-// and no transcript (a debug probe's goes to its requester).
-func retainedResult(res *probe.Result) *probe.Result {
+// and no transcript (a debug probe's goes to its requester). prev is the
+// tools the status kept of the last probe: the same names share them.
+func retainedResult(res *probe.Result, prev []probe.Tool) *probe.Result {
 	kept := *res
 	kept.Transcript, kept.Operations = nil, nil // the histograms have them
 	if res.Tools != nil {
-		kept.Tools = make([]probe.Tool, len(res.Tools))
-		for i, t := range res.Tools {
-			kept.Tools[i] = probe.Tool{Name: t.Name}
+		kept.Tools = prev
+		if !slices.EqualFunc(res.Tools, prev, func(a, b probe.Tool) bool { return a.Name == b.Name }) {
+			kept.Tools = make([]probe.Tool, len(res.Tools))
+			for i, t := range res.Tools {
+				kept.Tools[i] = probe.Tool{Name: shared(t.Name, "")}
+			}
 		}
 	}
 	return &kept
@@ -366,7 +411,8 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 	// What is kept until the next probe is bounded: tool names and hashes,
 	// computed before s.mu is taken, so a scrape never waits on them.
 	full := res
-	res, observed = retainedResult(res), retainedTools(observed, &s.fingerprints)
+	res, observed = retainedResult(res, s.names), retainedTools(observed, s.listed, &s.fingerprints)
+	s.listed, s.names = observed, res.Tools // nil after a failure: a failing server keeps no tools
 	s.mu.Lock()
 	defer s.mu.Unlock()
 

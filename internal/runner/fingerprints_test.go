@@ -78,3 +78,28 @@ func TestFillStopsAtTheDeadline(t *testing.T) {
 		t.Errorf("a nil cache: err %v, fingerprint %q", err, o[2].Fingerprint)
 	}
 }
+
+// A server that lists the same tools in the same order costs the cache no
+// allocation: its entries are rewritten in place.
+func TestFillSteadyServerAllocatesNothing(t *testing.T) {
+	var c FingerprintCache
+	tools := observedTools(40)
+	if err := c.Fill(t.Context(), tools); err != nil {
+		t.Fatal(err)
+	}
+	again := observedTools(40)
+	allocs := testing.AllocsPerRun(10, func() {
+		for i := range again {
+			again[i].Fingerprint = ""
+		}
+		if err := c.Fill(t.Context(), again); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 || c.Computed() != 40 {
+		t.Errorf("the same 40 tools again: %v allocations a fill, %d fingerprints computed in all; want 0 and 40", allocs, c.Computed())
+	}
+	if again[39].Fingerprint != tools[39].Fingerprint {
+		t.Errorf("fingerprint %s, want %s", again[39].Fingerprint, tools[39].Fingerprint)
+	}
+}
