@@ -132,17 +132,21 @@ func sumDurations(ds []time.Duration) time.Duration {
 
 func (d *Daemon) handleAPIServers(w http.ResponseWriter, r *http.Request) {
 	names := d.serverNames()
-	out := struct {
-		Servers []apiServer `json:"servers"`
-	}{Servers: make([]apiServer, 0, len(names))}
-	for _, name := range names {
-		s, ok := d.lookup(name)
-		if !ok {
-			continue // removed since the names were read
+	// Encoded one server at a time: at 10,000 servers the document is tens
+	// of megabytes, which the daemon should hold once, not as values and
+	// then as copies of the whole.
+	body, err := jsondoc.MarshalList("servers", func(yield func(any) bool) {
+		for _, name := range names {
+			s, ok := d.lookup(name)
+			if !ok {
+				continue // removed since the names were read
+			}
+			if !yield(newAPIServer(s.details(false))) {
+				return
+			}
 		}
-		out.Servers = append(out.Servers, newAPIServer(s.details()))
-	}
-	d.writeJSON(w, r, http.StatusOK, out)
+	})
+	d.writeBody(w, r, http.StatusOK, body, err)
 }
 
 func (d *Daemon) handleAPIServer(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +155,7 @@ func (d *Daemon) handleAPIServer(w http.ResponseWriter, r *http.Request) {
 		d.writeJSON(w, r, http.StatusNotFound, map[string]string{"error": "no server of that name in the running configuration"})
 		return
 	}
-	dt := s.details()
+	dt := s.details(true)
 	a := newAPIServer(dt)
 	a.History = dt.History
 	d.writeJSON(w, r, http.StatusOK, a)
@@ -164,6 +168,12 @@ func (d *Daemon) handleAPIServer(w http.ResponseWriter, r *http.Request) {
 // 200 with an empty or cut body.
 func (d *Daemon) writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 	body, err := jsondoc.Marshal(v)
+	d.writeBody(w, r, code, body, err)
+}
+
+// writeBody answers with an encoded JSON document, or the error of its
+// encoding as writeJSON does.
+func (d *Daemon) writeBody(w http.ResponseWriter, r *http.Request, code int, body []byte, err error) {
 	if err != nil {
 		d.log.Error("cannot encode the JSON answer", zap.String("path", r.URL.Path), zap.Error(err))
 		writeText(w, http.StatusInternalServerError, "the answer could not be encoded as JSON; the daemon's log says why.\n")

@@ -178,7 +178,7 @@ func TestDaemonAutoCalls(t *testing.T) {
 		if st.State != verdict.StateCredentialRejected {
 			t.Fatalf("state %s after a rejected auto call, want credential_rejected", st.State)
 		}
-		srv := s.server("github").details()
+		srv := s.server("github").details(true)
 		if r := srv.History[0]; r.Trigger != triggerCalls || r.State != verdict.StateCredentialRejected {
 			t.Errorf("the history's last record %+v: want the call firing, credential_rejected", r)
 		}

@@ -514,7 +514,7 @@ func (d *Daemon) handleServerPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	dt := s.details()
+	dt := s.details(true)
 	view := serverView{
 		Root:    "../",
 		Title:   "mcpwatch: " + dt.Status.Name,

@@ -498,10 +498,15 @@ type details struct {
 	CallSchedule string    // "" for a server without contracts
 }
 
-func (s *server) details() details {
+// details returns the server's status and what the API and the page add to
+// it; its history only if history (a list of every server shows none).
+func (s *server) details(history bool) details {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dt := details{Status: s.status, History: s.history.records(), Skipped: s.skipped, Era: s.era}
+	dt := details{Status: s.status, Skipped: s.skipped, Era: s.era}
+	if history {
+		dt.History = s.history.records()
+	}
 	if len(s.status.Calls) > 0 {
 		dt.CallSchedule = s.cfg.CallSchedule
 	}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 )
 
@@ -108,6 +109,41 @@ func Write(w io.Writer, v any, members ...Member) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// MarshalList returns the document {"<name>": [items...]} as Marshal
+// writes it, encoding the items one at a time straight into the document:
+// a list of thousands of large items (the daemon's servers) is held once,
+// as the document's bytes, rather than as values, then encoded, then
+// copied and indented whole. Nothing is returned when an item cannot be
+// encoded.
+func MarshalList(name string, items iter.Seq[any]) ([]byte, error) {
+	key, err := encode(name)
+	if err != nil {
+		return nil, err
+	}
+	var doc bytes.Buffer
+	fmt.Fprintf(&doc, "{\n  \"schema_version\": %d,\n  %s: [", schemaVersion, key)
+	enc := json.NewEncoder(&doc)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("    ", "  ")
+	n := 0
+	for item := range items {
+		if n > 0 {
+			doc.WriteByte(',')
+		}
+		doc.WriteString("\n    ")
+		if err := enc.Encode(item); err != nil {
+			return nil, fmt.Errorf("encode JSON document: %w", err)
+		}
+		doc.Truncate(doc.Len() - 1) // Encode's newline
+		n++
+	}
+	if n > 0 {
+		doc.WriteString("\n  ")
+	}
+	doc.WriteString("]\n}\n")
+	return doc.Bytes(), nil
 }
 
 func encode(v any) ([]byte, error) {

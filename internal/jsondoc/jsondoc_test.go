@@ -62,3 +62,41 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// A list encoded item by item is the document Marshal writes for the same
+// list as a member, byte for byte, for no item, one and several; an item
+// that cannot be encoded returns nothing.
+func TestMarshalList(t *testing.T) {
+	type item struct {
+		Name  string         `json:"name"`
+		Tools []string       `json:"tools"`
+		Meta  map[string]int `json:"meta,omitempty"`
+	}
+	lists := [][]item{
+		nil,
+		{{Name: "<one> & more", Tools: []string{}}},
+		{{Name: "a", Tools: []string{"x", "y"}, Meta: map[string]int{"n": 1}}, {Name: "b"}, {Name: "c", Tools: []string{"z"}}},
+	}
+	for _, list := range lists {
+		want, err := Marshal(struct {
+			Servers []item `json:"servers"`
+		}{append([]item{}, list...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := MarshalList("servers", func(yield func(any) bool) {
+			for _, it := range list {
+				if !yield(it) {
+					return
+				}
+			}
+		})
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%d items: %v\ngot\n%s\nwant\n%s", len(list), err, got, want)
+		}
+	}
+	bad := func(yield func(any) bool) { _ = yield(item{Name: "ok"}) && yield(math.NaN()) }
+	if got, err := MarshalList("servers", bad); err == nil || got != nil {
+		t.Errorf("an unencodable item: %q, %v", got, err)
+	}
+}
