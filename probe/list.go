@@ -55,6 +55,9 @@ func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) erro
 			s.res.Relisted = true
 			return s.listTools(ctx, c, meta)
 		case next == nil:
+			// The list is complete: the result gets a slice of its own, out
+			// of the scratch it was appended to (see toolScratch).
+			s.res.Tools = append(make([]Tool, 0, len(s.res.Tools)), s.res.Tools...)
 			return s.afterList(ctx, c, meta)
 		case seen[*next]:
 			return failf(ReasonPagination, "tools/list: page %d returned cursor %q again; the server's pagination does not advance", n, sanitize.Truncate(*next, 40))

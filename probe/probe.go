@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
@@ -65,11 +66,24 @@ func Run(ctx context.Context, t Target, opts Options) *Result {
 	started := time.Now()
 	opts = opts.WithDefaults()
 	obs := &observer{start: started, transcript: opts.Transcript}
-	s := &session{opts: opts, obs: obs, res: &Result{Started: started, Tools: []Tool{}}}
+	scratch := toolScratch.Get().(*[]Tool)
+	s := &session{opts: opts, obs: obs, res: &Result{Started: started, Tools: (*scratch)[:0]}}
 
 	s.finish(ctx, s.probe(ctx, t), started)
+	clear((*scratch)[:cap(*scratch)]) // the tools' strings and bytes belong to the result
+	toolScratch.Put(scratch)
 	return s.res
 }
+
+// toolScratch holds the slices tools/list appends a probe's tools to: a
+// result gets a slice of exactly its tools, one allocation, rather than
+// every slice appending doubled through (three times the tools' size, at
+// every probe of every server). A slice grown past the scratch's capacity
+// is its own and not kept.
+var toolScratch = sync.Pool{New: func() any {
+	s := make([]Tool, 0, 64)
+	return &s
+}}
 
 // probe picks the transport and runs the session over it.
 func (s *session) probe(ctx context.Context, t Target) error {
