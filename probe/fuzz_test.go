@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Fuzz targets for what a hostile server's bytes go through first: the
@@ -280,11 +282,11 @@ func FuzzDecodePage(f *testing.F) {
 	const maxTools = 5
 	f.Fuzz(func(t *testing.T, body []byte, modern bool) {
 		s := &session{opts: Options{MaxTools: maxTools}, obs: &observer{}, res: &Result{}}
-		decode := func(dec *json.Decoder) error {
+		decode := func(dec *jsontext.Decoder) error {
 			_, err := s.decodePage(dec, modern, map[string]bool{})
 			return err
 		}
-		err := decodeResponse(json.NewDecoder(bytes.NewReader(body)), json.RawMessage("1"), "tools/list to test", 200, "tools/list", decode)
+		err := decodeResponse(newDecoder(bytes.NewReader(body)), json.RawMessage("1"), "tools/list to test", 200, "tools/list", decode)
 		if len(s.res.Tools) > maxTools {
 			t.Fatalf("%d tools, over the cap of %d", len(s.res.Tools), maxTools)
 		}

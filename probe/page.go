@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
@@ -18,6 +20,11 @@ import (
 // body, of the JSON-RPC result, or of the tools array on the way), elsewhere
 // from the result the conn returned. Tools are counted as they come, so a
 // page of a million empty objects costs neither memory nor time.
+//
+// The reading is jsontext's (the encoding/json v2 tokenizer): one pass over
+// the bytes, where encoding/json scans each value twice (once to find its
+// end, once to decode it); a tools/list page is most of what a probe
+// reads, at every probe of every server.
 
 // pageCaller is a conn that can hand a result's decoder to the caller
 // instead of the result's bytes.
@@ -25,7 +32,7 @@ type pageCaller interface {
 	// callDecode sends one request and runs decode on the decoder when it
 	// stands at the start of the response's result. An answer that is a
 	// JSON-RPC error is an *RPCError, as from call.
-	callDecode(ctx context.Context, method string, params any, decode func(*json.Decoder) error) error
+	callDecode(ctx context.Context, method string, params any, decode func(*jsontext.Decoder) error) error
 }
 
 // page is what a tools/list page says besides its tools.
@@ -40,7 +47,7 @@ type page struct {
 // result, in one pass where the conn can.
 func (s *session) callPage(ctx context.Context, c conn, params listParams, modern bool, names map[string]bool) (page, error) {
 	var p page
-	decode := func(dec *json.Decoder) error {
+	decode := func(dec *jsontext.Decoder) error {
 		var err error
 		p, err = s.decodePage(dec, modern, names)
 		return err
@@ -53,26 +60,40 @@ func (s *session) callPage(ctx context.Context, c conn, params listParams, moder
 	if err != nil {
 		return p, err
 	}
-	err = decode(json.NewDecoder(bytes.NewReader(raw)))
+	err = decode(newDecoder(bytes.NewReader(raw)))
 	return p, err
+}
+
+// newDecoder reads JSON as encoding/json reads it: a member's name twice
+// and invalid UTF-8 are the probe's to judge (a tool's annotations sent
+// twice, say), not a syntax error.
+func newDecoder(r io.Reader) *jsontext.Decoder {
+	return jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+}
+
+// readRaw reads the next value and returns a copy of its bytes: the
+// decoder's own are only good until its next read.
+func readRaw(dec *jsontext.Decoder) (json.RawMessage, error) {
+	v, err := dec.ReadValue()
+	return json.RawMessage(bytes.Clone(v)), err
 }
 
 // decodePage reads one tools/list result object from dec: its tools go
 // into the result as they are decoded, the rest is returned.
-func (s *session) decodePage(dec *json.Decoder, modern bool, names map[string]bool) (page, error) {
+func (s *session) decodePage(dec *jsontext.Decoder, modern bool, names map[string]bool) (page, error) {
 	var p page
-	if open, err := dec.Token(); err != nil || open != json.Delim('{') {
+	if open, err := dec.ReadToken(); err != nil || open.Kind() != '{' {
 		return p, pageError(err, "tools/list: the result is not an object")
 	}
 	var cursor json.RawMessage
 	sawTools := false
-	for dec.More() {
-		key, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadToken()
 		if err != nil {
 			return p, pageError(err, "tools/list: the result is not an object")
 		}
 		var dst *json.RawMessage
-		switch key {
+		switch key.String() {
 		case "tools":
 			if sawTools {
 				return p, failf(ReasonProtocol, "tools/list: the result has two tools arrays")
@@ -91,14 +112,16 @@ func (s *session) decodePage(dec *json.Decoder, modern bool, names map[string]bo
 		case "_meta":
 			dst = &p.meta
 		default:
-			var skip json.RawMessage
-			dst = &skip
+			err = dec.SkipValue()
 		}
-		if err := dec.Decode(dst); err != nil {
+		if dst != nil {
+			*dst, err = readRaw(dec)
+		}
+		if err != nil {
 			return p, pageError(err, "tools/list: the result is not an object")
 		}
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return p, pageError(err, "tools/list: the result is not an object")
 	}
 	if !sawTools {
@@ -122,16 +145,21 @@ func (s *session) decodePage(dec *json.Decoder, modern bool, names map[string]bo
 
 // decodeTools appends one page's tools to the result, one at a time and
 // counted as they come. names are the names seen so far.
-func (s *session) decodeTools(dec *json.Decoder, names map[string]bool) error {
-	if open, err := dec.Token(); err != nil || open != json.Delim('[') {
+func (s *session) decodeTools(dec *jsontext.Decoder, names map[string]bool) error {
+	if open, err := dec.ReadToken(); err != nil || open.Kind() != '[' {
 		return pageError(err, "tools/list: the result has no tools array")
 	}
-	for dec.More() {
+	var lt listedTool
+	for dec.PeekKind() != ']' {
 		if len(s.res.Tools) >= s.opts.MaxTools {
 			return failf(ReasonTooLarge, "tools/list: the server lists more than %d tools, the probe's cap on the tools of one server", s.opts.MaxTools)
 		}
-		var lt listedTool
-		if err := dec.Decode(&lt); err != nil {
+		v, err := dec.ReadValue()
+		if err == nil {
+			lt = listedTool{}
+			err = lt.UnmarshalJSON(v) // v is valid JSON, as UnmarshalJSON needs; its members are copied out
+		}
+		if err != nil {
 			return pageError(err, fmt.Sprintf("tools/list: a tool is malformed: %v", err))
 		}
 		t := lt.Tool
@@ -156,7 +184,7 @@ func (s *session) decodeTools(dec *json.Decoder, names map[string]bool) error {
 		}
 		s.res.Tools = append(s.res.Tools, t)
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return pageError(err, "tools/list: the tools array is malformed")
 	}
 	return nil
@@ -177,13 +205,13 @@ func pageError(err error, msg string) error {
 // the result handed to decode on the way; an event stream's response, as
 // call reads it. With a transcript, everything goes through call, which
 // keeps the bytes.
-func (c *httpConn) callDecode(ctx context.Context, method string, params any, decode func(*json.Decoder) error) error {
+func (c *httpConn) callDecode(ctx context.Context, method string, params any, decode func(*jsontext.Decoder) error) error {
 	if c.obs.transcript {
 		raw, err := c.call(ctx, method, params)
 		if err != nil {
 			return err
 		}
-		return decode(json.NewDecoder(bytes.NewReader(raw)))
+		return decode(newDecoder(bytes.NewReader(raw)))
 	}
 	id, resp, modern, err := c.send(ctx, method, params)
 	if err != nil {
@@ -205,13 +233,13 @@ func (c *httpConn) callDecode(ctx context.Context, method string, params any, de
 		if raw, err = c.resend(ctx, method, params, raw, err, 1); err != nil {
 			return err
 		}
-		return decode(json.NewDecoder(bytes.NewReader(raw)))
+		return decode(newDecoder(bytes.NewReader(raw)))
 	}
 	if resp.ContentLength > c.maxBytes {
 		return &Failure{Reason: ReasonTooLarge, Err: fmt.Errorf("%s: the body is %d bytes, over the cap of %d", what, resp.ContentLength, c.maxBytes)}
 	}
 	body := &cappedBody{ctx: ctx, r: resp.Body, max: c.maxBytes, left: c.maxBytes, what: what}
-	err = decodeResponse(json.NewDecoder(body), id, what, resp.StatusCode, method, decode)
+	err = decodeResponse(newDecoder(body), id, what, resp.StatusCode, method, decode)
 	if err == nil {
 		// The rest of the body (white space, as a rule) is read so the
 		// connection goes back to the pool.
@@ -226,17 +254,17 @@ func (c *httpConn) callDecode(ctx context.Context, method string, params any, de
 // decodeResponse walks one JSON-RPC response object, handing its result to
 // decode, and checks it as readJSON and responseResult do: not a batch, not
 // a request, our id, a result or an error.
-func decodeResponse(dec *json.Decoder, id json.RawMessage, what string, status int, method string, decode func(*json.Decoder) error) error {
+func decodeResponse(dec *jsontext.Decoder, id json.RawMessage, what string, status int, method string, decode func(*jsontext.Decoder) error) error {
 	notMessage := func(err error) error {
 		return pageError(err, what+": not a JSON-RPC message")
 	}
-	open, err := dec.Token()
+	open, err := dec.ReadToken()
 	switch {
 	case err != nil:
 		return notMessage(err)
-	case open == json.Delim('['):
+	case open.Kind() == '[':
 		return failf(ReasonProtocol, "%s: a JSON-RPC batch, where one message was expected", what)
-	case open != json.Delim('{'):
+	case open.Kind() != '{':
 		return failf(ReasonProtocol, "%s: not a JSON-RPC message", what)
 	}
 	var (
@@ -246,22 +274,26 @@ func decodeResponse(dec *json.Decoder, id json.RawMessage, what string, status i
 		hasResult bool
 		resultErr error
 	)
-	for dec.More() {
-		key, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadToken()
 		if err != nil {
 			return notMessage(err)
 		}
-		switch key {
+		var v jsontext.Value
+		switch key.String() {
 		case "id":
-			err = dec.Decode(&gotID)
+			gotID, err = readRaw(dec)
 		case "error":
-			err = dec.Decode(&rpcErr)
+			if v, err = dec.ReadValue(); err == nil {
+				err = json.Unmarshal(v, &rpcErr)
+			}
 		case "method":
-			err = dec.Decode(&method2)
+			if v, err = dec.ReadValue(); err == nil {
+				err = json.Unmarshal(v, &method2)
+			}
 		case "result":
 			if hasResult || rpcErr != nil || method2 != "" {
-				var skip json.RawMessage
-				err = dec.Decode(&skip)
+				err = dec.SkipValue()
 				break
 			}
 			hasResult = true
@@ -273,17 +305,16 @@ func decodeResponse(dec *json.Decoder, id json.RawMessage, what string, status i
 				return resultErr
 			}
 		default:
-			var skip json.RawMessage
-			err = dec.Decode(&skip)
+			err = dec.SkipValue()
 		}
 		if err != nil {
 			return notMessage(err)
 		}
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return notMessage(err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return notMessage(err)
 	}
 	switch {

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -23,7 +22,7 @@ func BenchmarkDecodePage(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s := newTestSession()
-		if _, err := s.decodePage(json.NewDecoder(bytes.NewReader(result)), true, map[string]bool{}); err != nil {
+		if _, err := s.decodePage(newDecoder(bytes.NewReader(result)), true, map[string]bool{}); err != nil {
 			b.Fatal(err)
 		}
 		if len(s.res.Tools) != 40 {
