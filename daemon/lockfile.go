@@ -17,7 +17,9 @@ import (
 // lockFile is the lock as last read from disk. It is re-read when the
 // file's identity, size or modification time changes, so a lock updated by
 // `mcpwatch lock` (an atomic rename) is picked up within a second
-// (watchLock), and by every probe, without a reload. A lock file that goes
+// (watchLock) without a reload; a probe takes the lock as last read
+// (current), so that a fleet's hundreds of probes a second cost no look at
+// the file each. A lock file that goes
 // missing means no entries; one that cannot be parsed leaves the last good
 // one in force. Every look is exported (mcpwatch_lock_last_read_*): a
 // missing or broken file is a failure.
@@ -71,8 +73,20 @@ func (l *lockFile) failed(err string) {
 	l.self.LockReadFailed()
 }
 
-// get returns the lock at path (nil when there is none). A changed path,
-// after a reload, starts afresh.
+// current returns the lock as last read from path, and reads it only when
+// nothing was read from path yet.
+func (l *lockFile) current(path string) *lockstore.Lock {
+	l.mu.Lock()
+	if path == l.path && l.reported {
+		defer l.mu.Unlock()
+		return l.lock
+	}
+	l.mu.Unlock()
+	return l.get(path)
+}
+
+// get returns the lock at path (nil when there is none), looking at the
+// file now. A changed path, after a reload, starts afresh.
 func (l *lockFile) get(path string) *lockstore.Lock {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -92,8 +92,9 @@ func TestReload(t *testing.T) {
 	})
 }
 
-// A lock file updated on disk is used at the next probe without a reload;
-// one that does not parse leaves the last good one in force.
+// A lock file updated on disk is used within lockCheckInterval without a
+// reload (probes take the lock as last read); one that does not parse
+// leaves the last good one in force.
 func TestLockFileChangesArePickedUp(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -113,7 +114,7 @@ func TestLockFileChangesArePickedUp(t *testing.T) {
 		if err := os.Rename(filepath.Join(dir, "next.json"), lock); err != nil {
 			t.Fatal(err)
 		}
-		s.advance(200 * time.Millisecond) // a probe or two
+		s.advance(lockCheckInterval)
 		st = s.status("report")
 		if st.State != verdict.StateMissing || strings.Join(st.Diff.Missing, " ") != "send_report" {
 			t.Errorf("state %s, missing = %v; want missing [send_report]", st.State, st.Diff.Missing)
@@ -143,7 +144,7 @@ func TestLockFileChangesArePickedUp(t *testing.T) {
 		if err := os.Remove(lock); err != nil {
 			t.Fatal(err)
 		}
-		s.advance(200 * time.Millisecond)
+		s.advance(lockCheckInterval)
 		if st := s.status("report"); st.Diff.Locked || st.State != verdict.StateOK {
 			t.Errorf("once the lock is gone: locked %t, state %s; want unlocked and ok", st.Diff.Locked, st.State)
 		}

@@ -242,7 +242,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 		// deadline: not the server's doing, so not recorded against it.
 		return res, false
 	}
-	lock := d.lock.get(lockPath)
+	lock := d.lock.current(lockPath)
 	t := s.recordResult(run.trigger, res, obs.Tools, lock, cfg.Forbid, obs.Calls)
 	d.firstDone(s.name)
 	d.considerWatch(s, cfg, res)
