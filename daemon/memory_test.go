@@ -189,3 +189,38 @@ func hugeTools(t *testing.T) ([]byte, *lockstore.Lock) {
 	lock.Set("huge", lockstore.NewEntry(obs, true))
 	return page, lock
 }
+
+// A server that lists the same tools again keeps its kept tools and its
+// diff as they were (no new slice, no comparison made again), and any
+// change of what the diff is made of (the tools, the lock, forbid) makes
+// it again.
+func TestSteadyServerKeepsItsDiff(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	page := toolsPage(3)
+	lock := lockstore.New()
+	lock.Set("s", lockstore.Entry{Tools: []lockstore.ToolLock{{Name: "tool_00"}, {Name: "tool_01"}}})
+	s := newServer(t.Context(), config.Server{Name: "s", URL: "http://127.0.0.1:1/mcp"}, every(time.Minute), time.Minute, 20)
+	record := func(page []byte, lock *lockstore.Lock, forbid []string) lockstore.Diff {
+		res, obs := probed(t, page, true, at)
+		at = at.Add(time.Minute)
+		s.recordResult(triggerSchedule, res, obs, lock, forbid, nil)
+		return s.snapshot().Diff
+	}
+	first := record(page, lock, nil)
+	kept := s.listed
+	again := record(page, lock, nil)
+	if &again.Expected[0] != &first.Expected[0] || &s.listed[0] != &kept[0] {
+		t.Errorf("the same tools again: the diff or the kept tools were made anew")
+	}
+	if d := record(page, lock, []string{"tool_02"}); strings.Join(d.Forbidden, ",") != "tool_02" {
+		t.Errorf("forbid changed: forbidden %v, want [tool_02]", d.Forbidden)
+	}
+	wider := lockstore.New()
+	wider.Set("s", lockstore.Entry{Tools: []lockstore.ToolLock{{Name: "tool_00"}, {Name: "tool_09"}}})
+	if d := record(page, wider, []string{"tool_02"}); strings.Join(d.Missing, ",") != "tool_09" {
+		t.Errorf("lock changed: missing %v, want [tool_09]", d.Missing)
+	}
+	if d := record(toolsPage(10), wider, []string{"tool_02"}); len(d.Missing) != 0 {
+		t.Errorf("tools changed: missing %v, want none", d.Missing)
+	}
+}

@@ -59,6 +59,7 @@ type server struct {
 	// once, without waiting for the next probe.
 	observed []lockstore.Observed
 	lock     *lockstore.Lock
+	forbid   []string // the forbid status.Diff was made with
 	// fingerprints, and the tools of the last successful listing as the
 	// status and the diff keep them (listed, names), are reused from probe
 	// to probe; only the probe in flight uses them, as it records its
@@ -368,7 +369,7 @@ func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, ju
 	}
 	// The observed tools carry their fingerprints and description hashes
 	// (see retainedTools): any lock compares with them as they are.
-	s.lock = lock
+	s.lock, s.forbid = lock, forbid
 	s.status.Diff = s.diff(lock, forbid)
 	was := s.status.Judgement
 	now := s.judge()
@@ -376,6 +377,12 @@ func (s *server) relock(lock *lockstore.Lock, forbid []string) (t transition, ju
 		return transition{}, false // pending: nothing to judge yet
 	}
 	return transition{was: was, now: now, res: s.status.Last, diff: s.status.Diff, calls: s.status.Calls}, true
+}
+
+// sameTools reports whether a and b are the same kept list (not only
+// equal: retainedTools shares the last one when nothing changed).
+func sameTools(a, b []lockstore.Observed) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func expectedNames(entry lockstore.Entry, locked bool) []string {
@@ -418,15 +425,21 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 
 	st := &s.status
 	st.Operations = metrics.RecordOperations(st.Operations, full)
+	// A steady server's diff is the last one: the same lock, the same
+	// kept tools (retainedTools returns the last slice when nothing
+	// changed) and the same forbid make the same comparison.
+	same := res.OK && st.Last != nil && st.Last.OK && s.lock == lock && sameTools(s.observed, observed) && slices.Equal(s.forbid, forbid)
 	st.Last = res
 	if started(res) {
 		s.warm = true
 	}
-	s.observed, s.lock = nil, lock
+	s.observed, s.lock, s.forbid = nil, lock, forbid
 	if res.OK {
 		s.observed = observed
 	}
-	st.Diff = s.diff(lock, forbid)
+	if !same {
+		st.Diff = s.diff(lock, forbid)
+	}
 	st.Probes++
 	if res.OK {
 		st.LastOK = res
