@@ -136,6 +136,13 @@ func (r *ring) add(rec Record) {
 		copy(r.items, r.items[1:])
 		r.items = r.items[:len(r.items)-1]
 	}
+	if len(r.items) == cap(r.items) {
+		// Grown to the limit exactly, not past it as append would (32
+		// records held for 20 kept: at 10,000 servers, 90 MB for 58).
+		grown := make([]Record, len(r.items), min(max(2*cap(r.items), 4), r.limit))
+		copy(grown, r.items)
+		r.items = grown
+	}
 	r.items = append(r.items, rec)
 }
 
