@@ -118,12 +118,12 @@ func TestRetainedMemoryPerServer(t *testing.T) {
 	}{
 		// Names, fingerprints and description hashes, not the tools'
 		// text (which cost 1.6x the list before).
-		{"unlocked, all ok", nil, false, 0.45},
-		{"fingerprinted, all ok", fingerprinted, false, 0.45},
+		{"unlocked, all ok", nil, false, 0.3},
+		{"fingerprinted, all ok", fingerprinted, false, 0.3},
 		// The fingerprint cache stays across failures, so that the next
 		// success reuses it: about 200 B per tool.
-		{"unlocked, last failed", nil, true, 0.25},
-		{"fingerprinted, last failed", fingerprinted, true, 0.25},
+		{"unlocked, last failed", nil, true, 0.12},
+		{"fingerprinted, last failed", fingerprinted, true, 0.12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			per, page := retainedPerServer(t, tc.lock, tc.lastFails)
