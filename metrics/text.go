@@ -44,6 +44,7 @@ type TextWriter struct {
 	om      bool // OpenMetrics headers (see family.omHeader)
 
 	// Scratch reused between calls.
+	labels  []byte // a histogram series' labels
 	rows    []row
 	tools   []toolLabel
 	reasons []reasonCount
@@ -193,7 +194,8 @@ func (t *TextWriter) sample(v float64, values ...string) {
 
 // histogram writes one histogram series of the current family and server:
 // counts per bucket (not cumulative; the last above every bound), their
-// count and sum, values as for sample.
+// count and sum, values as for sample. Its labels are written once and
+// copied into each of its 17 lines.
 func (t *TextWriter) histogram(counts []uint64, count uint64, sum float64, values ...string) {
 	f := t.fam
 	if t.pending {
@@ -204,29 +206,27 @@ func (t *TextWriter) histogram(counts []uint64, count uint64, sum float64, value
 	if t.om {
 		les = f.omLeLabels
 	}
+	t.labels = t.appendHistogramLabels(t.labels[:0], values)
 	var cumulative uint64
 	for i, le := range les {
 		if i < len(counts) {
 			cumulative += counts[i]
 		}
-		t.histogramLine("_bucket", le, float64(cumulative), values)
+		t.histogramLine("_bucket", le, float64(cumulative))
 	}
-	t.histogramLine("_sum", `"} `, sum, values)
-	t.histogramLine("_count", `"} `, float64(count), values)
+	t.histogramLine("_sum", `"} `, sum)
+	t.histogramLine("_count", `"} `, float64(count))
 	if len(t.buf) >= flushSize {
 		t.flush()
 	}
 }
 
-// histogramLine writes one line of a histogram: the family's name with
-// suffix, its labels, then end (the le label, or the closing quote and
-// brace) and v. A label whose value is empty is left out, as Prometheus
-// reads it: a histogram has 17 lines a series, so bytes count.
-func (t *TextWriter) histogramLine(suffix, end string, v float64, values []string) {
+// appendHistogramLabels appends the labels of a histogram's lines after
+// their opening brace, up to the last value's closing quote, which each
+// line's end writes. A label whose value is empty is left out, as
+// Prometheus reads it: a histogram has 17 lines a series, so bytes count.
+func (t *TextWriter) appendHistogramLabels(b []byte, values []string) []byte {
 	f := t.fam
-	b := append(t.buf, f.name...)
-	b = append(b, suffix...)
-	b = append(b, '{')
 	first := true
 	for i, idx := range f.order {
 		value := t.server
@@ -248,6 +248,18 @@ func (t *TextWriter) histogramLine(suffix, end string, v float64, values []strin
 			b = appendEscaped(b, value)
 		}
 	}
+	return b
+}
+
+// histogramLine writes one line of a histogram: the family's name with
+// suffix, the labels appendHistogramLabels wrote, then end (the le label,
+// or the closing quote and brace) and v.
+func (t *TextWriter) histogramLine(suffix, end string, v float64) {
+	f := t.fam
+	b := append(t.buf, f.name...)
+	b = append(b, suffix...)
+	b = append(b, '{')
+	b = append(b, t.labels...)
 	b = append(b, end...)
 	b = appendFloat(b, v)
 	t.buf = append(b, '\n')
