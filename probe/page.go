@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -68,7 +69,39 @@ func (s *session) callPage(ctx context.Context, c conn, params listParams, moder
 // and invalid UTF-8 are the probe's to judge (a tool's annotations sent
 // twice, say), not a syntax error.
 func newDecoder(r io.Reader) *jsontext.Decoder {
-	return jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	return jsontext.NewDecoder(r, decoderOptions...)
+}
+
+var decoderOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// decoders keeps the decoders of finished pages, with their buffers: a
+// page's decoder grows its buffer to the largest value it read, at every
+// probe of every server, where a reused one has room already.
+var decoders sync.Pool
+
+// pooledBufferMax is the most a pooled decoder may have read: one that
+// read a page larger than most (up to the message cap) is let go rather
+// than kept with its buffer.
+const pooledBufferMax = 256 << 10
+
+// noInput is what a decoder reads while it waits in the pool: nothing,
+// and no body of a finished response.
+var noInput = bytes.NewReader(nil)
+
+func getDecoder(r io.Reader) *jsontext.Decoder {
+	if d, ok := decoders.Get().(*jsontext.Decoder); ok {
+		d.Reset(r, decoderOptions...)
+		return d
+	}
+	return newDecoder(r)
+}
+
+func putDecoder(d *jsontext.Decoder) {
+	if d.InputOffset() > pooledBufferMax {
+		return
+	}
+	d.Reset(noInput)
+	decoders.Put(d)
 }
 
 // readRaw reads the next value and returns a copy of its bytes: the
@@ -239,7 +272,9 @@ func (c *httpConn) callDecode(ctx context.Context, method string, params any, de
 		return &Failure{Reason: ReasonTooLarge, Err: fmt.Errorf("%s: the body is %d bytes, over the cap of %d", what, resp.ContentLength, c.maxBytes)}
 	}
 	body := &cappedBody{ctx: ctx, r: resp.Body, max: c.maxBytes, left: c.maxBytes, what: what}
-	err = decodeResponse(newDecoder(body), id, what, resp.StatusCode, method, decode)
+	dec := getDecoder(body)
+	defer putDecoder(dec)
+	err = decodeResponse(dec, id, what, resp.StatusCode, method, decode)
 	if err == nil {
 		// The rest of the body (white space, as a rule) is read so the
 		// connection goes back to the pool.
