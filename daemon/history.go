@@ -87,13 +87,11 @@ func newHistory(limit int) history {
 }
 
 func (h *history) add(r Record) {
-	k := keep(r)
-	// A server's names rarely change between probes: the record shares the
-	// previous one's lists when equal, rather than keep its own copy of
-	// every name (an unlocked server's Extra lists all of its tools).
-	if n := len(h.all.items); n > 0 && h.all.items[n-1].names.equal(k.names) {
-		k.names = h.all.items[n-1].names
+	var prev *keptRecord
+	if n := len(h.all.items); n > 0 {
+		prev = &h.all.items[n-1]
 	}
+	k := keep(r, prev)
 	h.all.add(k)
 	if r.State != verdict.StateOK {
 		h.failed.add(k)
@@ -160,20 +158,32 @@ func (n *keptNames) equal(o *keptNames) bool {
 		slices.Equal(n.forbidden, o.forbidden) && slices.Equal(n.failedCalls, o.failedCalls)
 }
 
-func keep(r Record) keptRecord {
+// keep is r as the history holds it. A server's words and names rarely
+// change between probes: they are the record before's (prev, nil for the
+// first) when equal, rather than interned or kept again (an unlocked
+// server's Extra lists all of its tools).
+func keep(r Record, prev *keptRecord) keptRecord {
 	k := keptRecord{
 		seq:      r.Seq,
 		duration: r.Duration,
 		tools:    int32(min(r.Tools, math.MaxInt32)),    //nolint:gosec // G115: clamped
 		expected: int32(min(r.Expected, math.MaxInt32)), //nolint:gosec // G115: clamped
-		words: unique.Make(recordWords{state: r.State, trigger: r.Trigger, reason: r.Reason, era: r.Era,
-			protocolVersion: r.ProtocolVersion, err: r.Error, stderrTail: r.StderrTail}),
+	}
+	words := recordWords{state: r.State, trigger: r.Trigger, reason: r.Reason, era: r.Era,
+		protocolVersion: r.ProtocolVersion, err: r.Error, stderrTail: r.StderrTail}
+	if prev != nil && prev.words.Value() == words {
+		k.words = prev.words
+	} else {
+		k.words = unique.Make(words)
 	}
 	if !r.Started.IsZero() {
 		k.started = r.Started.UnixNano()
 	}
 	if len(r.Missing)+len(r.Extra)+len(r.Forbidden)+len(r.FailedCalls) > 0 {
 		k.names = &keptNames{missing: r.Missing, extra: r.Extra, forbidden: r.Forbidden, failedCalls: r.FailedCalls}
+	}
+	if prev != nil && prev.names.equal(k.names) {
+		k.names = prev.names
 	}
 	return k
 }

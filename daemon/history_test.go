@@ -42,7 +42,7 @@ func TestKeptRecordRoundTrip(t *testing.T) {
 			Forbidden: []string{"d"}, FailedCalls: []string{"e"}},
 		{Seq: 8, Trigger: "request", State: verdict.StateFailed, Reason: probe.ReasonTimeout, Error: "no answer within 10s", StderrTail: "boom"},
 	} {
-		if got := keep(r).record(); !reflect.DeepEqual(got, r) {
+		if got := keep(r, nil).record(); !reflect.DeepEqual(got, r) {
 			t.Errorf("kept and read back:\n got %#v\nwant %#v", got, r)
 		}
 	}
