@@ -298,20 +298,14 @@ func retainedTools(observed, prev []lockstore.Observed, cache *runner.Fingerprin
 	if len(prev) != len(observed) {
 		kept = make([]lockstore.Observed, len(observed))
 	}
-	var buf [lockstore.HashLen]byte
 	for i, o := range observed {
 		var was lockstore.Observed
 		if i < len(prev) {
 			was = prev[i]
 		}
+		// Fill gave each its fingerprint and description hash, the cache's
+		// own strings while unchanged.
 		t := lockstore.Observed{Name: shared(o.Name, was.Name), Fingerprint: o.Fingerprint, DescriptionHash: o.DescriptionHash}
-		if t.DescriptionHash == "" {
-			h := lockstore.AppendDescriptionHash(buf[:0], o.Description)
-			t.DescriptionHash = was.DescriptionHash
-			if string(h) != was.DescriptionHash {
-				t.DescriptionHash = unique.Make(string(h)).Value()
-			}
-		}
 		if kept == nil {
 			if t.Name == was.Name && t.Fingerprint == was.Fingerprint && t.DescriptionHash == was.DescriptionHash {
 				continue

@@ -16,18 +16,8 @@ const hashPrefix = "sha256:"
 // DescriptionHash is "sha256:<hex>" of the description's exact bytes: for
 // tool-poisoning review any change counts, whitespace included.
 func DescriptionHash(desc string) string {
-	return string(AppendDescriptionHash(make([]byte, 0, HashLen), desc))
-}
-
-// HashLen is the length of a DescriptionHash or a Fingerprint.
-const HashLen = len(hashPrefix) + 2*sha256.Size
-
-// AppendDescriptionHash appends DescriptionHash(desc) to dst: a caller that
-// holds the hash of the last probe compares with it without a new string.
-func AppendDescriptionHash(dst []byte, desc string) []byte {
 	sum := sha256.Sum256([]byte(desc))
-	dst = append(dst, hashPrefix...)
-	return hex.AppendEncode(dst, sum[:])
+	return hashPrefix + hex.EncodeToString(sum[:])
 }
 
 // Fingerprint is "sha256:<hex>" of the structure of a tool's input schema:

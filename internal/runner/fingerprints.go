@@ -2,28 +2,35 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
+	"hash/maphash"
 	"unique"
 
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
-// FingerprintCache holds the schema fingerprints of one server's tools as of
-// its last probe. A schema's canonical form costs tens of microseconds per
-// tool, and a server's tools seldom change between probes: a tool whose
-// schema bytes hash as before reuses its fingerprint. It holds the tools of
-// the last probe only, so it is bounded by the server's tool count. It
-// keeps a hash of the bytes, not the bytes: the schemas belong to the
-// latest result alone. The zero value is empty and ready; a nil cache
-// computes every fingerprint and keeps none. It is not safe for concurrent
-// use: one server's probes, one at a time.
+// FingerprintCache holds the schema fingerprints and description hashes
+// of one server's tools as of its last probe. A schema's canonical form
+// costs tens of microseconds per tool, and a server's tools seldom change
+// between probes: a tool whose schema and description bytes are as before
+// reuses its fingerprint and hash. It holds the tools of the last probe
+// only, so it is bounded by the server's tool count. It keeps a hash of the
+// bytes, not the bytes: the schemas belong to the latest result alone. The
+// zero value is empty and ready; a nil cache computes everything and keeps
+// nothing. It is not safe for concurrent use: one server's probes, one at
+// a time.
+//
+// "As before" is judged by a 64-bit maphash of the bytes with a seed drawn
+// at start, which the server cannot know: it cannot make a changed schema
+// pass for the old one, and by chance it happens once in 2^64 comparisons.
+// The fingerprint and the hash themselves are SHA-256, as the lock keeps
+// them.
 //
 // The tools are kept in the order the server listed them, which seldom
 // changes either, so a probe like the last one finds each tool where it
 // was and rewrites the entries in place: a steady server costs the cache
-// no allocation. A fingerprint computed afresh is interned (unique), so
-// servers that list the same schemas (replicas of one server, a fleet of
-// the same package) hold one copy of each fingerprint between them; names
+// no allocation. A fingerprint or hash computed afresh is interned
+// (unique), so servers that list the same tools (replicas of one server,
+// a fleet of the same package) hold one copy of each between them; names
 // too.
 type FingerprintCache struct {
 	tools    []cachedFingerprint
@@ -31,24 +38,32 @@ type FingerprintCache struct {
 }
 
 type cachedFingerprint struct {
-	name        string
-	schema      [sha256.Size]byte // of the schema's bytes as the probe kept them
-	fingerprint string
+	name              string
+	schema, desc      uint64 // maphash of the schema's and the description's bytes
+	fingerprint, hash string
 }
 
-// Fill sets the Fingerprint of each observed tool that has none, from the
-// cache where the schema's bytes are unchanged, and keeps those of observed
-// for next time. It stops with ctx's error when ctx ends between two tools
-// (a fingerprint's cost is linear in its schema, which the message cap
-// bounds); observed is then partly filled and the cache unchanged.
+// changeSeed seeds the hashes that tell a tool unchanged.
+var changeSeed = maphash.MakeSeed()
+
+// Fill sets the Fingerprint and the DescriptionHash of each observed tool
+// that has none, from the cache where the schema's (the description's)
+// bytes are unchanged, and keeps those of observed for next time. It stops
+// with ctx's error when ctx ends between two tools (a fingerprint's cost is
+// linear in its schema, which the message cap bounds); observed is then
+// partly filled and the cache's entries so far right for their tools.
 func (c *FingerprintCache) Fill(ctx context.Context, observed []lockstore.Observed) error {
 	if c == nil {
 		for i := range observed {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if o := &observed[i]; o.Fingerprint == "" {
+			o := &observed[i]
+			if o.Fingerprint == "" {
 				o.Fingerprint = lockstore.Fingerprint(o.InputSchema)
+			}
+			if o.DescriptionHash == "" {
+				o.DescriptionHash = lockstore.DescriptionHash(o.Description)
 			}
 		}
 		return nil
@@ -68,26 +83,37 @@ func (c *FingerprintCache) Fill(ctx context.Context, observed []lockstore.Observ
 			return err // the entries rewritten so far are right for their tools
 		}
 		o := &observed[i]
-		sum := sha256.Sum256(o.InputSchema)
-		if o.Fingerprint == "" {
-			j, ok := i, byName == nil
-			if byName != nil {
-				j, ok = byName[o.Name]
-			}
-			if ok && old[j].schema == sum {
-				o.Fingerprint = old[j].fingerprint
-			} else {
-				o.Fingerprint = unique.Make(lockstore.Fingerprint(o.InputSchema)).Value()
-				c.computed++
-			}
-		}
-		name := o.Name
+		var was cachedFingerprint
 		if byName == nil {
-			name = old[i].name // the same, and maybe shared with other servers
-		} else {
-			name = unique.Make(name).Value()
+			was = old[i]
+		} else if j, ok := byName[o.Name]; ok {
+			was = old[j]
 		}
-		next = append(next, cachedFingerprint{name: name, schema: sum, fingerprint: o.Fingerprint})
+		now := cachedFingerprint{
+			name:   was.name,
+			schema: maphash.Bytes(changeSeed, o.InputSchema),
+			desc:   maphash.String(changeSeed, o.Description),
+		}
+		if now.name != o.Name {
+			now.name = unique.Make(o.Name).Value()
+		}
+		switch {
+		case o.Fingerprint != "":
+		case was.fingerprint != "" && was.schema == now.schema:
+			o.Fingerprint = was.fingerprint
+		default:
+			o.Fingerprint = unique.Make(lockstore.Fingerprint(o.InputSchema)).Value()
+			c.computed++
+		}
+		switch {
+		case o.DescriptionHash != "":
+		case was.hash != "" && was.desc == now.desc:
+			o.DescriptionHash = was.hash
+		default:
+			o.DescriptionHash = unique.Make(lockstore.DescriptionHash(o.Description)).Value()
+		}
+		now.fingerprint, now.hash = o.Fingerprint, o.DescriptionHash
+		next = append(next, now)
 	}
 	c.tools = next
 	return nil
