@@ -97,26 +97,30 @@ func (c *FingerprintCache) Fill(ctx context.Context, observed []lockstore.Observ
 		if now.name != o.Name {
 			now.name = unique.Make(o.Name).Value()
 		}
-		switch {
-		case o.Fingerprint != "":
-		case was.fingerprint != "" && was.schema == now.schema:
-			o.Fingerprint = was.fingerprint
-		default:
-			o.Fingerprint = unique.Make(lockstore.Fingerprint(o.InputSchema)).Value()
+		o.Fingerprint = cached(o.Fingerprint, was.fingerprint, was.schema == now.schema, func() string {
 			c.computed++
-		}
-		switch {
-		case o.DescriptionHash != "":
-		case was.hash != "" && was.desc == now.desc:
-			o.DescriptionHash = was.hash
-		default:
-			o.DescriptionHash = unique.Make(lockstore.DescriptionHash(o.Description)).Value()
-		}
+			return lockstore.Fingerprint(o.InputSchema)
+		})
+		o.DescriptionHash = cached(o.DescriptionHash, was.hash, was.desc == now.desc, func() string {
+			return lockstore.DescriptionHash(o.Description)
+		})
 		now.fingerprint, now.hash = o.Fingerprint, o.DescriptionHash
 		next = append(next, now)
 	}
 	c.tools = next
 	return nil
+}
+
+// cached is one of a tool's values: the one it came with, else the
+// cache's while its bytes are unchanged, else compute's, interned.
+func cached(given, kept string, unchanged bool, compute func() string) string {
+	switch {
+	case given != "":
+		return given
+	case kept != "" && unchanged:
+		return kept
+	}
+	return unique.Make(compute()).Value()
 }
 
 // sameNames reports whether observed lists the tools of the cache in the
