@@ -124,7 +124,7 @@ func readHints(raw json.RawMessage) (Annotations, error) {
 	if !json.Valid(raw) {
 		return a, errors.New("not valid JSON")
 	}
-	if t := trimSpace(raw); len(t) == 0 || t[0] != '{' {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return a, errors.New("not an object")
 	}
 	seen := map[string]bool{}

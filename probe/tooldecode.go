@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -30,7 +31,7 @@ type listedTool struct {
 // this) rather than through a second Decoder and its tokens: members are
 // cut out by eachMember and only the few the probe keeps are decoded.
 func (t *listedTool) UnmarshalJSON(data []byte) error {
-	data = trimSpace(data)
+	data = bytes.TrimSpace(data) // valid JSON has only JSON white space at its ends
 	if string(data) == "null" {
 		return nil // as encoding/json leaves a struct on null
 	}
@@ -228,18 +229,4 @@ func skipSpace(data []byte, i int) int {
 		}
 	}
 	return i
-}
-
-func trimSpace(data []byte) []byte {
-	data = data[skipSpace(data, 0):]
-	end := len(data)
-	for end > 0 {
-		switch data[end-1] {
-		case ' ', '\t', '\r', '\n':
-			end--
-			continue
-		}
-		break
-	}
-	return data[:end]
 }
