@@ -29,7 +29,10 @@ recorded. It reads no other file.
 A server defined in several files (the same command, arguments and
 variable names, or the same URL) is listed once, with every file that
 defines it; the first one's definition is the one watched. Secrets are
-redacted. To watch what it finds, write imports: [{discover: true}] in
+redacted. A project's servers that its client was refused or not trusted
+for, and the project files of folders that were not named with --project,
+are listed as left out, with why: imports: [{discover: true}] does not run
+them. To watch what it finds, write imports: [{discover: true}] in
 mcpwatch.yml.
 
 Exit codes: 0 every file found could be read; 2 usage error; 78 a file or
@@ -160,14 +163,27 @@ func writeDiscoverText(w io.Writer, res discover.Result, servers []config.FoundS
 			label = ""
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%d server(s) in %d file(s), %d problem(s)\n", len(servers), len(res.Files), discoverProblems(res, servers))
+	if len(res.LeftOut) > 0 {
+		fmt.Fprintf(w, "\nleft out (not imported by discover: true):\n")
+		for _, l := range res.LeftOut {
+			fmt.Fprintf(w, "  %s from %s: %s\n", sanitize.Text(l.Origin.Name), sanitize.Text(describeOrigin(l.Origin)), sanitize.Text(l.Reason))
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%d server(s) in %d file(s), %d problem(s), %d left out\n", len(servers), len(res.Files), discoverProblems(res, servers), len(res.LeftOut))
 	return err
 }
 
 type discoverReport struct {
-	Files   []discoverFile   `json:"files"`
-	Servers []discoverServer `json:"servers"`
-	OK      bool             `json:"ok"`
+	Files   []discoverFile    `json:"files"`
+	Servers []discoverServer  `json:"servers"`
+	LeftOut []discoverLeftOut `json:"left_out"`
+	OK      bool              `json:"ok"`
+}
+
+// discoverLeftOut is a definition found and not imported, and why.
+type discoverLeftOut struct {
+	discoverOrigin
+	Reason string `json:"reason"`
 }
 
 type discoverFile struct {
@@ -196,7 +212,12 @@ type discoverOrigin struct {
 }
 
 func writeDiscoverJSON(w io.Writer, res discover.Result, servers []config.FoundServer) error {
-	rep := discoverReport{Files: []discoverFile{}, Servers: []discoverServer{}, OK: discoverProblems(res, servers) == 0}
+	rep := discoverReport{Files: []discoverFile{}, Servers: []discoverServer{}, LeftOut: []discoverLeftOut{}, OK: discoverProblems(res, servers) == 0}
+	for _, l := range res.LeftOut {
+		o := l.Origin
+		rep.LeftOut = append(rep.LeftOut, discoverLeftOut{Reason: l.Reason, discoverOrigin: discoverOrigin{Client: o.Client, Scope: o.Scope,
+			File: o.File, Key: config.KeyPath(o.Key...), Name: o.Name, Project: o.Project}})
+	}
 	for _, f := range res.Files {
 		df := discoverFile{Client: f.Client, Scope: f.Scope, Path: f.Path, Project: f.Project, Servers: f.Servers}
 		if f.Err != nil {

@@ -146,7 +146,7 @@ func (l *Loader) discovered(file string, im importSpec, inputs map[string]input)
 	}
 	host.Clients = src.clients
 	host.Projects = append([]string{filepath.Dir(file)}, src.projects...)
-	host.KnownProjects = true
+	host.KnownProjects = false // another folder's project scope is imported only when named (projects:)
 	res := discover.Find(host)
 	var errs []error
 	for _, f := range res.Files {

@@ -22,6 +22,7 @@ func TestLoadDiscoverImport(t *testing.T) {
 imports:
   - discover: true
     exclude: [zapier]
+    projects: [`+filepath.Join(home, "work", "app")+`]
 servers:
   own:
     url: https://own.example.com/mcp
@@ -53,6 +54,41 @@ servers:
 	tgt, err = figma.Target(mapLookup(map[string]string{"FIGMA_OAUTH_TOKEN": "fig-1"}))
 	if err != nil || tgt.Headers["Authorization"] != "Bearer fig-1" || tgt.Transport != probe.TransportHTTP {
 		t.Errorf("figma target %+v, %v", tgt, err)
+	}
+}
+
+// A cloned repository holding a server in each of the five project-scope
+// files, recorded in ~/.claude.json with its trust dialog refused and its
+// server disabled: discover: true imports none of them.
+func TestLoadDiscoverImportRefusedClone(t *testing.T) {
+	home := t.TempDir()
+	clone := filepath.Join(home, "src", "clone")
+	writeFile(t, filepath.Join(home, ".claude.json"), `{"projects": {"`+clone+`": {"hasTrustDialogAccepted": false, "disabledMcpjsonServers": ["evil"]}}}`)
+	writeFile(t, filepath.Join(clone, ".mcp.json"), `{"mcpServers": {"evil": {"command": "./evil.sh"}}}`)
+	writeFile(t, filepath.Join(clone, ".codex", "config.toml"), "[mcp_servers.evil-codex]\ncommand = \"./evil.sh\"\nargs = [\"codex\"]\n")
+	writeFile(t, filepath.Join(clone, ".vscode", "mcp.json"), `{"servers": {"evil-vscode": {"command": "./evil.sh", "args": ["vscode"]}}}`)
+	writeFile(t, filepath.Join(clone, ".gemini", "settings.json"), `{"mcpServers": {"evil-gemini": {"command": "./evil.sh", "args": ["gemini"]}}}`)
+	writeFile(t, filepath.Join(clone, ".cursor", "mcp.json"), `{"mcpServers": {"evil-cursor": {"command": "./evil.sh", "args": ["cursor"]}}}`)
+	path := filepath.Join(t.TempDir(), "mcpwatch.yml")
+	writeFile(t, path, "imports:\n  - discover: true\nservers:\n  own: {url: https://own.example.com/mcp}\n")
+	l := &Loader{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}
+	cfg, err := l.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cfg.Servers {
+		if s.Name != "own" {
+			t.Errorf("imported %s from %s, a cloned repository's file the user never approved", s.Name, s.Source)
+		}
+	}
+
+	// Named under projects:, Claude Code's refusal still holds.
+	writeFile(t, path, "imports:\n  - {discover: true, clients: [claude-code], projects: ["+clone+"]}\nservers:\n  own: {url: https://own.example.com/mcp}\n")
+	if cfg, err = l.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) != 1 {
+		t.Errorf("named, the refused .mcp.json still gave %d servers", len(cfg.Servers)-1)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/jsonc"
 	"github.com/mcpwatch/mcpwatch/internal/readfile"
 )
 
@@ -108,6 +109,16 @@ type File struct {
 type Result struct {
 	Files   []File   // in reading order
 	Servers []Server // sorted by name
+	// LeftOut are the definitions found but not to be run, and why: a
+	// project's servers its client was refused or not trusted for, and
+	// the project scope of folders the user did not name (consent.go).
+	LeftOut []LeftOut
+}
+
+// LeftOut is a definition found and not run.
+type LeftOut struct {
+	Origin Origin
+	Reason string
 }
 
 // Err joins the errors of the files that could not be read.
@@ -130,6 +141,7 @@ func Find(h Host) Result {
 	h = h.withDefaults()
 	var res Result
 	var entries []Origin
+	var cs consent
 	seen := map[string]bool{}
 	read := func(c candidate) []string {
 		if seen[c.path] || !h.wants(c.client) {
@@ -154,7 +166,7 @@ func Find(h Host) Result {
 			}
 			return nil
 		}
-		found, projects := h.readFileProjects(c, &res)
+		found, projects := h.readFileProjects(c, &res, &cs)
 		entries = append(entries, found...)
 		return projects
 	}
@@ -165,13 +177,53 @@ func Find(h Host) Result {
 			known = projects
 		}
 	}
+	if h.wants(Gemini) {
+		h.readGeminiTrust(&cs, &res)
+	}
+	named := map[string]bool{}
+	for _, dir := range uniqueDirs(h.Projects) {
+		named[dir] = true
+	}
 	for _, dir := range uniqueDirs(append(slices.Clone(h.Projects), known...)) {
 		for _, c := range projectCandidates(dir) {
 			read(c)
 		}
 	}
-	res.Servers = merge(entries)
+	kept := entries[:0]
+	for _, o := range entries {
+		if why := cs.leftOut(o, named[cleanDir(o.Project)]); why != "" {
+			res.LeftOut = append(res.LeftOut, LeftOut{Origin: o, Reason: why})
+			continue
+		}
+		kept = append(kept, o)
+	}
+	res.Servers = merge(kept)
 	return res
+}
+
+// geminiTrustFile is where Gemini CLI records the folders its user trusts
+// or not (its "trusted folders" setting).
+func (h Host) geminiTrustFile() string {
+	return filepath.Join(h.Home, ".gemini", "trustedFolders.json")
+}
+
+// readGeminiTrust reads Gemini CLI's trusted folders: a JSON object of
+// folder to TRUST_FOLDER, TRUST_PARENT or DO_NOT_TRUST.
+func (h Host) readGeminiTrust(cs *consent, res *Result) {
+	path := h.geminiTrustFile()
+	data, err := h.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		err = jsonc.Decode(path, data, false, &cs.gemini)
+	}
+	if err != nil {
+		// Unreadable, it trusts nothing and refuses nothing: a named
+		// folder's Gemini files are then read as with no record. Listed so
+		// the user sees it.
+		res.Files = append(res.Files, File{Client: Gemini, Scope: ScopeUser, Path: path, Err: fmt.Errorf("read %s: %w", path, err)})
+	}
 }
 
 func (h Host) withDefaults() Host {
@@ -187,13 +239,13 @@ func (h Host) withDefaults() Host {
 func (h Host) wants(c Client) bool { return len(h.Clients) == 0 || slices.Contains(h.Clients, c) }
 
 func (h Host) readFile(c candidate, res *Result) []Origin {
-	found, _ := h.readFileProjects(c, res)
+	found, _ := h.readFileProjects(c, res, nil)
 	return found
 }
 
 // readFileProjects reads one candidate; a file that is not there is not
-// listed.
-func (h Host) readFileProjects(c candidate, res *Result) ([]Origin, []string) {
+// listed. A user-scope file's record of project folders goes to cs.
+func (h Host) readFileProjects(c candidate, res *Result, cs *consent) ([]Origin, []string) {
 	data, err := h.ReadFile(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -204,7 +256,7 @@ func (h Host) readFileProjects(c candidate, res *Result) ([]Origin, []string) {
 		res.Files = append(res.Files, f)
 		return nil, nil
 	}
-	entries, projects, err := parse(c, data)
+	entries, projects, err := parse(c, data, cs)
 	f.Err = err
 	var out []Origin
 	for _, e := range entries {
@@ -215,15 +267,16 @@ func (h Host) readFileProjects(c candidate, res *Result) ([]Origin, []string) {
 	return out, projects
 }
 
-// maxFileBytes bounds a config file read: ~/.claude.json holds Claude
-// Code's history too and grows to tens of MB, but a file past this is not
-// a config.
-const maxFileBytes = 128 << 20
+// MaxFileBytes bounds a client config file read, by discovery and by an
+// import of the file alike (one limit): ~/.claude.json holds Claude Code's
+// history too, but a file past this is not a config, and reading and
+// decoding one costs several times its size.
+const MaxFileBytes = 8 << 20
 
 // readBounded reads a regular file (never a FIFO or a device, which could
-// block or never end) of at most maxFileBytes.
+// block or never end) of at most MaxFileBytes.
 func readBounded(path string) ([]byte, error) {
-	return readfile.Read(path, maxFileBytes)
+	return readfile.Read(path, MaxFileBytes)
 }
 
 func uniqueDirs(dirs []string) []string {

@@ -56,7 +56,8 @@ func summary(t *testing.T, home string, res Result) map[string][]string {
 func TestFindFixtureHome(t *testing.T) {
 	home := discovertest.Home(t)
 	var rec recorder
-	res := Find(rec.host(Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config"), KnownProjects: true}))
+	res := Find(rec.host(Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config"), KnownProjects: true,
+		Projects: []string{filepath.Join(home, "work", "app")}}))
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +135,7 @@ func TestFindFixtureHome(t *testing.T) {
 		}
 	}
 	documented[filepath.Join(home, ".config/Code/User/profiles/3f2a9c/mcp.json")] = true
+	documented[filepath.Join(home, ".gemini/trustedFolders.json")] = true
 	for _, p := range rec.paths {
 		if !documented[p] {
 			t.Errorf("read %s, which is no documented client config path", p)
@@ -152,7 +154,8 @@ func TestFindFixtureHome(t *testing.T) {
 
 func TestFindSpecs(t *testing.T) {
 	home := discovertest.Home(t)
-	res := Find(Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config"), KnownProjects: true})
+	res := Find(Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config"), KnownProjects: true,
+		Projects: []string{filepath.Join(home, "work", "app")}})
 	specs := map[string]any{}
 	for _, s := range res.Servers {
 		specs[s.Name] = s.Origins[0].Spec

@@ -33,13 +33,18 @@ type entry struct {
 }
 
 // parse reads the servers of one file. projects are the folders Claude
-// Code has recorded in ~/.claude.json (only for formatClaudeCode).
-func parse(c candidate, data []byte) (entries []entry, projects []string, err error) {
+// Code has recorded in ~/.claude.json (only for formatClaudeCode). What a
+// user-scope file records of project folders (consent.go) goes to cs, when
+// not nil.
+func parse(c candidate, data []byte, cs *consent) (entries []entry, projects []string, err error) {
+	if c.scope != ScopeUser {
+		cs = nil // a project never speaks for its own trust
+	}
 	switch c.format {
 	case formatClaudeCode:
-		return parseClaudeCode(c, data)
+		return parseClaudeCode(c, data, cs)
 	case formatCodex:
-		entries, err = parseCodex(c, data)
+		entries, err = parseCodex(c, data, cs)
 		return entries, nil, err
 	}
 	// Claude Code and Claude Desktop read strict JSON; VS Code, Cursor,
@@ -101,15 +106,19 @@ func serverEntries(m map[string]any, key []string, scope Scope, project string, 
 // each project's local-scope servers under projects.<folder>. The file also
 // holds Claude Code's history and can be large: only these keys are
 // decoded.
-func parseClaudeCode(c candidate, data []byte) ([]entry, []string, error) {
+func parseClaudeCode(c candidate, data []byte, cs *consent) ([]entry, []string, error) {
 	var doc struct {
-		MCPServers map[string]any `json:"mcpServers"`
-		Projects   map[string]struct {
-			MCPServers map[string]any `json:"mcpServers"`
-		} `json:"projects"`
+		MCPServers map[string]any           `json:"mcpServers"`
+		Projects   map[string]claudeProject `json:"projects"`
 	}
 	if err := jsonc.Decode(c.path, data, true, &doc); err != nil {
 		return nil, nil, fileError(c.path, err)
+	}
+	if cs != nil {
+		cs.claude = map[string]claudeProject{}
+		for dir, p := range doc.Projects {
+			cs.claude[cleanDir(dir)] = p
+		}
 	}
 	entries := serverEntries(doc.MCPServers, []string{"mcpServers"}, ScopeUser, filepath.Dir(c.path), identity)
 	projects := make([]string, 0, len(doc.Projects))
@@ -203,12 +212,23 @@ type codexServer struct {
 // parseCodex reads Codex's config.toml. Codex expands no reference: its
 // values are literal, and it names the variables that hold secrets instead
 // (env_vars, bearer_token_env_var, env_http_headers).
-func parseCodex(c candidate, data []byte) ([]entry, error) {
+func parseCodex(c candidate, data []byte, cs *consent) ([]entry, error) {
 	var doc struct {
 		MCPServers map[string]codexServer `toml:"mcp_servers"`
+		Projects   map[string]struct {
+			TrustLevel string `toml:"trust_level"`
+		} `toml:"projects"`
 	}
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		return nil, tomlError(c.path, err)
+	}
+	if cs != nil {
+		cs.codex = map[string]string{}
+		for dir, p := range doc.Projects {
+			if p.TrustLevel != "" {
+				cs.codex[cleanDir(dir)] = p.TrustLevel
+			}
+		}
 	}
 	project := c.project
 	if project == "" {
