@@ -203,9 +203,14 @@ func (l *Loader) registryServers(file string, im importSpec, inputs map[string]i
 				Problem: fmt.Sprintf("registry file %s: %v", src.registry, err)}}
 		}
 	}
-	defs, _ := registry.Defs(entries, src.packages)
+	defs, skipped := registry.Defs(entries, src.packages)
 	var out []Server
 	var errs []error
+	for _, sk := range skipped {
+		if sk.Refused && !contains(im.exclude, sk.Entry) {
+			errs = append(errs, &FieldError{File: file, Key: im.key, Problem: fmt.Sprintf("registry server %s: %s", sk.Entry, sk.Reason)})
+		}
+	}
 	for _, def0 := range defs {
 		if contains(im.exclude, def0.Name) {
 			continue

@@ -5,14 +5,20 @@ package registry
 // "args", "env"}).
 //
 // Every value the user must supply becomes a ${VAR} reference named after
-// the server and the input, upper-cased with "_" for any other character:
-// the header X-API-Key of io.github.acme/weather reads
-// ${IO_GITHUB_ACME_WEATHER_X_API_KEY}. A non-secret input with a default
+// the server, a short hash of its exact name and the input, upper-cased
+// with "_" for any other character: the header X-API-Key of
+// io.github.acme/weather reads ${IO_GITHUB_ACME_WEATHER_<HASH>_X_API_KEY}.
+// The hash keeps names of different publishers apart where the upper
+// casing alone would not (io.github.acme/weather with X-API-Key, and
+// io.github.acme-weather/x with API-Key); and a variable that would still
+// feed servers on different hosts is refused (Defs). A non-secret input with a default
 // reads ${VAR:-default}; a secret one never gets a value, whatever the
 // entry says. An input with a fixed value (not secret) is written as it is.
 // An optional input with no value and no default is left out.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"sort"
@@ -32,6 +38,9 @@ type Def struct {
 type Skipped struct {
 	Entry  string
 	Reason string
+	// Refused is true when watching it would be unsafe (a variable shared
+	// with a server on another host), not merely outside what is asked.
+	Refused bool
 }
 
 // Defs turns entries into servers to watch; with packages, package entries
@@ -44,7 +53,42 @@ func Defs(entries []Entry, packages bool) ([]Def, []Skipped) {
 		defs = append(defs, d...)
 		skipped = append(skipped, s...)
 	}
-	return defs, skipped
+	return refuseShared(defs, skipped)
+}
+
+// refuseShared leaves out every server whose variable also feeds a server
+// on another host (or another package): the user sets one value, and it
+// would reach both.
+func refuseShared(defs []Def, skipped []Skipped) ([]Def, []Skipped) {
+	type use struct{ dest, name string }
+	users := map[string][]use{}
+	for _, d := range defs {
+		for _, v := range d.Vars {
+			users[v] = append(users[v], use{d.dest(), d.Name})
+		}
+	}
+	bad := map[string]string{}
+	for v, us := range users {
+		for _, u := range us[1:] {
+			if u.dest != us[0].dest {
+				for _, x := range us {
+					bad[x.name] = fmt.Sprintf("the variable %s would feed servers on different hosts (%s and %s); refused, so one publisher's secret never reaches another's server: exclude one of them", v, us[0].name, u.name)
+				}
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return defs, skipped
+	}
+	kept := defs[:0]
+	for _, d := range defs {
+		if why, ok := bad[d.Name]; ok {
+			skipped = append(skipped, Skipped{Entry: d.Name, Reason: why, Refused: true})
+			continue
+		}
+		kept = append(kept, d)
+	}
+	return kept, skipped
 }
 
 func (e Entry) defs(packages bool) ([]Def, []Skipped) {
@@ -53,25 +97,25 @@ func (e Entry) defs(packages bool) ([]Def, []Skipped) {
 	for _, r := range e.Remotes {
 		d, err := e.remoteDef(r)
 		if err != "" {
-			skipped = append(skipped, Skipped{e.Name, err})
+			skipped = append(skipped, Skipped{Entry: e.Name, Reason: err})
 			continue
 		}
 		defs = append(defs, d)
 	}
 	for _, p := range e.Packages {
 		if !packages {
-			skipped = append(skipped, Skipped{e.Name, fmt.Sprintf("a %s package: runs someone else's code, so it is imported only with packages: true", p.RegistryType)})
+			skipped = append(skipped, Skipped{Entry: e.Name, Reason: fmt.Sprintf("a %s package: runs someone else's code, so it is imported only with packages: true", p.RegistryType)})
 			continue
 		}
 		d, err := e.packageDef(p)
 		if err != "" {
-			skipped = append(skipped, Skipped{e.Name, err})
+			skipped = append(skipped, Skipped{Entry: e.Name, Reason: err})
 			continue
 		}
 		defs = append(defs, d)
 	}
 	if len(e.Remotes) == 0 && len(e.Packages) == 0 {
-		skipped = append(skipped, Skipped{e.Name, "neither a remote nor a package"})
+		skipped = append(skipped, Skipped{Entry: e.Name, Reason: "neither a remote nor a package"})
 	}
 	// One server keeps the entry's name; several are told apart by kind.
 	if len(defs) > 1 {
@@ -183,6 +227,30 @@ func (e Entry) packageDef(p Package) (Def, string) {
 	return Def{Name: e.Name, Entry: e.Name, Kind: p.RegistryType, Spec: spec, Vars: v.names}, ""
 }
 
+// dest is where a server's variables go: its URL's host, or its package.
+func (d Def) dest() string {
+	if u, ok := d.Spec["url"].(string); ok {
+		return "host " + remoteHost(u)
+	}
+	return "package " + d.Entry
+}
+
+// remoteHost is the host a remote's URL names, as written (a {template}
+// kept: a host chosen by a variable is its own host).
+func remoteHost(raw string) string {
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return strings.ToLower(rest)
+}
+
 func versioned(id, sep, version string) string {
 	if version == "" {
 		return id
@@ -200,7 +268,7 @@ type vars struct {
 // ref is a reference to the variable of input name: with the default,
 // unless the input is secret (a secret never gets a value from the entry).
 func (v *vars) ref(name string, in Input) string {
-	varName := envName(v.server + "_" + name)
+	varName := envName(v.server) + "_" + nameHash(v.server) + "_" + envName(name)
 	if !contains(v.names, varName) {
 		v.names = append(v.names, varName)
 	}
@@ -274,6 +342,13 @@ func (v *vars) template(s string, variables map[string]Input) string {
 	}
 	b.WriteString(literal(s[last:]))
 	return b.String()
+}
+
+// nameHash is 6 hex digits of the SHA-256 of an entry's exact name: it
+// tells apart names that envName makes one.
+func nameHash(server string) string {
+	sum := sha256.Sum256([]byte(server))
+	return strings.ToUpper(hex.EncodeToString(sum[:3]))
 }
 
 // envName makes a variable name: upper case, any other character "_".
