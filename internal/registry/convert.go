@@ -22,7 +22,10 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // Def is one server to watch, from an entry.
@@ -168,6 +171,26 @@ func (e Entry) packageDef(p Package) (Def, string) {
 	if p.Identifier == "" {
 		return Def{}, fmt.Sprintf("a %s package without an identifier", p.RegistryType)
 	}
+	fam, known := families[p.RegistryType]
+	if !known {
+		return Def{}, fmt.Sprintf("a %s package, which mcpwatch cannot start (npm, pypi, nuget and oci it can)", p.RegistryType)
+	}
+	if strings.HasPrefix(p.Identifier, "-") {
+		return Def{}, fmt.Sprintf("a %s package whose identifier starts with \"-\", which %s would read as an option", p.RegistryType, fam.runtimes[0])
+	}
+	if p.RuntimeHint != "" && !contains(fam.runtimes, p.RuntimeHint) {
+		return Def{}, fmt.Sprintf("a %s package whose runtimeHint is not one of %s (the runtimes of %s packages): refused, as it would run another program",
+			p.RegistryType, strings.Join(fam.runtimes, ", "), p.RegistryType)
+	}
+	for _, a := range p.RuntimeArgs {
+		if a.Type != "named" || !contains(fam.runtimeArgs, a.Name) {
+			what := "a positional runtime argument"
+			if a.Type == "named" {
+				what = "the runtime argument " + strconv.Quote(sanitize.Truncate(a.Name, 64))
+			}
+			return Def{}, fmt.Sprintf("a %s package with %s: refused; mcpwatch passes %s only %s", p.RegistryType, what, fam.runtimes[0], strings.Join(fam.runtimeArgs, ", "))
+		}
+	}
 	v := vars{server: e.Name}
 	args := func(list []Input) []any {
 		var out []any
@@ -207,8 +230,6 @@ func (e Entry) packageDef(p Package) (Def, string) {
 			image += ":" + p.Version
 		}
 		argv = append(argv, literal(image))
-	default:
-		return Def{}, fmt.Sprintf("a %s package, which mcpwatch cannot start (npm, pypi, nuget and oci it can)", p.RegistryType)
 	}
 	if p.RuntimeHint != "" {
 		command = literal(p.RuntimeHint)
@@ -249,6 +270,23 @@ func remoteHost(raw string) string {
 		rest = rest[i+1:]
 	}
 	return strings.ToLower(rest)
+}
+
+// family is what may run a kind of package: its runtimes (the first the
+// default), and the runtime arguments passed to them. Anything else could
+// run another program (a runtimeHint of /bin/sh) or give the package the
+// host (docker run --privileged -v /:/host --pid=host).
+type family struct {
+	runtimes    []string
+	runtimeArgs []string
+}
+
+var families = map[string]family{
+	"npm":   {runtimes: []string{"npx", "bunx"}, runtimeArgs: []string{"-y", "--yes", "--quiet", "--prefer-offline"}},
+	"pypi":  {runtimes: []string{"uvx"}, runtimeArgs: []string{"--prerelease", "--quiet", "-q"}},
+	"nuget": {runtimes: []string{"dnx"}, runtimeArgs: []string{"--yes", "--prerelease"}},
+	"oci": {runtimes: []string{"docker", "podman"}, runtimeArgs: []string{"-e", "--env", "--init", "--read-only",
+		"--platform", "--pull", "-t", "--tty"}},
 }
 
 func versioned(id, sep, version string) string {

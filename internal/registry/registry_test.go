@@ -272,3 +272,33 @@ func TestVariablesInjective(t *testing.T) {
 		t.Errorf("one variable feeding two hosts: defs %v, skipped %+v; want both refused", defs, skipped)
 	}
 }
+
+// packages: true runs the package with its own runtime and a short list of
+// runtime arguments: a runtimeHint of another program, docker's
+// --privileged or a mount of the host, or an identifier read as an option
+// is refused.
+func TestPackagesRefuseOtherPrograms(t *testing.T) {
+	named := func(name, value string) Input { return Input{Type: "named", Name: name, Value: value} }
+	cases := map[string]Package{
+		"runtimeHint /bin/sh": {RegistryType: "npm", Identifier: "x", RuntimeHint: "/bin/sh"},
+		"runtimeHint bash":    {RegistryType: "pypi", Identifier: "x", RuntimeHint: "bash"},
+		"docker hint for npm": {RegistryType: "npm", Identifier: "x", RuntimeHint: "docker"},
+		"--privileged":        {RegistryType: "oci", Identifier: "img", RuntimeArgs: []Input{named("--privileged", "")}},
+		"-v=/:/host":          {RegistryType: "oci", Identifier: "img", RuntimeArgs: []Input{named("-v", "/:/host")}},
+		"--pid=host":          {RegistryType: "oci", Identifier: "img", RuntimeArgs: []Input{named("--pid", "host")}},
+		"positional":          {RegistryType: "oci", Identifier: "img", RuntimeArgs: []Input{{Type: "positional", Value: "--privileged"}}},
+		"npx --call":          {RegistryType: "npm", Identifier: "x", RuntimeArgs: []Input{named("--call", "sh -c id")}},
+		"identifier option":   {RegistryType: "npm", Identifier: "--call=id"},
+	}
+	for name, p := range cases {
+		defs, skipped := Defs([]Entry{{Name: "io.x/" + name, Packages: []Package{p}}}, true)
+		if len(defs) != 0 || len(skipped) != 1 {
+			t.Errorf("%s: defs %+v; want it refused", name, defs)
+		}
+	}
+	ok := Package{RegistryType: "oci", Identifier: "img", RuntimeHint: "podman", RuntimeArgs: []Input{named("--init", ""), named("-e", "MODE=ro")}}
+	defs, skipped := Defs([]Entry{{Name: "io.x/ok", Packages: []Package{ok}}}, true)
+	if len(defs) != 1 || len(skipped) != 0 || defs[0].Spec["command"] != "podman" {
+		t.Errorf("an allowed runtime and arguments: defs %+v, skipped %+v", defs, skipped)
+	}
+}
