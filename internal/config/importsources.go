@@ -39,7 +39,8 @@ import (
 // entries updated since the last one (updated_since). The zero Loader is
 // ready; the daemon keeps one for its reloads.
 type Loader struct {
-	// HTTPClient makes the registry requests. Default: a 60 s timeout.
+	// HTTPClient makes the registry requests. Default: the registry
+	// package's (a minute a page).
 	HTTPClient *http.Client
 	// Host is the host discovery reads. Default: this one, from the
 	// environment.
@@ -232,11 +233,7 @@ func (l *Loader) mirror(apiURL string) (*registry.Mirror, error) {
 	if m, ok := l.mirrors[apiURL]; ok {
 		return m, nil
 	}
-	client := l.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: time.Minute}
-	}
-	m, err := registry.NewMirror(apiURL, client)
+	m, err := registry.NewMirror(apiURL, l.HTTPClient) // nil: the registry's own default
 	if err != nil {
 		return nil, err
 	}

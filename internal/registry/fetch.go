@@ -22,11 +22,23 @@ const (
 	// maxPages bounds a listing against a registry whose cursors never
 	// end: 1,000 pages of 100 is ten times the official registry today.
 	maxPages = 1000
+	// MaxEntries bounds the servers one registry (or file) may hold: a
+	// registry of more is refused whole, with an error, before its entries
+	// cost memory (a decoded entry costs several times its bytes). Ten
+	// times what the official registry lists today.
+	MaxEntries = 20_000
+	// MaxBytes bounds what one sync reads of a registry, every page
+	// together, and a file of entries: 64 MiB is about 200,000 entries of
+	// the official registry's size.
+	MaxBytes = 64 << 20
 	// maxPageBytes bounds one page's body.
-	maxPageBytes = 32 << 20
-	// maxFileBytes bounds a file of entries.
-	maxFileBytes = 256 << 20
+	maxPageBytes = 8 << 20
 )
+
+// errTooLarge words a registry past its bounds, with the next step.
+func errTooLarge(where, what string) error {
+	return fmt.Errorf("%s: %s; stopped (mcpwatch reads at most %d entries and %d MiB of a registry): import a registry or a file of the servers to watch", where, what, MaxEntries, MaxBytes>>20)
+}
 
 // Mirror is a registry's entries as last read, kept between reloads so a
 // reload asks only for what changed (updated_since).
@@ -63,10 +75,14 @@ func NewMirror(apiURL string, client *http.Client) (*Mirror, error) {
 	}
 	u.Path = path
 	if client == nil {
-		client = &http.Client{Timeout: time.Minute}
+		client = defaultClient()
 	}
 	return &Mirror{endpoint: u.String(), client: client, PageSize: pageSize, entries: map[string]Entry{}}, nil
 }
+
+// defaultClient is the HTTP client a registry is read with when the caller
+// gives none: a minute for each page.
+func defaultClient() *http.Client { return &http.Client{Timeout: time.Minute} }
 
 // Endpoint is the list endpoint the mirror reads.
 func (m *Mirror) Endpoint() string { return m.endpoint }
@@ -124,6 +140,9 @@ func (m *Mirror) Sync(ctx context.Context) (SyncStats, error) {
 			st.Added++
 		}
 	}
+	if len(next) > MaxEntries {
+		return st, errTooLarge(m.endpoint, fmt.Sprintf("more than %d servers", MaxEntries))
+	}
 	m.entries, m.since, m.synced = next, newest, true
 	return st, nil
 }
@@ -145,6 +164,7 @@ func (m *Mirror) list(ctx context.Context, since string) ([]Entry, int, error) {
 	var out []Entry
 	cursor := ""
 	seen := map[string]bool{}
+	total := 0 // bytes read, every page together
 	for page := 1; ; page++ {
 		if page > maxPages {
 			return nil, page - 1, fmt.Errorf("%s: more than %d pages; stopped", m.endpoint, maxPages)
@@ -158,10 +178,11 @@ func (m *Mirror) list(ctx context.Context, since string) ([]Entry, int, error) {
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
-		body, err := m.page(ctx, q)
+		body, err := m.page(ctx, q, MaxBytes-total)
 		if err != nil {
 			return nil, page, err
 		}
+		total += len(body)
 		var resp struct {
 			Servers  []rawEntry `json:"servers"`
 			Metadata struct {
@@ -171,6 +192,9 @@ func (m *Mirror) list(ctx context.Context, since string) ([]Entry, int, error) {
 		}
 		if err := json.Unmarshal(body, &resp); err != nil {
 			return nil, page, fmt.Errorf("%s: page %d is not a server list (%s)", m.endpoint, page, jsonProblem(err))
+		}
+		if len(out)+len(resp.Servers) > MaxEntries {
+			return nil, page, errTooLarge(m.endpoint, fmt.Sprintf("more than %d entries by page %d", MaxEntries, page))
 		}
 		for _, r := range resp.Servers {
 			out = append(out, r.entry())
@@ -186,7 +210,9 @@ func (m *Mirror) list(ctx context.Context, since string) ([]Entry, int, error) {
 	}
 }
 
-func (m *Mirror) page(ctx context.Context, q url.Values) ([]byte, error) {
+// page reads one page of at most maxPageBytes, and at most left bytes (what
+// the sync may still read).
+func (m *Mirror) page(ctx context.Context, q url.Values, left int) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.endpoint+"?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -201,11 +227,15 @@ func (m *Mirror) page(ctx context.Context, q url.Values) ([]byte, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, fmt.Errorf("%s answered HTTP %d; is it the URL of a registry API?", m.endpoint, resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes+1))
+	limit := min(maxPageBytes, left)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.endpoint, err)
 	}
-	if len(body) > maxPageBytes {
+	switch {
+	case len(body) > limit && limit < maxPageBytes:
+		return nil, errTooLarge(m.endpoint, fmt.Sprintf("more than %d MiB", MaxBytes>>20))
+	case len(body) > limit:
 		return nil, fmt.Errorf("%s: a page larger than %d MiB; stopped", m.endpoint, maxPageBytes>>20)
 	}
 	return body, nil
@@ -216,7 +246,7 @@ func (m *Mirror) page(ctx context.Context, q url.Values) ([]byte, error) {
 // Deleted entries are left out; of several versions of a server, the
 // latest is kept.
 func ReadFile(path string) ([]Entry, error) {
-	data, err := readfile.Read(path, maxFileBytes)
+	data, err := readfile.Read(path, MaxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -241,6 +271,9 @@ func ReadFile(path string) ([]Entry, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("is not a server.json, a list of them or a registry answer (%s)", jsonProblem(err))
+	}
+	if len(raws) > MaxEntries {
+		return nil, errTooLarge("the file", fmt.Sprintf("%d entries", len(raws)))
 	}
 	var out []Entry
 	for i, r := range raws {
