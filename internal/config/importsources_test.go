@@ -164,7 +164,7 @@ func TestLoadRegistryImportReload(t *testing.T) {
 		t.Fatalf("%d servers, want 500", len(cfg.Servers))
 	}
 	s, _ := cfg.Server("io.example.fleet/server-007")
-	if s.URL != "https://mcp.example.com/007/mcp" || s.Headers["Authorization"] != "Bearer ${IO_EXAMPLE_FLEET_SERVER_007_1108EF_TOKEN}" || s.Source != reg.URL || s.Transport != probe.TransportHTTP {
+	if s.URL != "https://mcp.example.com/007/mcp" || s.Headers["Authorization"] != "Bearer ${IO_EXAMPLE_FLEET_SERVER_007_57CFAE23A74B_TOKEN}" || s.Source != reg.URL || s.Transport != probe.TransportHTTP {
 		t.Errorf("server-007: %+v", s)
 	}
 	firstLoad := len(reg.Requests())

@@ -5,9 +5,11 @@ package registry
 // "args", "env"}).
 //
 // Every value the user must supply becomes a ${VAR} reference named after
-// the server, a short hash of its exact name and the input, upper-cased
+// the server, a short hash of its exact name and host and the input, upper-cased
 // with "_" for any other character: the header X-API-Key of
-// io.github.acme/weather reads ${IO_GITHUB_ACME_WEATHER_<HASH>_X_API_KEY}.
+// io.github.acme/weather reads ${IO_GITHUB_ACME_WEATHER_<HASH>_X_API_KEY}
+// (the hash of "io.github.acme/weather", a 0 byte and "host " and its
+// URL's host).
 // The hash keeps names of different publishers apart where the upper
 // casing alone would not (io.github.acme/weather with X-API-Key, and
 // io.github.acme-weather/x with API-Key); and a variable that would still
@@ -147,7 +149,7 @@ func (e Entry) remoteDef(r Remote) (Def, string) {
 	if r.URL == "" {
 		return Def{}, "a remote without a url"
 	}
-	v := vars{server: e.Name}
+	v := vars{server: e.Name, dest: "host " + remoteHost(fixedValues(r.URL, r.Variables))}
 	spec := map[string]any{"type": typ, "url": v.template(r.URL, r.Variables)}
 	headers := map[string]any{}
 	for _, h := range r.Headers {
@@ -191,7 +193,7 @@ func (e Entry) packageDef(p Package) (Def, string) {
 			return Def{}, fmt.Sprintf("a %s package with %s: refused; mcpwatch passes %s only %s", p.RegistryType, what, fam.runtimes[0], strings.Join(fam.runtimeArgs, ", "))
 		}
 	}
-	v := vars{server: e.Name}
+	v := vars{server: e.Name, dest: "package"}
 	args := func(list []Input) []any {
 		var out []any
 		for _, a := range list {
@@ -256,6 +258,17 @@ func (d Def) dest() string {
 	return "package " + d.Entry
 }
 
+// fixedValues writes a URL's {variable} templates that have a fixed value
+// (not secret) with it, and keeps the others as written.
+func fixedValues(s string, variables map[string]Input) string {
+	return templateRef.ReplaceAllStringFunc(s, func(m string) string {
+		if in, ok := variables[m[1:len(m)-1]]; ok && in.Value != "" && !in.Secret {
+			return in.Value
+		}
+		return m
+	})
+}
+
 // remoteHost is the host a remote's URL names, as written (a {template}
 // kept: a host chosen by a variable is its own host).
 func remoteHost(raw string) string {
@@ -300,13 +313,14 @@ func versioned(id, sep, version string) string {
 // variables they name.
 type vars struct {
 	server string
+	dest   string // where the values go (Def.dest)
 	names  []string
 }
 
 // ref is a reference to the variable of input name: with the default,
 // unless the input is secret (a secret never gets a value from the entry).
 func (v *vars) ref(name string, in Input) string {
-	varName := envName(v.server) + "_" + nameHash(v.server) + "_" + envName(name)
+	varName := envName(v.server) + "_" + nameHash(v.server, v.dest) + "_" + envName(name)
 	if !contains(v.names, varName) {
 		v.names = append(v.names, varName)
 	}
@@ -382,11 +396,14 @@ func (v *vars) template(s string, variables map[string]Input) string {
 	return b.String()
 }
 
-// nameHash is 6 hex digits of the SHA-256 of an entry's exact name: it
-// tells apart names that envName makes one.
-func nameHash(server string) string {
-	sum := sha256.Sum256([]byte(server))
-	return strings.ToUpper(hex.EncodeToString(sum[:3]))
+// nameHash is 12 hex digits of the SHA-256 of an entry's exact name and
+// where its variables go (a remote's host, or the package): it tells apart
+// names that envName makes one, and gives each host of an entry a variable
+// of its own. 48 bits: finding a name that collides costs days of hashing,
+// and refuseShared refuses the one that does.
+func nameHash(server, dest string) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + dest))
+	return strings.ToUpper(hex.EncodeToString(sum[:6]))
 }
 
 // envName makes a variable name: upper case, any other character "_".

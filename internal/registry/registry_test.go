@@ -153,11 +153,11 @@ func TestDefs(t *testing.T) {
 		got[d.Name] = d.Spec
 	}
 	want := map[string]map[string]any{
-		"com.example/acme-analytics@streamable-http": {"type": "http", "url": "https://${COM_EXAMPLE_ACME_ANALYTICS_648740_TENANT_ID}.api.example.com/mcp",
+		"com.example/acme-analytics@streamable-http": {"type": "http", "url": "https://${COM_EXAMPLE_ACME_ANALYTICS_20BDF7A4027D_TENANT_ID}.api.example.com/mcp",
 			"headers": map[string]any{
-				"Authorization": "Bearer ${COM_EXAMPLE_ACME_ANALYTICS_648740_API_KEY}", // secret: the default is never used
-				"X-Region":      "${COM_EXAMPLE_ACME_ANALYTICS_648740_X_REGION:-eu}",
-				"X-Api-Key":     "${COM_EXAMPLE_ACME_ANALYTICS_648740_X_API_KEY}", // secret: its literal value is never used
+				"Authorization": "Bearer ${COM_EXAMPLE_ACME_ANALYTICS_20BDF7A4027D_API_KEY}", // secret: the default is never used
+				"X-Region":      "${COM_EXAMPLE_ACME_ANALYTICS_20BDF7A4027D_X_REGION:-eu}",
+				"X-Api-Key":     "${COM_EXAMPLE_ACME_ANALYTICS_20BDF7A4027D_X_API_KEY}", // secret: its literal value is never used
 			}},
 		"com.example/acme-analytics@sse": {"type": "sse", "url": "https://api.example.com/sse?price=$$5"},
 	}
@@ -173,12 +173,12 @@ func TestDefs(t *testing.T) {
 	for _, d := range defs {
 		got[d.Name] = d.Spec
 	}
-	if w := (map[string]any{"command": "npx", "args": []any{"-y", "@someone/weather-mcp@1.2.3", "--units=${IO_GITHUB_SOMEONE_WEATHER_678156_UNITS:-metric}", "${IO_GITHUB_SOMEONE_WEATHER_678156_CITY}"},
-		"env": map[string]any{"WEATHER_API_KEY": "${IO_GITHUB_SOMEONE_WEATHER_678156_WEATHER_API_KEY}"}}); !reflect.DeepEqual(got["io.github.someone/weather"], w) {
+	if w := (map[string]any{"command": "npx", "args": []any{"-y", "@someone/weather-mcp@1.2.3", "--units=${IO_GITHUB_SOMEONE_WEATHER_EA8D3D7866F4_UNITS:-metric}", "${IO_GITHUB_SOMEONE_WEATHER_EA8D3D7866F4_CITY}"},
+		"env": map[string]any{"WEATHER_API_KEY": "${IO_GITHUB_SOMEONE_WEATHER_EA8D3D7866F4_WEATHER_API_KEY}"}}); !reflect.DeepEqual(got["io.github.someone/weather"], w) {
 		t.Errorf("npm:\n got: %v\nwant: %v", got["io.github.someone/weather"], w)
 	}
 	if w := (map[string]any{"command": "docker", "args": []any{"run", "-i", "--rm", "-e", "BOX_TOKEN", "ghcr.io/someone/box:v2"},
-		"env": map[string]any{"BOX_TOKEN": "${IO_GITHUB_SOMEONE_BOX_A50908_BOX_TOKEN}"}}); !reflect.DeepEqual(got["io.github.someone/box"], w) {
+		"env": map[string]any{"BOX_TOKEN": "${IO_GITHUB_SOMEONE_BOX_2EC084D48FAE_BOX_TOKEN}"}}); !reflect.DeepEqual(got["io.github.someone/box"], w) {
 		t.Errorf("oci:\n got: %v\nwant: %v", got["io.github.someone/box"], w)
 	}
 	if len(skipped) != 1 || !strings.Contains(skipped[0].Reason, "a mcpb package, which mcpwatch cannot start") {
@@ -228,8 +228,8 @@ func TestReadFileSchemaVersions(t *testing.T) {
 		}
 		defs, _ := Defs(entries, false)
 		want := []Def{{Name: "io.example/s", Entry: "io.example/s", Kind: "streamable-http",
-			Spec: map[string]any{"type": "http", "url": "https://s.example.com/mcp", "headers": map[string]any{"X-Key": "${IO_EXAMPLE_S_1EAB6C_X_KEY}"}},
-			Vars: []string{"IO_EXAMPLE_S_1EAB6C_X_KEY"}}}
+			Spec: map[string]any{"type": "http", "url": "https://s.example.com/mcp", "headers": map[string]any{"X-Key": "${IO_EXAMPLE_S_035495DBE7FA_X_KEY}"}},
+			Vars: []string{"IO_EXAMPLE_S_035495DBE7FA_X_KEY"}}}
 		if !reflect.DeepEqual(defs, want) {
 			t.Errorf("%s:\n got: %+v\nwant: %+v", name, defs, want)
 		}
@@ -267,9 +267,21 @@ func TestVariablesInjective(t *testing.T) {
 		{Type: "streamable-http", URL: "https://a.example/mcp", Headers: []Input{{Name: "X-Key", Required: true, Secret: true}}},
 		{Type: "sse", URL: "https://b.example/sse", Headers: []Input{{Name: "X-Key", Required: true, Secret: true}}},
 	}}
-	defs, skipped = Defs([]Entry{two}, false)
-	if len(defs) != 0 || len(skipped) != 2 || !skipped[0].Refused || !strings.Contains(skipped[0].Reason, "different hosts") {
-		t.Errorf("one variable feeding two hosts: defs %v, skipped %+v; want both refused", defs, skipped)
+	defs, _ = Defs([]Entry{two}, false)
+	if len(defs) != 2 || defs[0].Vars[0] == defs[1].Vars[0] {
+		t.Errorf("one entry's two hosts: %+v; want a variable each", defs)
+	}
+
+	// Should two names still meet (a hash collision), the variable that
+	// would feed two hosts is refused.
+	shared := []Def{
+		{Name: "a", Entry: "a", Spec: map[string]any{"url": "https://a.example/mcp"}, Vars: []string{"V"}},
+		{Name: "b", Entry: "b", Spec: map[string]any{"url": "https://b.example/mcp"}, Vars: []string{"V"}},
+		{Name: "c", Entry: "c", Spec: map[string]any{"url": "https://a.example/other"}, Vars: []string{"W"}},
+	}
+	kept, skipped := refuseShared(shared, nil)
+	if len(kept) != 1 || kept[0].Name != "c" || len(skipped) != 2 || !skipped[0].Refused || !strings.Contains(skipped[0].Reason, "different hosts") {
+		t.Errorf("one variable feeding two hosts: kept %v, skipped %+v; want both refused", kept, skipped)
 	}
 }
 
