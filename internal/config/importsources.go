@@ -10,6 +10,8 @@ package config
 //	  - registry: https://registry.modelcontextprotocol.io   # an MCP Registry's API ...
 //	  - registry: ./servers.json   # ... or a file of server.json entries
 //	    packages: false            # true: also package entries (npx, uvx, docker: runs their code)
+//	    private_remotes: false     # true: also remotes at loopback, private or link-local
+//	                               # addresses, or over http (a company registry's own)
 //	    optional: true             # a registry that cannot be read leaves its servers out
 //	                               # (or, on reload, as they were)
 //
@@ -59,6 +61,7 @@ type importSource struct {
 	registry string // the registry's API URL, or a file
 	isURL    bool
 	packages bool
+	private  bool // private_remotes: remotes at local addresses, or over http
 }
 
 // decodeImportSource reads the keys of a discover: or registry: import;
@@ -69,6 +72,7 @@ func decodeImportSource(o *object, hasPath bool, dir string) *importSource {
 	clients, hasClients := o.strings("clients")
 	projects, hasProjects := o.strings("projects")
 	packages, hasPackages := o.boolean("packages")
+	private, hasPrivate := o.boolean("private_remotes")
 	if hasDisc && !disc && !hasPath {
 		o.d.errorf(o.key("discover"), "is false; remove the import, or write discover: true to watch the host's configured servers")
 	}
@@ -90,6 +94,9 @@ func decodeImportSource(o *object, hasPath bool, dir string) *importSource {
 	}
 	if hasPackages && !hasReg {
 		o.d.errorf(o.key("packages"), "applies only to registry:; remove it")
+	}
+	if hasPrivate && !hasReg {
+		o.d.errorf(o.key("private_remotes"), "applies only to registry:; remove it")
 	}
 	switch {
 	case disc:
@@ -115,7 +122,7 @@ func decodeImportSource(o *object, hasPath bool, dir string) *importSource {
 			o.d.errorf(o.key("registry"), "is empty; give the URL of a registry API (https://registry.modelcontextprotocol.io) or a file of server.json entries")
 			return nil
 		}
-		src := &importSource{registry: reg, packages: packages}
+		src := &importSource{registry: reg, packages: packages, private: private}
 		if strings.HasPrefix(reg, "http://") || strings.HasPrefix(reg, "https://") {
 			if _, err := registry.NewMirror(reg, nil); err != nil {
 				o.d.errorf(o.key("registry"), "%v", err)
@@ -204,7 +211,7 @@ func (l *Loader) registryServers(file string, im importSpec, inputs map[string]i
 				Problem: fmt.Sprintf("registry file %s: %v", src.registry, err)}}
 		}
 	}
-	defs, skipped := registry.Defs(entries, src.packages)
+	defs, skipped := registry.Defs(entries, registry.Options{Packages: src.packages, PrivateRemotes: src.private})
 	var out []Server
 	var errs []error
 	for _, sk := range skipped {

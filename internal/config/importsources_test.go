@@ -199,3 +199,46 @@ func TestLoadRegistryImportReload(t *testing.T) {
 		t.Errorf("optional registry down: %v", err)
 	}
 }
+
+// A registry's remotes at loopback, link-local or private addresses, or
+// over http, are not imported (a registry would choose the headers sent to
+// the host's own services); private_remotes: true imports them.
+func TestLoadRegistryPrivateRemotes(t *testing.T) {
+	dir := t.TempDir()
+	remote := func(name, url string) string {
+		return `{"name": "` + name + `", "remotes": [{"type": "streamable-http", "url": "` + url + `",
+			"headers": [{"name": "Metadata-Flavor", "value": "Google"}]}]}`
+	}
+	writeFile(t, filepath.Join(dir, "servers.json"), "["+strings.Join([]string{
+		remote("io.x/metadata", "https://169.254.169.254/computeMetadata/v1/"),
+		remote("io.x/loopback", "https://127.0.0.1:8080/mcp"),
+		remote("io.x/private", "https://10.0.0.7/mcp"),
+		remote("io.x/v6", "https://[::1]/mcp"),
+		remote("io.x/localhost", "https://localhost/mcp"),
+		remote("io.x/plain", "http://mcp.example.com/mcp"),
+		remote("io.x/public", "https://mcp.example.com/mcp"),
+	}, ",")+"]")
+	path := filepath.Join(dir, "mcpwatch.yml")
+	for _, tc := range []struct {
+		yml  string
+		want string
+	}{
+		{"imports:\n  - registry: ./servers.json\n", "io.x/public"},
+		{"imports:\n  - {registry: ./servers.json, private_remotes: true}\n",
+			"io.x/localhost io.x/loopback io.x/metadata io.x/plain io.x/private io.x/public io.x/v6"},
+	} {
+		writeFile(t, path, tc.yml)
+		cfg, err := new(Loader).Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range cfg.Servers {
+			names = append(names, s.Name)
+		}
+		sort.Strings(names)
+		if got := strings.Join(names, " "); got != tc.want {
+			t.Errorf("%s: imported %s, want %s", tc.yml, got, tc.want)
+		}
+	}
+}

@@ -22,11 +22,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/dialguard"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
@@ -48,13 +50,24 @@ type Skipped struct {
 	Refused bool
 }
 
-// Defs turns entries into servers to watch; with packages, package entries
-// too (they run the package: someone else's code).
-func Defs(entries []Entry, packages bool) ([]Def, []Skipped) {
+// Options say what of a registry is imported beyond its public remotes.
+type Options struct {
+	// Packages imports package entries too: they run the package, someone
+	// else's code.
+	Packages bool
+	// PrivateRemotes imports remotes at loopback, private or link-local
+	// addresses, and over plain http: a registry could otherwise aim
+	// requests with the headers it chooses at the host's own services (a
+	// cloud metadata address).
+	PrivateRemotes bool
+}
+
+// Defs turns entries into servers to watch, as opt says.
+func Defs(entries []Entry, opt Options) ([]Def, []Skipped) {
 	var defs []Def
 	var skipped []Skipped
 	for _, e := range entries {
-		d, s := e.defs(packages)
+		d, s := e.defs(opt)
 		defs = append(defs, d...)
 		skipped = append(skipped, s...)
 	}
@@ -96,11 +109,11 @@ func refuseShared(defs []Def, skipped []Skipped) ([]Def, []Skipped) {
 	return kept, skipped
 }
 
-func (e Entry) defs(packages bool) ([]Def, []Skipped) {
+func (e Entry) defs(opt Options) ([]Def, []Skipped) {
 	var defs []Def
 	var skipped []Skipped
 	for _, r := range e.Remotes {
-		d, err := e.remoteDef(r)
+		d, err := e.remoteDef(r, opt.PrivateRemotes)
 		if err != "" {
 			skipped = append(skipped, Skipped{Entry: e.Name, Reason: err})
 			continue
@@ -108,7 +121,7 @@ func (e Entry) defs(packages bool) ([]Def, []Skipped) {
 		defs = append(defs, d)
 	}
 	for _, p := range e.Packages {
-		if !packages {
+		if !opt.Packages {
 			skipped = append(skipped, Skipped{Entry: e.Name, Reason: fmt.Sprintf("a %s package: runs someone else's code, so it is imported only with packages: true", p.RegistryType)})
 			continue
 		}
@@ -136,7 +149,7 @@ func (e Entry) defs(packages bool) ([]Def, []Skipped) {
 	return defs, skipped
 }
 
-func (e Entry) remoteDef(r Remote) (Def, string) {
+func (e Entry) remoteDef(r Remote, private bool) (Def, string) {
 	var typ string
 	switch r.Type {
 	case "streamable-http", "streamable", "http":
@@ -148,6 +161,9 @@ func (e Entry) remoteDef(r Remote) (Def, string) {
 	}
 	if r.URL == "" {
 		return Def{}, "a remote without a url"
+	}
+	if why := privateRemote(fixedValues(r.URL, r.Variables)); why != "" && !private {
+		return Def{}, why + "; imported only with private_remotes: true"
 	}
 	v := vars{server: e.Name, dest: "host " + remoteHost(fixedValues(r.URL, r.Variables))}
 	spec := map[string]any{"type": typ, "url": v.template(r.URL, r.Variables)}
@@ -256,6 +272,29 @@ func (d Def) dest() string {
 		return "host " + remoteHost(u)
 	}
 	return "package " + d.Entry
+}
+
+// privateRemote says why a remote's URL is not a public https one, or "":
+// the rule the OAuth client applies to what a server publishes
+// (internal/dialguard). A host given by name is checked here only when it
+// names this machine (localhost); what it resolves to is checked as the
+// probe dials.
+func privateRemote(raw string) string {
+	if !strings.HasPrefix(strings.ToLower(raw), "https://") {
+		return "a remote that is not https"
+	}
+	host := remoteHost(raw)
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		host = host[:i]
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return "a remote on this machine (" + host + ")"
+	}
+	if a, err := netip.ParseAddr(host); err == nil && !dialguard.IsPublic(a) {
+		return "a remote at a loopback, private or link-local address (" + a.String() + ")"
+	}
+	return ""
 }
 
 // fixedValues writes a URL's {variable} templates that have a fixed value

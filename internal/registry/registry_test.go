@@ -147,7 +147,7 @@ func TestDefs(t *testing.T) {
 		{Name: "io.github.someone/bundle", Packages: []Package{{RegistryType: "mcpb", Identifier: "https://example.com/x.mcpb"}}},
 	}
 
-	defs, skipped := Defs(entries, false)
+	defs, skipped := Defs(entries, Options{})
 	got := map[string]map[string]any{}
 	for _, d := range defs {
 		got[d.Name] = d.Spec
@@ -168,7 +168,7 @@ func TestDefs(t *testing.T) {
 		t.Errorf("skipped: %+v", skipped)
 	}
 
-	defs, skipped = Defs(entries, true)
+	defs, skipped = Defs(entries, Options{Packages: true})
 	got = map[string]map[string]any{}
 	for _, d := range defs {
 		got[d.Name] = d.Spec
@@ -226,7 +226,7 @@ func TestReadFileSchemaVersions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		defs, _ := Defs(entries, false)
+		defs, _ := Defs(entries, Options{})
 		want := []Def{{Name: "io.example/s", Entry: "io.example/s", Kind: "streamable-http",
 			Spec: map[string]any{"type": "http", "url": "https://s.example.com/mcp", "headers": map[string]any{"X-Key": "${IO_EXAMPLE_S_035495DBE7FA_X_KEY}"}},
 			Vars: []string{"IO_EXAMPLE_S_035495DBE7FA_X_KEY"}}}
@@ -255,7 +255,7 @@ func TestVariablesInjective(t *testing.T) {
 	defs, skipped := Defs([]Entry{
 		remote("io.github.acme/weather", "weather.acme.example", "X-API-Key"),
 		remote("io.github.acme-weather/x", "evil.example", "API-Key"),
-	}, false)
+	}, Options{})
 	if len(defs) != 2 || len(skipped) != 0 {
 		t.Fatalf("defs %v, skipped %v", defs, skipped)
 	}
@@ -267,7 +267,7 @@ func TestVariablesInjective(t *testing.T) {
 		{Type: "streamable-http", URL: "https://a.example/mcp", Headers: []Input{{Name: "X-Key", Required: true, Secret: true}}},
 		{Type: "sse", URL: "https://b.example/sse", Headers: []Input{{Name: "X-Key", Required: true, Secret: true}}},
 	}}
-	defs, _ = Defs([]Entry{two}, false)
+	defs, _ = Defs([]Entry{two}, Options{})
 	if len(defs) != 2 || defs[0].Vars[0] == defs[1].Vars[0] {
 		t.Errorf("one entry's two hosts: %+v; want a variable each", defs)
 	}
@@ -303,13 +303,13 @@ func TestPackagesRefuseOtherPrograms(t *testing.T) {
 		"identifier option":   {RegistryType: "npm", Identifier: "--call=id"},
 	}
 	for name, p := range cases {
-		defs, skipped := Defs([]Entry{{Name: "io.x/" + name, Packages: []Package{p}}}, true)
+		defs, skipped := Defs([]Entry{{Name: "io.x/" + name, Packages: []Package{p}}}, Options{Packages: true})
 		if len(defs) != 0 || len(skipped) != 1 {
 			t.Errorf("%s: defs %+v; want it refused", name, defs)
 		}
 	}
 	ok := Package{RegistryType: "oci", Identifier: "img", RuntimeHint: "podman", RuntimeArgs: []Input{named("--init", ""), named("-e", "MODE=ro")}}
-	defs, skipped := Defs([]Entry{{Name: "io.x/ok", Packages: []Package{ok}}}, true)
+	defs, skipped := Defs([]Entry{{Name: "io.x/ok", Packages: []Package{ok}}}, Options{Packages: true})
 	if len(defs) != 1 || len(skipped) != 0 || defs[0].Spec["command"] != "podman" {
 		t.Errorf("an allowed runtime and arguments: defs %+v, skipped %+v", defs, skipped)
 	}
