@@ -29,59 +29,46 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/discover"
 	"github.com/mcpwatch/mcpwatch/internal/jsonc"
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/suggest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// loadClientConfig reads the servers of an MCP client config file. What
+// loadClientConfig reads the servers of an MCP client config file, with
+// the decoder host discovery reads the same files with
+// (discover.ReadFile): a file means one thing however it is named. What
 // they leave unset, Normalize sets.
 func loadClientConfig(path string, inputs map[string]input) ([]Server, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("client config %s: %w", path, err)
 	}
-	data, err := readfile.Read(abs, maxConfigBytes)
-	if err != nil {
+	parsed, err := discover.ReadFile(abs, "")
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
 		return nil, fmt.Errorf("read client config: %w", err)
-	}
-	top, err := jsonc.Object(abs, data, !readsJSONC(abs))
-	if err != nil {
+	case err != nil:
 		return nil, clientJSONError(abs, err)
 	}
 
 	d := &decoder{file: abs}
-	if list, ok := top["servers"].([]any); ok { // mcp-probe.config.json: see mcpprobe.go
-		servers := loadMcpProbe(d, list, filepath.Dir(abs))
+	if parsed.ServerList != nil { // mcp-probe.config.json: see mcpprobe.go
+		servers := loadMcpProbe(d, parsed.ServerList, filepath.Dir(abs))
 		for i := range servers {
 			servers[i].inputs = inputs
 		}
 		return servers, d.err()
 	}
-	root, _ := d.object("", top, false)
-	prefix := ""
-	var servers *object
-	switch {
-	case root.m["mcpServers"] != nil:
-		prefix = "mcpServers"
-		servers, _ = root.sub("mcpServers", false)
-	case root.m["servers"] != nil:
-		prefix = "servers"
-		servers, _ = root.sub("servers", false)
-	case root.m["mcp"] != nil:
-		if mcp, ok := root.sub("mcp", false); ok && mcp.m["servers"] != nil {
-			prefix = "mcp.servers"
-			servers, _ = mcp.sub("servers", false)
-		}
-	}
-	if prefix == "" {
+	if parsed.NoServers {
 		hint := "is it a Claude Code, Claude Desktop, Cursor or VS Code MCP config?"
-		for _, k := range root.keys() {
+		for _, k := range parsed.Keys {
 			if near := suggest.Closest(k, []string{"mcpServers", "servers"}); near != "" {
 				hint = fmt.Sprintf("%q: did you mean %s?", k, near)
 				break
@@ -89,14 +76,9 @@ func loadClientConfig(path string, inputs map[string]input) ([]Server, error) {
 		}
 		return nil, &FieldError{File: abs, Problem: "holds no mcpServers or servers; " + hint}
 	}
-	if servers == nil {
-		return nil, d.err()
-	}
-
-	project := projectDir(abs)
 	var out []Server
-	for _, name := range servers.keys() {
-		if s, ok := clientServer(d, joinKey(prefix, name), name, servers.m[name], project, inputs); ok {
+	for _, o := range parsed.Origins {
+		if s, ok := clientServer(d, KeyPath(o.Key...), o.Name, o.Spec, o.Project, inputs); ok {
 			out = append(out, s)
 		}
 	}
@@ -192,28 +174,6 @@ func nearMisses(o *object) {
 			o.d.errorf(o.key(k), "unknown key; did you mean %s? (known keys here: %s)", near, strings.Join(known, ", "))
 		}
 	}
-}
-
-// readsJSONC reports whether the client that reads a file accepts comments
-// and trailing commas: VS Code (and Cursor, built on it) for its files
-// under .vscode/ or .cursor/ and its settings.json.
-func readsJSONC(file string) bool {
-	switch filepath.Base(filepath.Dir(file)) {
-	case ".vscode", ".cursor":
-		return true
-	}
-	return filepath.Base(file) == "settings.json"
-}
-
-// projectDir is where a client runs a server from: the project folder for a
-// file under .vscode/ or .cursor/, else the file's own directory.
-func projectDir(file string) string {
-	dir := filepath.Dir(file)
-	switch filepath.Base(dir) {
-	case ".vscode", ".cursor":
-		return filepath.Dir(dir)
-	}
-	return dir
 }
 
 // clientJSONError words a client config's JSON problems as FieldErrors.

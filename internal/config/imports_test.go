@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/discover"
+	"github.com/mcpwatch/mcpwatch/internal/discover/discovertest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -163,4 +165,83 @@ func readClientConfig(path string) ([]Server, error) {
 		servers[i] = servers[i].Normalized(Defaults{})
 	}
 	return servers, err
+}
+
+// One client config file, imported by path or found by discover: one
+// decoder, one meaning. Each file the host fixture holds is imported by
+// path, and each server read the same as discovery read it.
+func TestClientFileOneDecoder(t *testing.T) {
+	home := discovertest.Home(t)
+	res := discover.Find(discover.Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config"),
+		Projects: []string{filepath.Join(home, "work", "app")}})
+	found := FoundServers(res, BuiltinDefaults())
+	checked := 0
+	for _, f := range found {
+		o := f.Origins[0]
+		if filepath.Base(o.File) == ".claude.json" || f.Err != nil {
+			continue // ~/.claude.json is Claude Code's own store, not a file to import
+		}
+		servers, err := loadClientConfig(o.File, nil)
+		if err != nil {
+			t.Errorf("%s: imported by path: %v", o.File, err)
+			continue
+		}
+		var byPath *Server
+		for i := range servers {
+			if servers[i].Name == o.Name {
+				byPath = &servers[i]
+			}
+		}
+		if byPath == nil {
+			t.Errorf("%s: %s found by discover, missing when imported by path", o.File, o.Name)
+			continue
+		}
+		a, b := byPath.Normalized(BuiltinDefaults()), f.Server
+		if a.Command != b.Command || !reflect.DeepEqual(a.Args, b.Args) || a.URL != b.URL || a.Transport != b.Transport ||
+			!reflect.DeepEqual(a.Env, b.Env) || !reflect.DeepEqual(a.Headers, b.Headers) || a.Dir != b.Dir {
+			t.Errorf("%s: %s by path:\n%+v\nby discover:\n%+v", o.File, o.Name, a, b)
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Errorf("compared %d servers, want the fixture's", checked)
+	}
+}
+
+// The three ways the two decoders disagreed, each now read as its client
+// reads it when imported by path.
+func TestClientFileByPathAsItsClient(t *testing.T) {
+	dir := t.TempDir()
+	gemini := filepath.Join(dir, ".gemini", "settings.json")
+	writeFile(t, gemini, `{"mcpServers": {
+		"remote": {"httpUrl": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer $MY_KEY"}},
+		"local": {"command": "srv", "env": {"KEY": "$MY_KEY"}}}}`)
+	servers, err := loadClientConfig(gemini, nil)
+	if err != nil {
+		t.Fatalf("a Gemini CLI file with httpUrl: %v", err)
+	}
+	lookup := mapLookup(map[string]string{"MY_KEY": "k-1"})
+	for _, s := range servers {
+		tgt, err := s.Normalized(BuiltinDefaults()).Target(lookup)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", s.Name, err)
+		case s.Name == "remote" && (tgt.URL != "https://mcp.example.com/mcp" || tgt.Transport != probe.TransportHTTP || tgt.Headers["Authorization"] != "Bearer k-1"):
+			t.Errorf("remote: %+v; want streamable HTTP with $MY_KEY expanded", tgt)
+		case s.Name == "local" && tgt.Env["KEY"] != "k-1":
+			t.Errorf("local: KEY=%q; Gemini CLI expands $MY_KEY", tgt.Env["KEY"])
+		}
+	}
+	if len(servers) != 2 {
+		t.Errorf("%d servers, want 2", len(servers))
+	}
+
+	windsurf := filepath.Join(dir, ".codeium", "windsurf", "mcp_config.json")
+	writeFile(t, windsurf, `{
+		// Windsurf reads comments
+		"mcpServers": {"linear": {"serverUrl": "https://mcp.linear.app/sse"}}}`)
+	servers, err = loadClientConfig(windsurf, nil)
+	if err != nil || len(servers) != 1 || servers[0].URL != "https://mcp.linear.app/sse" {
+		t.Errorf("a Windsurf file with a comment and serverUrl: %+v, %v", servers, err)
+	}
 }

@@ -47,24 +47,39 @@ func parse(c candidate, data []byte, cs *consent) (entries []entry, projects []s
 		entries, err = parseCodex(c, data, cs)
 		return entries, nil, err
 	}
-	// Claude Code and Claude Desktop read strict JSON; VS Code, Cursor,
-	// Windsurf and Gemini CLI read JSON with comments.
-	strict := c.client == ClaudeCode || c.client == ClaudeDesktop
-	top, err := jsonc.Object(c.path, data, strict)
+	top, err := jsonc.Object(c.path, data, strictJSON(c.client))
 	if err != nil {
 		return nil, nil, fileError(c.path, err)
 	}
+	entries, err = parseJSON(c, top)
+	return entries, nil, err
+}
+
+// parseJSON reads the servers of a JSON file's object. A value where the
+// servers are kept that is not an object is an error: the client would
+// start none.
+func parseJSON(c candidate, top map[string]any) ([]entry, error) {
+	key := serversKey(c.format)
+	if has(top, key...) {
+		var v any = top
+		for _, k := range key {
+			v = v.(map[string]any)[k]
+		}
+		if _, ok := v.(map[string]any); !ok && v != nil {
+			return nil, &jsonc.Error{File: c.path, Problem: strings.Join(key, ".") + ": expected a mapping, got " + jsonKind(v)}
+		}
+	}
 	switch c.format {
 	case formatVSCode:
-		return objectEntries(c, top, identity, "servers"), nil, nil
+		return objectEntries(c, top, identity, "servers"), nil
 	case formatVSCodeSettings:
-		return objectEntries(c, top, identity, "mcp", "servers"), nil, nil
+		return objectEntries(c, top, identity, "mcp", "servers"), nil
 	case formatWindsurf:
-		return objectEntries(c, top, windsurfSpec, "mcpServers"), nil, nil
+		return objectEntries(c, top, windsurfSpec, "mcpServers"), nil
 	case formatGemini:
-		return geminiEntries(c, top), nil, nil
+		return geminiEntries(c, top), nil
 	}
-	return objectEntries(c, top, identity, "mcpServers"), nil, nil
+	return objectEntries(c, top, identity, "mcpServers"), nil
 }
 
 func identity(spec map[string]any) map[string]any { return spec }
@@ -77,7 +92,7 @@ func objectEntries(c candidate, top map[string]any, convert func(map[string]any)
 	}
 	project := c.project
 	if project == "" {
-		project = filepath.Dir(c.path)
+		project = ProjectDir(c.path)
 	}
 	return serverEntries(m, key, c.scope, project, convert)
 }
@@ -232,7 +247,7 @@ func parseCodex(c candidate, data []byte, cs *consent) ([]entry, error) {
 	}
 	project := c.project
 	if project == "" {
-		project = filepath.Dir(c.path)
+		project = ProjectDir(c.path)
 	}
 	names := make([]string, 0, len(doc.MCPServers))
 	for name := range doc.MCPServers {
@@ -323,9 +338,24 @@ var tomlTypeError = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\)
 // fileError words an empty file as the client would see it.
 func fileError(file string, err error) error {
 	if errors.Is(err, jsonc.ErrEmpty) {
-		return &jsonc.Error{File: file, Problem: "is empty; a client config is a JSON object"}
+		return &jsonc.Error{File: file, Problem: `is empty; it needs a JSON object such as {"mcpServers": {...}}`}
 	}
 	return err
+}
+
+// jsonKind names the kind of a decoded JSON value, as config errors do.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case []any:
+		return "a list"
+	}
+	return "nothing"
 }
 
 func copyKeys(m map[string]any, keys ...string) map[string]any {

@@ -62,6 +62,7 @@ const (
 	formatWindsurf                     // {"mcpServers": {...}} with serverUrl
 	formatCodex                        // TOML [mcp_servers.NAME]
 	formatGemini                       // {"mcpServers": {...}} with httpUrl, $VAR
+	formatAuto                         // a file no client's path names: by the key that holds its servers
 )
 
 // candidate is one file a client may keep servers in.
