@@ -127,6 +127,18 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
+// safeGit are the options doctor runs git with in a repository it did not
+// write: the checkout's own configuration may name programs git runs for
+// it (core.fsmonitor runs one at every index read, ls-files included), and
+// a cloned repository's .git/config is not the user's to trust. None runs.
+var safeGit = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.untrackedCache=false",
+	"-c", "core.pager=cat",
+	"--no-optional-locks", // read the index, never write it back
+}
+
 // trackedFiles lists the files git tracks, relative to the repository.
 func (d *doctor) trackedFiles() (map[string]bool, error) {
 	git := d.opts.Git
@@ -134,6 +146,7 @@ func (d *doctor) trackedFiles() (map[string]bool, error) {
 		git = func(args ...string) ([]byte, error) {
 			cmd := exec.Command("git", args...) //nolint:gosec // G204: git with doctor's own arguments
 			cmd.Dir = d.opts.Dir
+			cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -143,7 +156,7 @@ func (d *doctor) trackedFiles() (map[string]bool, error) {
 			return out, err
 		}
 	}
-	out, err := git("ls-files", "-z")
+	out, err := git(append(safeGit, "ls-files", "-z")...)
 	if err != nil {
 		return nil, err
 	}
