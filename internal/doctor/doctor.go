@@ -25,6 +25,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
@@ -137,17 +138,26 @@ func finding(check, file string, line int, problem, fix string) Finding {
 	if line < 1 {
 		line = 1
 	}
-	return Finding{Check: check, File: sanitize.Text(file), Line: line,
-		Problem: sanitize.Text(problem), Fix: sanitize.Text(fix)}
+	return Finding{Check: check, File: echo(file), Line: line, Problem: echo(problem), Fix: echo(fix)}
 }
 
+// Bounds of what doctor reads of a repository and echoes of it.
+const (
+	maxCIFileBytes = 8 << 20 // a workflow file: GitHub refuses those past 512 KiB
+	maxEchoBytes   = 2048    // of one finding's text, before escaping: a 2 MB line is not echoed whole
+)
+
+// echo is what doctor prints of text that comes from a file anyone can
+// change: cut, then escaped (sanitize.Text).
+func echo(s string) string { return sanitize.Text(sanitize.Truncate(s, maxEchoBytes)) }
+
 // safe is sanitize.Text: what doctor prints of a file anyone can change.
-func safe(s string) string { return sanitize.Text(s) }
+func safe(s string) string { return echo(s) }
 
 func (d *doctor) add(f Finding) { d.report.Findings = append(d.report.Findings, f) }
 
 func (d *doctor) verified(format string, args ...any) {
-	d.report.Verified = append(d.report.Verified, sanitize.Text(fmt.Sprintf(format, args...)))
+	d.report.Verified = append(d.report.Verified, echo(fmt.Sprintf(format, args...)))
 }
 
 // rel returns an absolute path relative to the repository, slash-separated.
@@ -171,7 +181,9 @@ func (d *doctor) readCI() {
 	}
 	for _, name := range names {
 		rel := d.rel(name)
-		data, err := os.ReadFile(name) //nolint:gosec // G304: the repository's own CI files, found by their fixed names
+		// A workflow is anyone's to write: a symlink to /dev/zero, a named
+		// pipe or a file of gigabytes is refused, not read.
+		data, err := readfile.Read(name, maxCIFileBytes)
 		if err != nil {
 			d.add(finding("workflow", rel, 1, fmt.Sprintf("cannot be read: %v", err), "make it readable"))
 			continue

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
@@ -100,7 +101,7 @@ func (d *doctor) configFindings(src configSource) {
 // keyLine returns the line of a dotted key (servers.report.contracts) in a
 // YAML or JSON file, or of as much of it as the file holds; 1 when none.
 func keyLine(file, key string) int {
-	data, err := os.ReadFile(filepath.Clean(file))
+	data, err := readfile.Read(filepath.Clean(file), maxCIFileBytes)
 	if err != nil || key == "" {
 		return 1
 	}
@@ -271,7 +272,7 @@ func plural(n int, one, many string) string {
 
 // locate returns the first line of file that holds needle, 1 if none.
 func locate(file, needle string) int {
-	data, err := os.ReadFile(filepath.Clean(file))
+	data, err := readfile.Read(filepath.Clean(file), maxCIFileBytes)
 	if err != nil {
 		return 1
 	}

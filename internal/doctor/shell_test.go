@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeEnv resolves variables from a map; expressions env.NAME from it too.
@@ -219,4 +220,26 @@ func FuzzParseScript(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The shell reader is linear: a chain ten times as long costs about ten
+// times as much, measured as a ratio (never against a wall clock). A
+// quadratic reader costs a hundred times; the bound is 40.
+func TestParseScriptLinear(t *testing.T) {
+	cost := func(n int) time.Duration {
+		src := strings.Repeat("true && ", n) + "mcpwatch check\n"
+		best := time.Duration(1 << 62)
+		for range 3 {
+			start := time.Now()
+			if got := len(parseScript(src)); got != n+1 {
+				t.Fatalf("%d commands, want %d", got, n+1)
+			}
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	small, large := cost(5_000), cost(50_000)
+	if ratio := float64(large) / float64(small); ratio > 40 {
+		t.Errorf("50,000 links cost %v, %.0f times 5,000 (%v): the reader is not linear", large, ratio, small)
+	}
 }
