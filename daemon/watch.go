@@ -14,7 +14,13 @@ package daemon
 //     5 minutes, back to 1 s once a stream held a minute; a server with no
 //     stream to offer (probe.ErrNoStream) is asked again every 5 minutes.
 //   - A change probes at once, at most once a second per server: changes
-//     announced meanwhile make one probe after it. A probe of the server
+//     announced meanwhile make one probe after it.
+//   - A server that announces more than floodLimit changes within
+//     floodWindow floods: each announcement costs reading and decoding, and
+//     millions of them cost a core while causing one probe a second. The
+//     daemon stops reading that stream, counts it
+//     (mcpwatch_change_listener_floods_total), and listens again after the
+//     longest backoff. A probe of the server
 //     that started after the change is the probe for it; one that started
 //     before is waited for, and followed by a fresh one.
 //
@@ -50,6 +56,10 @@ const (
 	// listenHeld is how long a stream must have lived for the next
 	// reconnect to wait the shortest backoff again.
 	listenHeld = time.Minute
+	// floodLimit changes announced within floodWindow stop the stream:
+	// ten times the change probes they can cause.
+	floodLimit  = 100
+	floodWindow = 10 * time.Second
 )
 
 // watcher is the listening stream the daemon holds to one server.
@@ -62,6 +72,12 @@ type watcher struct {
 	again         bool       // a change was announced while one was pending
 	notifications uint64
 	up            bool
+
+	windowStart time.Time          // when the current flood window began
+	inWindow    int                // changes announced in it
+	flooded     bool               // the current stream was stopped for flooding
+	floods      uint64             // streams stopped for flooding
+	stopStream  context.CancelFunc // ends the current stream; nil between streams
 }
 
 // wantsWatch reports whether cfg asks for a listener given what its probes
@@ -113,7 +129,7 @@ func (s *server) publish(w *watcher) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.watch == w {
-		s.status.Listener = &status.Listener{Up: w.up, Notifications: w.notifications}
+		s.status.Listener = &status.Listener{Up: w.up, Notifications: w.notifications, Floods: w.floods}
 	}
 }
 
@@ -147,9 +163,15 @@ func (d *Daemon) listen(ctx context.Context, s *server, w *watcher) {
 			},
 		}
 		start := time.Now()
-		err := runner.Listen(ctx, cfg, req, func() { d.changed(s, w) })
+		sctx, stop := context.WithCancel(ctx)
 		w.mu.Lock()
-		w.up = false
+		w.stopStream, w.flooded, w.inWindow = stop, false, 0
+		w.mu.Unlock()
+		err := runner.Listen(sctx, cfg, req, func() { d.changed(s, w) })
+		stop()
+		w.mu.Lock()
+		w.up, w.stopStream = false, nil
+		flooded := w.flooded
 		s.publish(w)
 		w.mu.Unlock()
 		if ctx.Err() != nil {
@@ -160,6 +182,9 @@ func (d *Daemon) listen(ctx context.Context, s *server, w *watcher) {
 		}
 		if errors.Is(err, probe.ErrNoStream) {
 			delay = listenBackoffMax
+		}
+		if flooded {
+			err, delay = errFlood, listenBackoffMax
 		}
 		// One line when the reason changes, not one per reconnect.
 		if msg := sanitize.Text(errString(err)); msg != lastErr {
@@ -178,6 +203,9 @@ func (d *Daemon) listen(ctx context.Context, s *server, w *watcher) {
 	}
 }
 
+// errFlood is why a stream that flooded was stopped.
+var errFlood = errors.New("the server announced more than 100 changes of its tools within 10 seconds; stopped reading its stream")
+
 func errString(err error) string {
 	if err == nil {
 		return "the stream ended"
@@ -190,6 +218,24 @@ func errString(err error) string {
 // probe is pending already, which then runs once more.
 func (d *Daemon) changed(s *server, w *watcher) {
 	w.mu.Lock()
+	if w.flooded {
+		w.mu.Unlock()
+		return // stopped: what the stream still held is not read into anything
+	}
+	if now := time.Now(); now.Sub(w.windowStart) >= floodWindow {
+		w.windowStart, w.inWindow = now, 0
+	}
+	w.inWindow++
+	if w.inWindow > floodLimit {
+		w.flooded = true
+		w.floods++
+		if w.stopStream != nil {
+			w.stopStream()
+		}
+		s.publish(w)
+		w.mu.Unlock()
+		return
+	}
 	w.notifications++
 	s.publish(w)
 	start := !w.pending

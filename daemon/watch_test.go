@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +102,53 @@ func TestWatchChangesOff(t *testing.T) {
 	waitFor(t, "the first probe", func() bool { return h.status("quiet").Probes >= 1 })
 	if strings.Contains(h.metricsText(), "mcpwatch_change_listener_up{") {
 		t.Error("a listener series for a server with watch_changes: false")
+	}
+}
+
+// A server that floods its listening stream with change announcements is
+// no longer read: the stream is stopped, the stop counted in
+// mcpwatch_change_listener_floods_total, and the notifications counted stay
+// at the flood limit, not at what the server sent.
+func TestWatchChangesFloodStops(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "flooding", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
+	server.AddTool(sdkTool("first"))
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute})
+	const sent = 20 * floodLimit
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		// The session's listening stream: the flood, then held open.
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for range sent {
+			_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(func() {
+		for ss := range server.Sessions() {
+			_ = ss.Close()
+		}
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	path := writeConfig(t, t.TempDir(), map[string]any{
+		"defaults": map[string]any{"schedule": "@every 1h"},
+		"servers":  map[string]any{"flooding": map[string]any{"url": ts.URL, "watch_changes": true}},
+	})
+	h := start(t, path, Options{})
+	floods := `mcpwatch_change_listener_floods_total{server="flooding"}`
+	up := `mcpwatch_change_listener_up{server="flooding"}`
+	waitFor(t, "the flood to be counted and the stream stopped", func() bool {
+		text := h.metricsText()
+		return metricValue(text, floods) == "1" && metricValue(text, up) == "0"
+	})
+	text := h.metricsText()
+	if n := metricValue(text, `mcpwatch_change_notifications_total{server="flooding"}`); n != strconv.Itoa(floodLimit) {
+		t.Errorf("%s notifications read, want %d: the stream was read past the flood", n, floodLimit)
 	}
 }

@@ -137,6 +137,8 @@ func newDescs() *descs {
 
 	d.add("mcpwatch_change_listener_up", typeGauge, renderListenerUp,
 		"1 while mcpwatch holds a stream to the server on which it announces changes of its tools (watch_changes), 0 while that stream is down and being reconnected. Absent for a server without a listener.")
+	d.add("mcpwatch_change_listener_floods_total", typeCounter, renderListenerFloods,
+		"Times mcpwatch stopped reading the server's listening stream because it announced more than 100 changes of its tools within 10 seconds, far beyond the one re-probe a second they can cause; each stop waits 5 minutes before listening again, and the schedule still probes. Absent for a server without a listener.")
 	d.add("mcpwatch_change_notifications_total", typeCounter, renderChangeNotifications,
 		"Changes of its tools the server announced on the listening stream (notifications/tools/list_changed) since the listener started; each one re-probes the server at once (at most one probe a second). Absent for a server without a listener.")
 

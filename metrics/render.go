@@ -228,6 +228,12 @@ func renderListenerUp(t *TextWriter, st *status.Server) {
 	}
 }
 
+func renderListenerFloods(t *TextWriter, st *status.Server) {
+	if l := st.Listener; l != nil {
+		t.sample(float64(l.Floods))
+	}
+}
+
 func renderChangeNotifications(t *TextWriter, st *status.Server) {
 	if l := st.Listener; l != nil {
 		t.sample(float64(l.Notifications))

@@ -85,6 +85,9 @@ type Listener struct {
 	// Notifications counts the notifications/tools/list_changed heard
 	// since the listener started.
 	Notifications uint64
+	// Floods counts the streams the daemon stopped reading because the
+	// server announced changes far faster than it re-probes.
+	Floods uint64
 }
 
 // Call is what the daemon knows of one contracted tool's calls.
