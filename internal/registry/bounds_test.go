@@ -26,16 +26,17 @@ func hostile(t *testing.T, page func(w http.ResponseWriter, n int)) *httptest.Se
 // refused with an error naming the bound; the entries of the last good
 // sync stay (a reload over the bound keeps what runs).
 func TestMirrorBounds(t *testing.T) {
+	const maxEntries = 500 // the bound, lowered: the rule is the same at MaxEntries
 	var grow atomic.Bool
 	srv := hostile(t, func(w http.ResponseWriter, n int) {
 		if !grow.Load() {
 			fmt.Fprint(w, `{"servers": [{"server": {"name": "io.x/kept"}}]}`)
 			return
 		}
-		// One page of MaxEntries+1 small entries.
+		// One page of maxEntries+1 small entries.
 		var b strings.Builder
 		b.WriteString(`{"servers": [`)
-		for i := range MaxEntries + 1 {
+		for i := range maxEntries + 1 {
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -48,15 +49,17 @@ func TestMirrorBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.maxEntries = maxEntries
 	if _, err := m.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	grow.Store(true)
 	m2, _ := NewMirror(srv.URL, nil)
+	m2.maxEntries = maxEntries
 	for _, mm := range []*Mirror{m, m2} {
 		_, err = mm.Sync(context.Background())
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d entries", MaxEntries)) {
-			t.Errorf("a page of %d entries: %v", MaxEntries+1, err)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d entries", maxEntries)) {
+			t.Errorf("a page of %d entries: %v", maxEntries+1, err)
 		}
 	}
 	if got := m.Entries(); len(got) != 1 || got[0].Name != "io.x/kept" {
@@ -64,18 +67,20 @@ func TestMirrorBounds(t *testing.T) {
 	}
 
 	// Pages of padding that never end in entries: stopped at MaxBytes.
-	pad := strings.Repeat(" ", maxPageBytes-100)
+	const pageBytes = 64 << 10
+	pad := strings.Repeat(" ", pageBytes-100)
 	var pages atomic.Int64
 	srv = hostile(t, func(w http.ResponseWriter, n int) {
 		pages.Add(1)
 		fmt.Fprintf(w, `{"servers": [], "metadata": {"nextCursor": "c%d"}%s}`, n, pad)
 	})
 	m, _ = NewMirror(srv.URL, nil)
+	m.maxBytes = 1 << 20
 	_, err = m.Sync(context.Background())
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d MiB", MaxBytes>>20)) {
+	if err == nil || !strings.Contains(err.Error(), "more than 1 MiB") {
 		t.Errorf("endless padded pages: %v", err)
 	}
-	if got, most := pages.Load(), int64(MaxBytes/(maxPageBytes-100))+1; got > most {
+	if got, most := pages.Load(), int64(m.maxBytes/(pageBytes-100))+1; got > most {
 		t.Errorf("read %d pages, want at most %d", got, most)
 	}
 }

@@ -36,8 +36,8 @@ const (
 )
 
 // errTooLarge words a registry past its bounds, with the next step.
-func errTooLarge(where, what string) error {
-	return fmt.Errorf("%s: %s; stopped (mcpwatch reads at most %d entries and %d MiB of a registry): import a registry or a file of the servers to watch", where, what, MaxEntries, MaxBytes>>20)
+func errTooLarge(where, what string, maxEntries, maxBytes int) error {
+	return fmt.Errorf("%s: %s; stopped (mcpwatch reads at most %d entries and %d MiB of a registry): import a registry or a file of the servers to watch", where, what, maxEntries, maxBytes>>20)
 }
 
 // Mirror is a registry's entries as last read, kept between reloads so a
@@ -48,6 +48,9 @@ type Mirror struct {
 	// PageSize is the limit asked of each page; the registry may give
 	// fewer (the official one gives at most 100). Default 100.
 	PageSize int
+
+	// maxEntries and maxBytes are MaxEntries and MaxBytes (tests lower them).
+	maxEntries, maxBytes int
 
 	mu      sync.Mutex
 	entries map[string]Entry // by server name: the latest version of each
@@ -77,7 +80,8 @@ func NewMirror(apiURL string, client *http.Client) (*Mirror, error) {
 	if client == nil {
 		client = defaultClient()
 	}
-	return &Mirror{endpoint: u.String(), client: client, PageSize: pageSize, entries: map[string]Entry{}}, nil
+	return &Mirror{endpoint: u.String(), client: client, PageSize: pageSize, entries: map[string]Entry{},
+		maxEntries: MaxEntries, maxBytes: MaxBytes}, nil
 }
 
 // defaultClient is the HTTP client a registry is read with when the caller
@@ -140,8 +144,8 @@ func (m *Mirror) Sync(ctx context.Context) (SyncStats, error) {
 			st.Added++
 		}
 	}
-	if len(next) > MaxEntries {
-		return st, errTooLarge(m.endpoint, fmt.Sprintf("more than %d servers", MaxEntries))
+	if len(next) > m.maxEntries {
+		return st, errTooLarge(m.endpoint, fmt.Sprintf("more than %d servers", m.maxEntries), m.maxEntries, m.maxBytes)
 	}
 	m.entries, m.since, m.synced = next, newest, true
 	return st, nil
@@ -178,7 +182,7 @@ func (m *Mirror) list(ctx context.Context, since string) ([]Entry, int, error) {
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
-		body, err := m.page(ctx, q, MaxBytes-total)
+		body, err := m.page(ctx, q, m.maxBytes-total)
 		if err != nil {
 			return nil, page, err
 		}
@@ -193,8 +197,8 @@ func (m *Mirror) list(ctx context.Context, since string) ([]Entry, int, error) {
 		if err := json.Unmarshal(body, &resp); err != nil {
 			return nil, page, fmt.Errorf("%s: page %d is not a server list (%s)", m.endpoint, page, jsonProblem(err))
 		}
-		if len(out)+len(resp.Servers) > MaxEntries {
-			return nil, page, errTooLarge(m.endpoint, fmt.Sprintf("more than %d entries by page %d", MaxEntries, page))
+		if len(out)+len(resp.Servers) > m.maxEntries {
+			return nil, page, errTooLarge(m.endpoint, fmt.Sprintf("more than %d entries by page %d", m.maxEntries, page), m.maxEntries, m.maxBytes)
 		}
 		for _, r := range resp.Servers {
 			out = append(out, r.entry())
@@ -234,7 +238,7 @@ func (m *Mirror) page(ctx context.Context, q url.Values, left int) ([]byte, erro
 	}
 	switch {
 	case len(body) > limit && limit < maxPageBytes:
-		return nil, errTooLarge(m.endpoint, fmt.Sprintf("more than %d MiB", MaxBytes>>20))
+		return nil, errTooLarge(m.endpoint, fmt.Sprintf("more than %d MiB", m.maxBytes>>20), m.maxEntries, m.maxBytes)
 	case len(body) > limit:
 		return nil, fmt.Errorf("%s: a page larger than %d MiB; stopped", m.endpoint, maxPageBytes>>20)
 	}
@@ -273,7 +277,7 @@ func ReadFile(path string) ([]Entry, error) {
 		return nil, fmt.Errorf("is not a server.json, a list of them or a registry answer (%s)", jsonProblem(err))
 	}
 	if len(raws) > MaxEntries {
-		return nil, errTooLarge("the file", fmt.Sprintf("%d entries", len(raws)))
+		return nil, errTooLarge("the file", fmt.Sprintf("%d entries", len(raws)), MaxEntries, MaxBytes)
 	}
 	var out []Entry
 	for i, r := range raws {
