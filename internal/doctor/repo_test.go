@@ -31,7 +31,7 @@ func TestTrackedFilesRunsNoRepositoryProgram(t *testing.T) {
 	}
 	run("add", "mcpwatch.yml")
 	hook := filepath.Join(dir, "monitor.sh")
-	if err := os.WriteFile(hook, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o700); err != nil { //nolint:gosec // G306: a program the test runs
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	run("config", "core.fsmonitor", hook)
