@@ -211,3 +211,28 @@ func TestInitBrokenFile(t *testing.T) {
 		t.Fatalf("loading with a broken starter file: %v", err)
 	}
 }
+
+// Server names are the configuration's, which a cloned repository
+// chooses: the lock's "added" and "kept as they were" lines escape them,
+// as every other line does (an OSC 52 would set the clipboard, an OSC 0
+// the window title, a C1 CSI pass as a CSI).
+func TestWriteTextEscapesServerNames(t *testing.T) {
+	t.Parallel()
+	clipboard, title, csi := "clip\x1b]52;c;ZWNobyBwd25lZA==\x07", "title\x1b]0;owned\x07", "csi\u009b2J"
+	r := &Result{Lock: "mcp-tools.lock.json", LockOutcome: "written", Locked: []string{clipboard, csi}, LockKept: []string{title, csi}}
+	var b bytes.Buffer
+	if err := WriteText(&b, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, raw := range []string{"\x1b", "\x07", "\u009b"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("%q reached the output raw:\n%s", raw, out)
+		}
+	}
+	for _, want := range []string{`added clip\x1b]52;c;ZWNobyBwd25lZA==\a, csi\u009b2J`, `kept as they were: title\x1b]0;owned\a, csi\u009b2J`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func WriteText(w io.Writer, r *Result, dir string) error {
 	case r.Error != "":
 		fmt.Fprintf(&b, "lock %s: not written: %s\n", lock, sanitize.Text(r.Error))
 	case r.LockOutcome == "written":
-		fmt.Fprintf(&b, "lock %s: added %s\n", lock, strings.Join(r.Locked, ", "))
+		fmt.Fprintf(&b, "lock %s: added %s\n", lock, sanitize.Join(r.Locked, ", "))
 	case r.LockOutcome == "unchanged":
 		fmt.Fprintf(&b, "lock %s: unchanged\n", lock)
 	default:
@@ -31,7 +31,7 @@ func WriteText(w io.Writer, r *Result, dir string) error {
 	}
 	if len(r.LockKept) > 0 {
 		fmt.Fprintf(&b, "  kept as they were: %s (init never changes a locked server; 'mcpwatch check' compares, 'mcpwatch lock --server NAME' relocks after review)\n",
-			strings.Join(r.LockKept, ", "))
+			sanitize.Join(r.LockKept, ", "))
 	}
 
 	b.WriteString("\ncontracts:\n")
