@@ -160,6 +160,9 @@ func TestWatch(t *testing.T) {
 	}{
 		{"a contract watches it", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: ok, Contracts: []contracts.Contract{search}},
 			true, "search_repositories (its contract) watches env:GITHUB_PERSONAL_ACCESS_TOKEN"},
+		{"the catalogue's contract", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: ok, Contracts: []contracts.Contract{search},
+			Catalogue: map[string]string{"search_repositories": "server-github"}},
+			true, "search_repositories (vetted: the catalogue's entry server-github) watches env:GITHUB_PERSONAL_ACCESS_TOKEN"},
 		{"only proposals", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: ok, Contracts: []contracts.Contract{proposal}, ContractsFile: "g.tools.json"},
 			false, NoCanary + ": none of its tools is annotated read-only; proposed, disabled in g.tools.json: search_repositories"},
 		{"nothing to propose", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: &probe.Result{OK: true, Tools: []probe.Tool{{Name: "create_issue"}}}},
