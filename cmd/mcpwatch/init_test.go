@@ -288,3 +288,61 @@ func TestInitThenStrictCheck(t *testing.T) {
 		t.Errorf("memory's search_nodes: %+v", c)
 	}
 }
+
+// A server whose only read-only tool needs input: init generates one from
+// its schema and enables it, as nothing else would watch the credential;
+// check calls it, and it passes while the credential is accepted and
+// fails, naming the credential, once the tool answers that it was revoked.
+func TestInitGeneratedInput(t *testing.T) {
+	t.Parallel()
+	var fetch probetest.Tool
+	for _, tl := range probetest.DefaultTools() {
+		if tl.Name == "fetch_daily_report" {
+			fetch = tl
+		}
+	}
+	if fetch.Name == "" {
+		t.Fatal("probetest has no fetch_daily_report")
+	}
+	for _, tc := range []struct {
+		name     string
+		behavior probetest.Behavior
+		code     int
+		want     string
+	}{
+		{"accepted", "", exitOK, "1 of 1 call passed"},
+		{"revoked", probetest.CallIsError, exitConfig, "credential_rejected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path, args, env := probetest.Command(probetest.Config{Tools: []probetest.Tool{fetch}})
+			env["REPORT_API_TOKEN"] = "${REPORT_API_TOKEN}"
+			writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": map[string]any{"command": path, "args": args, "env": env}}))
+			vars := map[string]string{"REPORT_API_TOKEN": "report-token-0000"}
+			r := runBin(t, dir, vars, "init")
+			if r.code != exitOK || !strings.Contains(r.stdout, "report: wrote mcp-contracts/report.tools.json (1 enabled)") ||
+				!strings.Contains(r.stdout, "fetch_daily_report (its contract) watches env:REPORT_API_TOKEN") {
+				t.Fatalf("init: %s", r)
+			}
+			raw, _ := os.ReadFile(filepath.Join(dir, "mcp-contracts", "report.tools.json"))
+			if !strings.Contains(string(raw), `"input": {"date": "mcpwatch"}`) || !strings.Contains(string(raw), `"status": "credentialAccepted"`) {
+				t.Fatalf("no generated input:\n%s", raw)
+			}
+			if tc.behavior != "" {
+				// The same server, now answering its calls as a service
+				// that revoked the token would.
+				path, args, env = probetest.Command(probetest.Config{Tools: []probetest.Tool{fetch}, Behavior: tc.behavior})
+				env["REPORT_API_TOKEN"] = "${REPORT_API_TOKEN}"
+				writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": map[string]any{"command": path, "args": args, "env": env}}))
+			}
+			c := runBin(t, dir, vars, "check", "--strict")
+			if c.code != tc.code || !strings.Contains(c.stdout, tc.want) {
+				t.Errorf("check --strict: %s", c)
+			}
+			if tc.code != exitOK && !strings.Contains(c.stdout, "REPORT_API_TOKEN") {
+				t.Errorf("the failure does not name the credential: %s", c)
+			}
+		})
+	}
+}
