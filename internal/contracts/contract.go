@@ -116,8 +116,9 @@ func (c Condition) String() string {
 
 // Expect are a contract's assertions.
 type Expect struct {
-	// Status is StatusPass (the call must succeed) or StatusFail (it must
-	// be refused, as a denied write should be).
+	// Status is StatusPass (the call must succeed), StatusFail (it must
+	// be refused, as a denied write should be) or StatusCredentialAccepted
+	// (it must be answered, whatever the tool made of its input).
 	Status         Status
 	NotErrorCode   []int
 	ErrorCode      *int
