@@ -3,9 +3,11 @@ package canary
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,28 +96,45 @@ func (e CatalogueEntry) Describe() string {
 
 // Vetted is the catalogue's canary for a server: the first entry that
 // matches how it runs (its command and arguments, or its URL) whose tool
-// it lists. A server that matches none, or lists none of its tools, has
-// none.
+// it lists, and does not contradict (see contradicts). A server that
+// matches none, or lists none of its tools, has none.
 func Vetted(command string, args []string, rawURL string, tools []probe.Tool) (CatalogueEntry, bool) {
 	for _, e := range catalogue {
-		if e.matches(command, args, rawURL) && listed(tools, e.Tool) {
+		if i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == e.Tool }); i >= 0 &&
+			e.matches(command, args, rawURL) && !contradicts(tools[i]) {
 			return e, true
 		}
 	}
 	return CatalogueEntry{}, false
 }
 
-// Vouches reports whether the catalogue vetted tool as the canary of the
-// server that runs so: the one case where a contract may call a tool that
-// is not annotated read-only without the configuration's opt-in for a
-// destructive call (the contract's "allowSideEffects" is still needed).
-func Vouches(command string, args []string, rawURL, tool string) bool {
+// Vouches reports whether the catalogue vetted t, as listed, as the canary
+// of the server that runs so: the one case where a contract may call a
+// tool that is not annotated read-only without the configuration's opt-in
+// for a destructive call (the contract's "allowSideEffects" is still
+// needed).
+func Vouches(command string, args []string, rawURL string, t probe.Tool) bool {
+	if contradicts(t) {
+		return false
+	}
 	for _, e := range catalogue {
-		if e.Tool == tool && e.matches(command, args, rawURL) {
+		if e.Tool == t.Name && e.matches(command, args, rawURL) {
 			return true
 		}
 	}
 	return false
+}
+
+// contradicts: the server says its tool does not only read
+// (readOnlyHint: false, or destructiveHint: true, in annotations mcpwatch
+// trusts). The server's own word wins over the catalogue's: a version
+// that changed the tool is not vouched for.
+func contradicts(t probe.Tool) bool {
+	h, err := t.Hints()
+	if err != nil && !errors.Is(err, probe.ErrNoAnnotations) {
+		return true
+	}
+	return (h.ReadOnlyHint != nil && !*h.ReadOnlyHint) || (h.DestructiveHint != nil && *h.DestructiveHint)
 }
 
 // matches reports whether the server that runs so is the entry's.

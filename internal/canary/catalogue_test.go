@@ -157,16 +157,28 @@ func TestCatalogueMatch(t *testing.T) {
 			}
 		})
 	}
-	if !Vouches("npx", []string{"-y", "@brave/brave-search-mcp-server@2.1.4"}, "", "brave_web_search") {
+	braveArgs := []string{"-y", "@brave/brave-search-mcp-server@2.1.4"}
+	if !Vouches("npx", braveArgs, "", probe.Tool{Name: "brave_web_search"}) {
 		t.Error("the catalogue does not vouch for its own entry")
 	}
 	for _, tool := range []string{"brave_local_search", "brave_summarizer"} {
-		if Vouches("npx", []string{"-y", "@brave/brave-search-mcp-server@2.1.4"}, "", tool) {
+		if Vouches("npx", braveArgs, "", probe.Tool{Name: tool}) {
 			t.Errorf("the catalogue vouches for %s, which it never vetted", tool)
 		}
 	}
-	if Vouches("npx", []string{"-y", "some-other-server"}, "", "brave_web_search") {
+	if Vouches("npx", []string{"-y", "some-other-server"}, "", probe.Tool{Name: "brave_web_search"}) {
 		t.Error("the catalogue vouches for a tool of another server by its name")
+	}
+	// The server's own word wins: a version that annotates the tool as
+	// writing, or destructive, is neither vetted nor vouched for.
+	for _, ann := range []string{`{"readOnlyHint": false}`, `{"destructiveHint": true}`, `{"readOnlyHint": true, "readOnlyHint": true}`} {
+		changed := probe.Tool{Name: "brave_web_search", Annotations: json.RawMessage(ann)}
+		if Vouches("npx", braveArgs, "", changed) {
+			t.Errorf("vouched for a tool annotated %s", ann)
+		}
+		if _, ok := Vetted("npx", braveArgs, "", []probe.Tool{changed}); ok {
+			t.Errorf("vetted a tool annotated %s", ann)
+		}
 	}
 }
 
@@ -195,11 +207,11 @@ func TestProposeVetted(t *testing.T) {
 		t.Errorf("the comment does not name the entry and its source: %q", e.Comment)
 	}
 	tool := brave[indexOf(brave, "brave_web_search")]
-	if err := contracts.Permit(tool, c, Vouches("npx", args, "", c.Tool)); err != nil {
+	if err := contracts.Permit(tool, c, Vouches("npx", args, "", tool)); err != nil {
 		t.Errorf("the vetted call is refused: %v", err)
 	}
 	local := brave[indexOf(brave, "brave_local_search")]
-	if err := contracts.Permit(local, contracts.Contract{Tool: local.Name, AllowSideEffects: true}, Vouches("npx", args, "", local.Name)); err == nil {
+	if err := contracts.Permit(local, contracts.Contract{Tool: local.Name, AllowSideEffects: true}, Vouches("npx", args, "", local)); err == nil {
 		t.Error("a tool the catalogue did not vet is called")
 	}
 	if c := f.Tools["brave_local_search"]; !c.Disabled {

@@ -34,7 +34,8 @@ func callHook(s config.Server, auto int, retries bool, given []string, out *[]co
 			// The catalogue's vetted canary of this server is called on
 			// its word, as the configuration's opt-in would allow it.
 			Destructive: func(tool string) bool {
-				return s.DestructiveAllowed(tool) || canary.Vouches(s.Command, s.Args, s.URL, tool)
+				i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == tool })
+				return s.DestructiveAllowed(tool) || (i >= 0 && canary.Vouches(s.Command, s.Args, s.URL, tools[i]))
 			},
 			Credentials: given,
 		})
