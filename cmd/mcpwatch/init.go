@@ -23,13 +23,25 @@ way). It probes every server once and:
     never locked;
   - writes a starter contracts file per server, mcp-contracts/NAME.tools.json
     beside the lock (or adds to the file mcpwatch.yml names for it), which
-    check and serve then read: the tools annotated readOnlyHint: true that
-    need no input are canaries at once, with the shape of the answer they
-    gave to one call; read-only tools that need input wait for their
-    "<fill in ...>" values; tools not annotated read-only whose names read
-    as a query are proposed, "disabled": true, each with every opt-in it
-    would take written beside it. Nothing else is ever called: the one
-    call init makes of a tool is of a read-only tool that needs no input;
+    check and serve then read:
+      - a server mcpwatch's catalogue of vetted canaries knows (by the
+        package and version in its npx, uvx or docker arguments, or its
+        URL: GitHub, Notion, Sentry, Slack, Stripe, Brave Search, Context7,
+        Linear, PostgreSQL...) gets the entry's canary, enabled: the tool
+        that only reads and sees its credential, named with its entry;
+      - the tools annotated readOnlyHint: true that need no input are
+        canaries at once, with the shape of the answer they gave to one
+        call;
+      - a read-only tool that needs input gets one generated from its
+        schema, which can prove only that the credential is accepted:
+        enabled when nothing else watches the server, else disabled;
+      - tools not annotated read-only whose names read as a query are
+        proposed, "disabled": true, each with every opt-in it would take
+        written beside it.
+    What it writes passes 'mcpwatch check --strict' as it is. Nothing is
+    ever called that is not annotated read-only, unless the catalogue
+    vouches for it; the one call init makes of a tool is of a read-only
+    tool that needs no input;
   - prints, per server, which canary watches its credential, or "no canary
     can see this server's credential" and why.
 
@@ -54,15 +66,17 @@ Examples:
 `
 
 type initFlags struct {
-	configFile string
-	lockFile   string
-	timeout    time.Duration
+	configFile  string
+	lockFile    string
+	timeout     time.Duration
+	noCatalogue bool
 }
 
 func newInitFlagSet(f *initFlags) *pflag.FlagSet {
 	fs := newFlagSet("init")
 	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
 	fs.StringVarP(&f.lockFile, "lock.file", "l", "", "lock `file` to add to (default: the configuration's lock, mcp-tools.lock.json)")
+	fs.BoolVar(&f.noCatalogue, "no-catalogue", false, "leave mcpwatch's catalogue of vetted canaries out: every server gets what its tools' annotations alone allow")
 	fs.DurationVar(&f.timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout; start_timeout for a command that installs what it runs)")
 	return fs
 }
@@ -89,9 +103,10 @@ func cmdInit(ctx context.Context, c *cli, args []string) int {
 	}
 	dir, _ := os.Getwd()
 	r := starter.Run(ctx, setup.cfg, starter.Options{
-		Preflight: setup.options(c, f.timeout),
-		Dir:       dir,
-		Lock:      setup.lockPath,
+		Preflight:   setup.options(c, f.timeout),
+		Dir:         dir,
+		Lock:        setup.lockPath,
+		NoCatalogue: f.noCatalogue,
 	})
 	if err := starter.WriteText(c.stdout, r, dir); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch init: write to stdout: %v\n", err)

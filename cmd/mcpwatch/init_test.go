@@ -103,18 +103,22 @@ func TestInitPinnedServers(t *testing.T) {
 		t.Fatalf("init: %s", r)
 	}
 	t.Logf("mcpwatch init:\n%s", r.stdout)
+	// The credentialed servers get the catalogue's vetted canaries (they
+	// run from node_modules, which names the package); the others what
+	// their annotations allow, with inputs generated where needed.
 	assertContains(t, "init", r.stdout,
 		"probed 7 servers", "lock mcp-tools.lock.json: added brave, everything, filesystem, github, memory, postgres, slack",
-		"brave: wrote mcp-contracts/brave.tools.json (2 proposed, disabled)",
-		"github: wrote mcp-contracts/github.tools.json (", "proposed, disabled)",
-		"memory: wrote mcp-contracts/memory.tools.json (1 enabled, 2 pending)",
-		"slack: wrote mcp-contracts/slack.tools.json (")
+		"brave: wrote mcp-contracts/brave.tools.json (1 enabled, 1 proposed, disabled; brave_web_search from the catalogue's entry server-brave-search)",
+		"github: wrote mcp-contracts/github.tools.json (1 enabled, ", "proposed, disabled; search_repositories from the catalogue's entry server-github)",
+		"memory: wrote mcp-contracts/memory.tools.json (1 enabled, 2 proposed, disabled)",
+		"postgres: wrote mcp-contracts/postgres.tools.json (1 enabled; query from the catalogue's entry server-postgres)",
+		"slack: wrote mcp-contracts/slack.tools.json (1 enabled, 4 proposed, disabled; slack_list_channels from the catalogue's entry server-slack)")
 	for _, row := range []string{
-		"env:BRAVE_API_KEY", "no canary can see this server's credential: none of its tools is annotated read-only; proposed, disabled in mcp-contracts/brave.tools.json: brave_local_search, brave_web_search",
-		"env:GITHUB_PERSONAL_ACCESS_TOKEN", "proposed, disabled in mcp-contracts/github.tools.json: get_file_contents, get_issue,",
+		"brave_web_search (vetted: the catalogue's entry server-brave-search) watches env:BRAVE_API_KEY",
+		"search_repositories (vetted: the catalogue's entry server-github) watches env:GITHUB_PERSONAL_ACCESS_TOKEN",
 		"memory", "read_graph", "given no credential",
-		"env:SLACK_BOT_TOKEN", "proposed, disabled in mcp-contracts/slack.tools.json: slack_get_channel_history,",
-		"args[1]:password", "proposed, disabled in mcp-contracts/postgres.tools.json: query",
+		"slack_list_channels (vetted: the catalogue's entry server-slack) watches env:SLACK_BOT_TOKEN",
+		"query (vetted: the catalogue's entry server-postgres) watches args[1]:password",
 	} {
 		if !strings.Contains(r.stdout, row) {
 			t.Errorf("the table lacks %q", row)
@@ -140,8 +144,8 @@ func TestInitPinnedServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range f.Tools {
-		if !c.Disabled || strings.HasPrefix(name, "create_") || strings.HasPrefix(name, "push_") || strings.HasPrefix(name, "merge_") {
-			t.Errorf("github's %s: %+v: every proposal disabled, and no write proposed", name, c)
+		if vetted := name == "search_repositories"; vetted == c.Disabled || strings.HasPrefix(name, "create_") || strings.HasPrefix(name, "push_") || strings.HasPrefix(name, "merge_") {
+			t.Errorf("github's %s: %+v: the vetted canary enabled, every proposal disabled, and no write proposed", name, c)
 		}
 	}
 
@@ -149,16 +153,17 @@ func TestInitPinnedServers(t *testing.T) {
 		t.Errorf("slack's file proposes no slack_list_channels:\n%s", slack)
 	}
 
-	// check passes on what init wrote, calling the enabled canaries.
-	if c := runBin(t, dir, env, "check", guard); c.code != exitOK || !strings.Contains(c.stdout, "calls passed") {
-		t.Errorf("check after init: %s", c)
+	// check --strict passes on what init wrote, calling the enabled
+	// canaries, the vetted ones among them.
+	if c := runBin(t, dir, env, "check", "--strict", guard); c.code != exitOK || !strings.Contains(c.stdout, "calls passed") {
+		t.Errorf("check --strict after init: %s", c)
 	}
 
-	// A person enables GitHub's search_repositories with a query; init run
-	// again keeps it and the lock as they are.
-	edited := strings.Replace(string(raw), `"input": {"query": "<fill in: string, Search query (see GitHub search syntax)>"}`, `"input": {"query": "mcp"}`, 1)
+	// A person gives GitHub's vetted search_repositories a query of their
+	// own; init run again keeps it and the lock as they are.
+	edited := strings.Replace(string(raw), `"input": {"perPage": 1, "query": "mcpwatch"}`, `"input": {"perPage": 1, "query": "mcp"}`, 1)
 	if edited == string(raw) {
-		t.Fatalf("no placeholder for search_repositories' query in:\n%s", raw)
+		t.Fatalf("no vetted input for search_repositories in:\n%s", raw)
 	}
 	if err := os.WriteFile(ghFile, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
@@ -179,10 +184,10 @@ func TestInitPinnedServers(t *testing.T) {
 	}
 }
 
-// The path init's comments describe, end to end: Slack's proposal enabled
-// by removing "disabled" and giving its opt-in in an mcpwatch.yml that
-// imports the .mcp.json; check then calls it, and a revoked token fails
-// the check as a rejected credential.
+// The path init's comments describe, end to end, without the catalogue:
+// Slack's proposal enabled by removing "disabled" and giving its opt-in in
+// an mcpwatch.yml that imports the .mcp.json; check then calls it, and a
+// revoked token fails the check as a rejected credential.
 func TestInitProposalEnabled(t *testing.T) {
 	t.Parallel()
 	node, script := peertest.Server(t, peertest.SlackServer)
@@ -194,7 +199,7 @@ func TestInitProposalEnabled(t *testing.T) {
 	env["SLACK_BOT_TOKEN"], env["SLACK_TEAM_ID"] = "${SLACK_BOT_TOKEN}", "T0123ABCDEF"
 	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"slack": map[string]any{"command": node, "args": []string{script}, "env": env}}))
 	vars := map[string]string{"SLACK_BOT_TOKEN": token}
-	if r := runBin(t, dir, vars, "init", "--timeout=2m"); r.code != exitOK {
+	if r := runBin(t, dir, vars, "init", "--timeout=2m", "--no-catalogue"); r.code != exitOK {
 		t.Fatalf("init: %s", r)
 	}
 	file := filepath.Join(dir, "mcp-contracts", "slack.tools.json")
@@ -226,5 +231,118 @@ func TestInitProposalEnabled(t *testing.T) {
 	t.Logf("check with the token revoked:\n%s", r.stdout)
 	if sl.Writes() != 0 {
 		t.Errorf("%d writes reached Slack", sl.Writes())
+	}
+}
+
+// What init writes passes 'mcpwatch check --strict' as it is: on a
+// .mcp.json of server-memory, server-filesystem and server-everything, no
+// contract is left waiting for a "<fill in ...>" value (an input is
+// generated from the tool's schema, or the contract is written disabled),
+// so the gate a team copies from the docs holds on the first run.
+func TestInitThenStrictCheck(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]any{}
+	for name, pkg := range map[string]string{"memory": peertest.MemoryServer, "filesystem": peertest.FilesystemServer, "everything": peertest.EverythingServer} {
+		node, script := peertest.Server(t, pkg)
+		args := []string{script}
+		env := map[string]string{}
+		switch name {
+		case "filesystem":
+			args = append(args, data)
+		case "memory":
+			env["MEMORY_FILE_PATH"] = filepath.Join(dir, "memory.json")
+		}
+		servers[name] = map[string]any{"command": node, "args": args, "env": env}
+	}
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(servers))
+	// Three node processes at once on a loaded machine: the deadline is a
+	// guard, not a timing claim.
+	const guard = "--timeout=2m"
+	r := runBin(t, dir, nil, "init", guard)
+	if r.code != exitOK {
+		t.Fatalf("init: %s", r)
+	}
+	t.Logf("mcpwatch init:\n%s", r.stdout)
+	c := runBin(t, dir, nil, "check", "--strict", guard)
+	t.Logf("mcpwatch check --strict:\n%s", c.stdout)
+	if c.code != exitOK || strings.Contains(c.stdout, "<fill in") {
+		t.Errorf("check --strict on what init wrote: %s", c)
+	}
+	// everything's own canaries need no input; memory's and filesystem's
+	// tools that need input are written with generated inputs, disabled
+	// beside the canary each has already.
+	raw, err := os.ReadFile(filepath.Join(dir, "mcp-contracts", "memory.tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := contracts.ParseFile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Tools["search_nodes"]; !c.Disabled || c.Pending() || c.Expect.Status != contracts.StatusCredentialAccepted {
+		t.Errorf("memory's search_nodes: %+v", c)
+	}
+}
+
+// A server whose only read-only tool needs input: init generates one from
+// its schema and enables it, as nothing else would watch the credential;
+// check calls it, and it passes while the credential is accepted and
+// fails, naming the credential, once the tool answers that it was revoked.
+func TestInitGeneratedInput(t *testing.T) {
+	t.Parallel()
+	var fetch probetest.Tool
+	for _, tl := range probetest.DefaultTools() {
+		if tl.Name == "fetch_daily_report" {
+			fetch = tl
+		}
+	}
+	if fetch.Name == "" {
+		t.Fatal("probetest has no fetch_daily_report")
+	}
+	for _, tc := range []struct {
+		name     string
+		behavior probetest.Behavior
+		code     int
+		want     string
+	}{
+		{"accepted", "", exitOK, "1 of 1 call passed"},
+		{"revoked", probetest.CallIsError, exitConfig, "credential_rejected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path, args, env := probetest.Command(probetest.Config{Tools: []probetest.Tool{fetch}})
+			env["REPORT_API_TOKEN"] = "${REPORT_API_TOKEN}"
+			writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": map[string]any{"command": path, "args": args, "env": env}}))
+			vars := map[string]string{"REPORT_API_TOKEN": "report-token-0000"}
+			r := runBin(t, dir, vars, "init")
+			if r.code != exitOK || !strings.Contains(r.stdout, "report: wrote mcp-contracts/report.tools.json (1 enabled)") ||
+				!strings.Contains(r.stdout, "fetch_daily_report (its contract) watches env:REPORT_API_TOKEN") {
+				t.Fatalf("init: %s", r)
+			}
+			raw, _ := os.ReadFile(filepath.Join(dir, "mcp-contracts", "report.tools.json"))
+			if !strings.Contains(string(raw), `"input": {"date": "mcpwatch"}`) || !strings.Contains(string(raw), `"status": "credentialAccepted"`) {
+				t.Fatalf("no generated input:\n%s", raw)
+			}
+			if tc.behavior != "" {
+				// The same server, now answering its calls as a service
+				// that revoked the token would.
+				path, args, env = probetest.Command(probetest.Config{Tools: []probetest.Tool{fetch}, Behavior: tc.behavior})
+				env["REPORT_API_TOKEN"] = "${REPORT_API_TOKEN}"
+				writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{"report": map[string]any{"command": path, "args": args, "env": env}}))
+			}
+			c := runBin(t, dir, vars, "check", "--strict")
+			if c.code != tc.code || !strings.Contains(c.stdout, tc.want) {
+				t.Errorf("check --strict: %s", c)
+			}
+			if tc.code != exitOK && !strings.Contains(c.stdout, "REPORT_API_TOKEN") {
+				t.Errorf("the failure does not name the credential: %s", c)
+			}
+		})
 	}
 }

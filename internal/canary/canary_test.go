@@ -2,7 +2,6 @@ package canary
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,9 +47,14 @@ func TestProposeRealServers(t *testing.T) {
 		t.Parallel()
 		got := Propose("memory", "mcp-contracts/memory.tools.json", tools(t, peertest.MemoryServer),
 			map[string]Sample{"read_graph": passed("read_graph", `{"entities": [], "relations": []}`, 300*time.Millisecond)})
-		want := map[string]Status{"read_graph": Enabled, "search_nodes": Pending, "open_nodes": Pending}
+		// read_graph watches the server: the tools that need input get
+		// inputs generated from their schemas, disabled beside it.
+		want := map[string]Status{"read_graph": Enabled, "search_nodes": Proposed, "open_nodes": Proposed}
 		if s := statuses(got); !equalMaps(s, want) {
 			t.Errorf("statuses %v, want %v", s, want)
+		}
+		if in := got[1].Input; in["query"] != "mcpwatch" || got[1].Expect != `{"status": "credentialAccepted"}` {
+			t.Errorf("search_nodes: input %v, expect %s", in, got[1].Expect)
 		}
 		if got[0].Shape != "object" {
 			t.Errorf("read_graph's shape %q, want object", got[0].Shape)
@@ -60,7 +64,7 @@ func TestProposeRealServers(t *testing.T) {
 		t.Parallel()
 		got := statuses(Propose("filesystem", "f", tools(t, peertest.FilesystemServer),
 			map[string]Sample{"list_allowed_directories": passed("list_allowed_directories", "Allowed directories:\n/srv", time.Second)}))
-		if got["list_allowed_directories"] != Enabled || got["read_file"] != Pending || got["get_file_info"] != Pending {
+		if got["list_allowed_directories"] != Enabled || got["read_file"] != Proposed || got["get_file_info"] != Proposed {
 			t.Errorf("statuses %v", got)
 		}
 		for _, write := range []string{"write_file", "edit_file", "move_file", "create_directory"} {
@@ -98,8 +102,11 @@ func TestProposeRealServers(t *testing.T) {
 		if s["get-env"] != Proposed || s["get-tiny-image"] != Proposed || s["get-resource-links"] != Proposed {
 			t.Errorf("statuses %v: slow, failed and never called ones must be proposed", s)
 		}
-		if s["echo"] != Pending {
-			t.Errorf("echo %q, want pending", s["echo"])
+		// No tool that needs no input watches the server: the first
+		// read-only one that needs input is called with a generated one,
+		// the others are written disabled.
+		if s["echo"] != Enabled || s["get-sum"] != Proposed {
+			t.Errorf("echo %q, get-sum %q: want the first enabled with a generated input, the next disabled", s["echo"], s["get-sum"])
 		}
 	})
 }
@@ -120,7 +127,7 @@ func TestFileRoundTrip(t *testing.T) {
 	if c := f.Tools["read_graph"]; c.Disabled || c.Pending() || len(c.Expect.JSONSchema) == 0 {
 		t.Errorf("read_graph %+v", c)
 	}
-	if c := f.Tools["search_nodes"]; c.Disabled || !slices.Equal(c.Placeholders, []string{"input.query"}) {
+	if c := f.Tools["search_nodes"]; !c.Disabled || c.Pending() || string(c.Input) != `{"query":"mcpwatch"}` || c.Expect.Status != contracts.StatusCredentialAccepted {
 		t.Errorf("search_nodes %+v", c)
 	}
 	if c := f.Tools["create_or_update_file"]; c.Tool != "" {
@@ -153,6 +160,9 @@ func TestWatch(t *testing.T) {
 	}{
 		{"a contract watches it", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: ok, Contracts: []contracts.Contract{search}},
 			true, "search_repositories (its contract) watches env:GITHUB_PERSONAL_ACCESS_TOKEN"},
+		{"the catalogue's contract", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: ok, Contracts: []contracts.Contract{search},
+			Catalogue: map[string]string{"search_repositories": "server-github"}},
+			true, "search_repositories (vetted: the catalogue's entry server-github) watches env:GITHUB_PERSONAL_ACCESS_TOKEN"},
 		{"only proposals", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: ok, Contracts: []contracts.Contract{proposal}, ContractsFile: "g.tools.json"},
 			false, NoCanary + ": none of its tools is annotated read-only; proposed, disabled in g.tools.json: search_repositories"},
 		{"nothing to propose", Server{Name: "github", Credentials: []string{"env:GITHUB_PERSONAL_ACCESS_TOKEN"}, Result: &probe.Result{OK: true, Tools: []probe.Tool{{Name: "create_issue"}}}},

@@ -60,9 +60,9 @@ func TestExtend(t *testing.T) {
 	}
 
 	// A person's edit, a contract of their own and one for a tool gone.
-	edited := strings.Replace(string(out), `"input": {"query": "<fill in: string, The search query to match against entity names, types, and observation content>"}`, `"input": {"query": "alice"}`, 1)
+	edited := strings.Replace(string(out), `"input": {"query": "mcpwatch"}`, `"input": {"query": "alice"}`, 1)
 	if edited == string(out) {
-		t.Fatalf("the placeholder is not in the file:\n%s", out)
+		t.Fatalf("the generated input is not in the file:\n%s", out)
 	}
 	edited = strings.Replace(edited, `"tools": {`, `"tools": {"create_entities": {"allowSideEffects": true, "input": {"entities": []}}, "old_tool": {},`, 1)
 	out2, m3, err := Extend([]byte(edited), entries, names(mem))

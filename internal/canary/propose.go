@@ -33,7 +33,9 @@ const (
 	// tools that need no input and answered their sample call.
 	Enabled Status = "enabled"
 	// Pending contracts are read-only tools whose required inputs are
-	// placeholders: called once they are filled in.
+	// placeholders: called once they are filled in. Propose writes none
+	// (a placeholder it cannot fill is disabled, so that check --strict
+	// passes on what init wrote); a person may.
 	Pending Status = "pending"
 	// Proposed contracts are written disabled: a tool whose name reads as
 	// a query but that is not annotated read-only (it takes both opt-ins),
@@ -56,6 +58,12 @@ type Entry struct {
 	// the JSON type of the answer's document ("object", "array"); "" when
 	// the answer had none.
 	Shape string
+	// Expect is the contract's expectation as JSON, when it is not the
+	// default: the catalogue's, or "credentialAccepted" for a generated
+	// input.
+	Expect string
+	// Catalogue is the ID of the catalogue entry the contract is from.
+	Catalogue string
 }
 
 // Sample is the one call mcpwatch init makes of a read-only tool that
@@ -73,17 +81,43 @@ const MaxSampleTime = 5 * time.Second
 // in the order it lists them. samples are the calls made of read-only
 // tools that need no input, by tool. server names the server, and file
 // the contracts file, in the comments that say what to do.
+//
+// Nothing it writes waits for a person before 'mcpwatch check --strict'
+// passes: a read-only tool that needs input gets one generated from its
+// schema (GenerateInput), enabled when the server has no other canary
+// and disabled beside one; an input that cannot be generated is written
+// with placeholders, disabled, for a person to fill in.
 func Propose(server, file string, tools []probe.Tool, samples map[string]Sample) []Entry {
+	return ProposeVetted(server, file, tools, samples, nil)
+}
+
+// ProposeVetted is Propose with the catalogue's canary of the server, when
+// it has one (see Vetted): its contract is written enabled, as the entry
+// has it, in place of what Propose would write for the tool.
+func ProposeVetted(server, file string, tools []probe.Tool, samples map[string]Sample, vetted *CatalogueEntry) []Entry {
 	var out []Entry
 	prefix := serverPrefix(tools)
+	// canary: a call that watches the server already, so that a generated
+	// input is only called when nothing else would be.
+	canary := vetted != nil
+	for _, t := range tools {
+		if !canary && !contracts.Needs(t).SideEffects && !contracts.RequiresArguments(t) {
+			if e := sampled(t, samples[t.Name]); e.Status == Enabled {
+				canary = true
+			}
+		}
+	}
 	for _, t := range tools {
 		needs := contracts.Needs(t)
 		switch {
+		case vetted != nil && t.Name == vetted.Tool:
+			out = append(out, vettedEntry(t, *vetted))
 		case !needs.SideEffects && !contracts.RequiresArguments(t):
 			out = append(out, sampled(t, samples[t.Name]))
 		case !needs.SideEffects:
-			out = append(out, Entry{Tool: t.Name, Status: Pending, Input: placeholderInput(t),
-				Comment: fmt.Sprintf("Read-only (readOnlyHint: true): mcpwatch calls it once the \"<fill in ...>\" values of its input are filled in, and not before. Its input schema: %s", schemaText(t))})
+			e := generated(t, !canary)
+			canary = canary || e.Status == Enabled
+			out = append(out, e)
 		case readsAsQuery(t.Name, prefix):
 			why := needs.Why
 			if needs.Destructive {
@@ -98,6 +132,54 @@ func Propose(server, file string, tools []probe.Tool, samples map[string]Sample)
 		}
 	}
 	return out
+}
+
+// vettedEntry is the catalogue's contract for its tool, enabled. A tool
+// that is not annotated read-only takes "allowSideEffects": true, written
+// here; its destructive opt-in is the catalogue's (Vouches).
+func vettedEntry(t probe.Tool, v CatalogueEntry) Entry {
+	var in map[string]any
+	if json.Unmarshal(v.Input, &in) != nil || in == nil {
+		in = map[string]any{}
+	}
+	e := Entry{Tool: t.Name, Status: Enabled, Input: in, Expect: compactJSON(v.Expect), Catalogue: v.ID,
+		AllowSideEffects: contracts.Needs(t).SideEffects}
+	e.Comment = fmt.Sprintf("Vetted canary, from mcpwatch's catalogue: entry %s (%s). %s only reads: %s, as %s says; it sees the server's credential.", v.ID, v.Server, v.Tool, v.Reads, v.Source)
+	if e.AllowSideEffects {
+		e.Comment += " The server does not annotate it readOnlyHint: true, so mcpwatch calls it on the catalogue's word (\"allowSideEffects\": true here; no allow_destructive_calls: needed)."
+	}
+	e.Comment += " Edit freely: 'mcpwatch init' never changes it again; 'mcpwatch init --no-catalogue' writes none."
+	return e
+}
+
+// generated is the entry of a read-only tool that needs input: an input
+// generated from its schema, whose call can show only that the credential
+// is taken ("credentialAccepted"); enabled when the server has no canary
+// otherwise, else disabled. A schema no input can be generated from gets
+// placeholders, disabled.
+func generated(t probe.Tool, enable bool) Entry {
+	in, ok := GenerateInput(t.InputSchema)
+	if !ok {
+		return Entry{Tool: t.Name, Status: Proposed, Input: placeholderInput(t),
+			Comment: fmt.Sprintf("Read-only (readOnlyHint: true), but mcpwatch could not make an input from its schema: fill in the \"<fill in ...>\" values and remove \"disabled\" to call it. Its input schema: %s", schemaText(t))}
+	}
+	e := Entry{Tool: t.Name, Input: in, Expect: `{"status": "credentialAccepted"}`}
+	const what = "Read-only (readOnlyHint: true), with an input mcpwatch generated from its schema: the call proves only that the server's credential is accepted (a validation error or a not-found answer passes; a rejected credential, an unreachable service or no answer fails). Give it a real input and \"status\": \"pass\" to check the tool itself."
+	if enable {
+		e.Status, e.Comment = Enabled, what
+	} else {
+		e.Status, e.Comment = Proposed, what+" Disabled: another canary watches this server already; remove \"disabled\" to call it too."
+	}
+	e.Comment += " Its input schema: " + schemaText(t)
+	return e
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if len(raw) == 0 || json.Compact(&b, raw) != nil {
+		return ""
+	}
+	return b.String()
 }
 
 // sampled is the entry of a read-only tool that needs no input, from its
@@ -185,13 +267,60 @@ func placeholderInput(t probe.Tool) map[string]any {
 	return in
 }
 
-// schemaText is a tool's input schema on one line, bounded, for a comment.
+// schemaText is a tool's input schema on one line, bounded, for a comment:
+// its own members first (type, required, properties), then the others,
+// and shared definitions ($defs, definitions) only counted, so that a
+// schema that starts with a long $defs (Notion's) still shows the tool's
+// own properties within the bound.
 func schemaText(t probe.Tool) string {
 	var b bytes.Buffer
 	if len(t.InputSchema) == 0 || json.Compact(&b, t.InputSchema) != nil {
 		return "(none)"
 	}
-	return cut(b.String(), 600)
+	var members map[string]json.RawMessage
+	if json.Unmarshal(b.Bytes(), &members) != nil {
+		return cut(b.String(), 600)
+	}
+	keys := make([]string, 0, len(members))
+	for k := range members {
+		keys = append(keys, k)
+	}
+	rank := func(k string) int {
+		switch k {
+		case "type":
+			return 0
+		case "required":
+			return 1
+		case "properties":
+			return 2
+		}
+		return 3
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	var parts []string
+	defs := 0
+	for _, k := range keys {
+		switch k {
+		case "$defs", "definitions":
+			var d map[string]json.RawMessage
+			_ = json.Unmarshal(members[k], &d)
+			defs += len(d)
+			continue
+		case "$schema":
+			continue
+		}
+		parts = append(parts, quote(k)+":"+string(members[k]))
+	}
+	suffix := ""
+	if defs > 0 {
+		suffix = fmt.Sprintf(" (and %d shared definitions in $defs, not shown)", defs)
+	}
+	return cut("{"+strings.Join(parts, ",")+"}", 600-len(suffix)) + suffix
 }
 
 // queryWords are the first words of a tool name that read as a query: a
@@ -320,7 +449,11 @@ func value(e Entry) string {
 	if e.Shape != "" {
 		expect += fmt.Sprintf(`, "jsonSchema": {"type": %q}`, e.Shape)
 	}
-	fmt.Fprintf(&b, "      \"expect\": %s\n    }", expect+"}")
+	expect += "}"
+	if e.Expect != "" {
+		expect = e.Expect
+	}
+	fmt.Fprintf(&b, "      \"expect\": %s\n    }", expect)
 	return b.String()
 }
 

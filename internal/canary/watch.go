@@ -23,6 +23,9 @@ type Server struct {
 	ContractsFile string
 	// AutoCalls is how many calls its calls: auto makes (0: none).
 	AutoCalls int
+	// Catalogue names, by tool, the catalogue entries its contracts are
+	// from, as init wrote them.
+	Catalogue map[string]string
 	// FromLock says Result holds the tools as the lock has them, by name
 	// only (mcpwatch doctor starts no server): which of them are
 	// annotated read-only cannot be told, so calls: auto is taken at its
@@ -105,6 +108,9 @@ func Watch(s Server) Row {
 	}
 	if len(enabled) > 0 {
 		r.Canary, r.Watched = strings.Join(enabled, ", "), true
+		if id := s.Catalogue[enabled[0]]; id != "" && how == "its contract" {
+			how = "vetted: the catalogue's entry " + id
+		}
 		r.Note = fmt.Sprintf("%s (%s) watches %s", enabled[0], how, r.Credential)
 		return r
 	}
@@ -115,6 +121,9 @@ func Watch(s Server) Row {
 	switch {
 	case len(pending) > 0:
 		r.Note = fmt.Sprintf("%s yet: %s waits for its input (fill in the \"<fill in ...>\" values in %s)", NoCanary, list(pending), file)
+	case len(proposed) > 0 && slices.ContainsFunc(proposed, func(tool string) bool { return readOnly(res.Tools, tool) }):
+		// A read-only tool left disabled: its input could not be made.
+		r.Note = fmt.Sprintf("%s: no contract in %s is enabled; proposed, disabled: %s (each $comment says what it takes)", NoCanary, file, list(proposed))
 	case len(proposed) > 0:
 		r.Note = fmt.Sprintf("%s: none of its tools is annotated read-only; proposed, disabled in %s: %s (each takes the opt-ins its $comment names)", NoCanary, file, list(proposed))
 	case s.FromLock:
@@ -152,6 +161,11 @@ func (r Row) sanitized() Row {
 
 func listed(tools []probe.Tool, name string) bool {
 	return slices.ContainsFunc(tools, func(t probe.Tool) bool { return t.Name == name })
+}
+
+func readOnly(tools []probe.Tool, name string) bool {
+	i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == name })
+	return i >= 0 && !contracts.Needs(tools[i]).SideEffects
 }
 
 func hasContract(cs []contracts.Contract, tool string) bool {

@@ -110,7 +110,7 @@ func TestLoadErrors(t *testing.T) {
 		{"url_without_scheme.yml",
 			"testdata/bad/url_without_scheme.yml: servers.remote.url: must start with http:// or https://"},
 		{"calls_bad.yml",
-			"testdata/bad/calls_bad.yml: servers.report.calls.fetch_daily_report: expect: unknown key \"stauts\" (known keys: status, not_error_code, errorCode, requiredFields, maxRows, contains, notContains, jsonSchema)\ntestdata/bad/calls_bad.yml: servers.report.calls.list_report_dates: expect.status: want \"pass\" (the call must succeed) or \"fail\" (it must be refused), got \"ok\""},
+			"testdata/bad/calls_bad.yml: servers.report.calls.fetch_daily_report: expect: unknown key \"stauts\" (known keys: status, not_error_code, errorCode, requiredFields, maxRows, contains, notContains, jsonSchema)\ntestdata/bad/calls_bad.yml: servers.report.calls.list_report_dates: expect.status: want \"pass\" (the call must succeed), \"fail\" (it must be refused) or \"credentialAccepted\" (it must be answered, its input refused or not), got \"ok\""},
 		{"calls_not_mapping.yml",
 			"testdata/bad/calls_not_mapping.yml: servers.report.calls: expected auto, or a mapping of tool names to contracts ({input: {...}, expect: {...}}), got a list"},
 		{"call_schedule_without_calls.yml",

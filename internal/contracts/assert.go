@@ -135,6 +135,15 @@ func (a answer) refused() bool {
 		r.Reason == probe.ReasonUnauthorized || r.Reason == probe.ReasonForbidden
 }
 
+// reachedTool: the server answered the call itself, with a result
+// (isError or not) or a JSON-RPC error, rather than the call failing on
+// the way (a timeout, a broken connection, an HTTP status, an answer that
+// is not a result).
+func (a answer) reachedTool() bool {
+	r := a.r
+	return r.Answered || (r.RPCCode != 0 && r.Reason == probe.ReasonRPCError && (r.HTTPStatus == 0 || r.HTTPStatus/100 == 2))
+}
+
 // reportedError is the error a success result carries in its document: a
 // top-level "error" member that is not null, false or "". Servers that wrap
 // a failed fetch answer {"error":"fetch failed"} without isError.
@@ -267,6 +276,12 @@ func evaluate(ctx context.Context, e Expect, a answer) []Assertion {
 		add("status", Pass, "")
 	case e.Status == StatusPass:
 		add("status", Fail, "expected success, got "+a.describe())
+	case e.Status == StatusCredentialAccepted && a.reachedTool():
+		// A rejected credential fails the call before this (the
+		// "credential" assertion Run puts first).
+		add("status", Pass, "answered: "+a.describe())
+	case e.Status == StatusCredentialAccepted:
+		add("status", Fail, "expected an answer from the tool (a success, or a refusal of its input), got "+a.describe())
 	case a.refused():
 		add("status", Pass, "refused as expected: "+a.describe())
 	default:

@@ -116,8 +116,9 @@ func (c Condition) String() string {
 
 // Expect are a contract's assertions.
 type Expect struct {
-	// Status is StatusPass (the call must succeed) or StatusFail (it must
-	// be refused, as a denied write should be).
+	// Status is StatusPass (the call must succeed), StatusFail (it must
+	// be refused, as a denied write should be) or StatusCredentialAccepted
+	// (it must be answered, whatever the tool made of its input).
 	Status         Status
 	NotErrorCode   []int
 	ErrorCode      *int
@@ -137,6 +138,13 @@ type Status string
 const (
 	StatusPass Status = "pass"
 	StatusFail Status = "fail"
+	// StatusCredentialAccepted: the call must reach the tool and be
+	// answered, a success or a refusal of its input (a validation error, a
+	// not found) alike, and show neither a rejected credential nor a
+	// transport failure. It is what a call with an input generated from
+	// the tool's schema can prove: that the server's credential is taken,
+	// not that the tool works.
+	StatusCredentialAccepted Status = "credentialAccepted"
 )
 
 // File is a parsed contracts file: a contract per tool name.
@@ -349,8 +357,13 @@ func parseExpect(ej expectJSON) (Expect, error) {
 			e.Status = StatusPass
 		case StatusFail:
 			e.Status = StatusFail
+		case StatusCredentialAccepted:
+			if e.ErrorCode != nil {
+				return e, errors.New(`status: "credentialAccepted" contradicts errorCode, which expects the call to be refused; drop one of them`)
+			}
+			e.Status = StatusCredentialAccepted
 		default:
-			return e, fmt.Errorf(`status: want "pass" (the call must succeed) or "fail" (it must be refused), got %q`, sanitize.Truncate(*ej.Status, 20))
+			return e, fmt.Errorf(`status: want "pass" (the call must succeed), "fail" (it must be refused) or "credentialAccepted" (it must be answered, its input refused or not), got %q`, sanitize.Truncate(*ej.Status, 20))
 		}
 	}
 	codes, err := numbers(ej.NotErrorCode)

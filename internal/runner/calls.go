@@ -2,8 +2,11 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
+	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/canary"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -25,12 +28,60 @@ func callHook(s config.Server, auto int, retries bool, given []string, out *[]co
 				return slices.ContainsFunc(s.Contracts, func(k contracts.Contract) bool { return k.Tool == tool })
 			})...)
 		}
-		*out = contracts.Run(ctx, c, tools, all, contracts.Options{
-			Timeout:     s.CallTimeout,
-			Retries:     retries,
-			Destructive: s.DestructiveAllowed,
+		*out = contracts.Run(ctx, newSpaced(c, callGap, time.Now, sleep), tools, all, contracts.Options{
+			Timeout: s.CallTimeout,
+			Retries: retries,
+			// The catalogue's vetted canary of this server is called on
+			// its word, as the configuration's opt-in would allow it.
+			Destructive: func(tool string) bool {
+				i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == tool })
+				return s.DestructiveAllowed(tool) || (i >= 0 && canary.Vouches(s.Command, s.Args, s.URL, tools[i]))
+			},
 			Credentials: given,
 		})
+	}
+}
+
+// callGap is the least time between the starts of two calls to one
+// server, retries included: a service that allows one request a second
+// (Brave Search's free plan, many others) never sees two of its canaries
+// together.
+const callGap = time.Second
+
+// spaced is a Caller whose calls start at least gap apart.
+type spaced struct {
+	c     probe.Caller
+	gap   time.Duration
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+	last  time.Time
+}
+
+func newSpaced(c probe.Caller, gap time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) *spaced {
+	return &spaced{c: c, gap: gap, now: now, sleep: sleep}
+}
+
+// Call waits for the gap since the last call to pass, within the call's
+// context (a call whose deadline passes while it waits is made at once,
+// and fails as its deadline says), then calls.
+func (s *spaced) Call(ctx context.Context, tool string, args json.RawMessage) *probe.CallResult {
+	if !s.last.IsZero() {
+		if wait := s.last.Add(s.gap).Sub(s.now()); wait > 0 {
+			_ = s.sleep(ctx, wait)
+		}
+	}
+	s.last = s.now()
+	return s.c.Call(ctx, tool, args)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

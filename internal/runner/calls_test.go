@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +162,57 @@ func TestProbeConfiguredAutoCalls(t *testing.T) {
 	obs = Probe(t.Context(), NewPool(1, 1), rejecting, Request{Lookup: lookupSecret, Calls: true})
 	if len(obs.Calls) != 1 || obs.Calls[0].Passed || obs.Calls[0].Reason != contracts.ReasonCredentialRejected {
 		t.Errorf("calls %+v: want the auto call failed, credential_rejected", obs.Calls)
+	}
+}
+
+// clockCaller records when each call starts, on a fake clock.
+type clockCaller struct {
+	now    *time.Time
+	starts []time.Duration
+	t0     time.Time
+}
+
+func (c *clockCaller) Call(_ context.Context, tool string, _ json.RawMessage) *probe.CallResult {
+	c.starts = append(c.starts, c.now.Sub(c.t0))
+	*c.now = c.now.Add(200 * time.Millisecond) // each call takes 200ms
+	return &probe.CallResult{Tool: tool, Answered: true}
+}
+
+// One server's calls start at least a second apart, retries included, so
+// that a limit of one request a second is never hit; a call after a pause
+// longer than that does not wait, and a call whose deadline passes while
+// it waits is still made (and fails as its deadline says).
+func TestSpacedCalls(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	now := t0
+	var slept []time.Duration
+	sleepErr := error(nil)
+	fake := &clockCaller{now: &now, t0: t0}
+	s := newSpaced(fake, time.Second, func() time.Time { return now }, func(_ context.Context, d time.Duration) error {
+		slept = append(slept, d)
+		if sleepErr == nil {
+			now = now.Add(d)
+		}
+		return sleepErr
+	})
+	for range 3 {
+		s.Call(t.Context(), "t", nil)
+	}
+	now = now.Add(5 * time.Second)
+	s.Call(t.Context(), "t", nil)
+	sleepErr = context.DeadlineExceeded
+	s.Call(t.Context(), "t", nil)
+	want := []time.Duration{0, time.Second, 2 * time.Second, 7200 * time.Millisecond, 7400 * time.Millisecond}
+	if !slices.Equal(fake.starts, want) {
+		t.Errorf("calls started at %v, want %v", fake.starts, want)
+	}
+	if w := []time.Duration{800 * time.Millisecond, 800 * time.Millisecond, 800 * time.Millisecond}; !slices.Equal(slept, w) {
+		t.Errorf("slept %v, want %v", slept, w)
+	}
+	for i := 1; i < 4; i++ {
+		if gap := fake.starts[i] - fake.starts[i-1]; gap < time.Second {
+			t.Errorf("calls %d and %d %s apart", i-1, i, gap)
+		}
 	}
 }

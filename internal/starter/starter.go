@@ -53,6 +53,9 @@ type Options struct {
 	// contracts files are beside the configuration's lock either way,
 	// where every command looks for them (config.StarterFile).
 	Lock string
+	// NoCatalogue leaves the catalogue of vetted canaries out: a server
+	// it would match gets what its annotations alone allow.
+	NoCatalogue bool
 }
 
 // Result is what one init did.
@@ -135,7 +138,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) *Result {
 	for i, obs := range observations {
 		s := &r.Servers[i]
 		if obs.Result.OK {
-			s.contracts(obs, cfg)
+			s.contracts(obs, cfg, !opts.NoCatalogue)
 		}
 		r.Rows = append(r.Rows, canary.Watch(s.watched(obs, opts.Dir)))
 	}
@@ -224,7 +227,7 @@ func (r *Result) server(name string) *Server {
 
 // contracts writes or extends the server's contracts file with what
 // canary proposes from its tools and the samples of this probe.
-func (s *Server) contracts(obs preflight.Observation, cfg *config.Config) {
+func (s *Server) contracts(obs preflight.Observation, cfg *config.Config, catalogue bool) {
 	path, ok := cfg.ContractsTarget(obs.Server)
 	if !ok {
 		s.FileOutcome = "not written"
@@ -238,7 +241,13 @@ func (s *Server) contracts(obs preflight.Observation, cfg *config.Config) {
 			samples[o.Tool] = canary.Sample{Outcome: o}
 		}
 	}
-	s.Entries = canary.Propose(obs.Server.Name, path, obs.Result.Tools, samples)
+	var vetted *canary.CatalogueEntry
+	if catalogue {
+		if v, ok := canary.Vetted(obs.Server.Command, obs.Server.Args, obs.Server.URL, obs.Result.Tools); ok {
+			vetted = &v
+		}
+	}
+	s.Entries = canary.ProposeVetted(obs.Server.Name, path, obs.Result.Tools, samples, vetted)
 
 	old, err := readfile.Read(path, config.MaxContractsFileBytes)
 	switch {
@@ -295,6 +304,12 @@ func fileComment(server string) string {
 // probe saw them, and the contracts its file holds now.
 func (s *Server) watched(obs preflight.Observation, dir string) canary.Server {
 	w := canary.Server{Name: s.Name, Result: s.Result, ContractsFile: display(s.File, dir), AutoCalls: obs.Server.AutoCalls}
+	for _, e := range s.Entries {
+		// The catalogue's contract, unless a person's edit made it theirs.
+		if e.Catalogue != "" && !slices.Contains(s.Merge.Edited, e.Tool) {
+			w.Catalogue = map[string]string{e.Tool: e.Catalogue}
+		}
+	}
 	if c := s.Result.Credentials; c != nil {
 		for _, g := range c.Given {
 			w.Credentials = append(w.Credentials, g.Credential)

@@ -119,8 +119,11 @@ func TestInit(t *testing.T) {
 	if c := f.Tools["list_report_dates"]; c.Disabled || c.Pending() || len(c.Expect.JSONSchema) == 0 && c.Tool == "" {
 		t.Errorf("list_report_dates %+v: want enabled", c)
 	}
-	if c := f.Tools["fetch_daily_report"]; !c.Pending() {
-		t.Errorf("fetch_daily_report %+v: want pending", c)
+	// list_report_dates watches the server: fetch_daily_report gets an
+	// input generated from its schema, disabled beside it, and nothing is
+	// left pending for check --strict to fail on.
+	if c := f.Tools["fetch_daily_report"]; c.Pending() || !c.Disabled || string(c.Input) != `{"date":"mcpwatch"}` || c.Expect.Status != contracts.StatusCredentialAccepted {
+		t.Errorf("fetch_daily_report %+v: want disabled, with a generated input", c)
 	}
 	if c := f.Tools["get_usage"]; !c.Disabled || !c.AllowSideEffects {
 		t.Errorf("get_usage %+v: want proposed, disabled, with its opt-in", c)
@@ -133,7 +136,7 @@ func TestInit(t *testing.T) {
 	}
 	for _, want := range []string{
 		"lock mcp-tools.lock.json: added report",
-		"report: wrote mcp-contracts/report.tools.json (1 enabled, 1 pending, 1 proposed, disabled)",
+		"report: wrote mcp-contracts/report.tools.json (1 enabled, 2 proposed, disabled)",
 		"broken: none written: the server could not be probed",
 		"broken: could not be probed (exited)",
 		"list_report_dates (its contract) watches env:REPORT_API_TOKEN",
@@ -147,15 +150,15 @@ func TestInit(t *testing.T) {
 		t.Error("the credential's value was printed or written")
 	}
 	// check reads the file: the contract is the server's.
-	if s := load(t, dir).Servers[1]; s.Name != "report" || len(s.Contracts) != 1 || len(s.Pending) != 1 || len(s.Proposed) != 1 {
+	if s := load(t, dir).Servers[1]; s.Name != "report" || len(s.Contracts) != 1 || len(s.Pending) != 0 || len(s.Proposed) != 2 {
 		t.Errorf("the configuration's report: %+v", s)
 	}
 
-	// A person fills in a placeholder; the server gains a tool and the
-	// broken one is removed.
-	edited := strings.Replace(read(t, file), `"date": "<fill in: string, the day, YYYY-MM-DD>"`, `"date": "2026-08-01"`, 1)
+	// A person gives the generated input a real date; the server gains a
+	// tool and the broken one is removed.
+	edited := strings.Replace(read(t, file), `"date": "mcpwatch"`, `"date": "2026-08-01"`, 1)
 	if edited == read(t, file) {
-		t.Fatalf("no placeholder to fill in:\n%s", read(t, file))
+		t.Fatalf("no generated input to edit:\n%s", read(t, file))
 	}
 	if err := os.WriteFile(file, []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
@@ -209,5 +212,30 @@ func TestInitBrokenFile(t *testing.T) {
 	}
 	if _, err := src.Load(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "report.tools.json") {
 		t.Fatalf("loading with a broken starter file: %v", err)
+	}
+}
+
+// Server names are the configuration's, which a cloned repository
+// chooses: the lock's "added" and "kept as they were" lines escape them,
+// as every other line does (an OSC 52 would set the clipboard, an OSC 0
+// the window title, a C1 CSI pass as a CSI).
+func TestWriteTextEscapesServerNames(t *testing.T) {
+	t.Parallel()
+	clipboard, title, csi := "clip\x1b]52;c;ZWNobyBwd25lZA==\x07", "title\x1b]0;owned\x07", "csi\u009b2J"
+	r := &Result{Lock: "mcp-tools.lock.json", LockOutcome: "written", Locked: []string{clipboard, csi}, LockKept: []string{title, csi}}
+	var b bytes.Buffer
+	if err := WriteText(&b, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, raw := range []string{"\x1b", "\x07", "\u009b"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("%q reached the output raw:\n%s", raw, out)
+		}
+	}
+	for _, want := range []string{`added clip\x1b]52;c;ZWNobyBwd25lZA==\a, csi\u009b2J`, `kept as they were: title\x1b]0;owned\a, csi\u009b2J`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
 	}
 }

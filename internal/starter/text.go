@@ -23,7 +23,7 @@ func WriteText(w io.Writer, r *Result, dir string) error {
 	case r.Error != "":
 		fmt.Fprintf(&b, "lock %s: not written: %s\n", lock, sanitize.Text(r.Error))
 	case r.LockOutcome == "written":
-		fmt.Fprintf(&b, "lock %s: added %s\n", lock, strings.Join(r.Locked, ", "))
+		fmt.Fprintf(&b, "lock %s: added %s\n", lock, sanitize.Join(r.Locked, ", "))
 	case r.LockOutcome == "unchanged":
 		fmt.Fprintf(&b, "lock %s: unchanged\n", lock)
 	default:
@@ -31,7 +31,7 @@ func WriteText(w io.Writer, r *Result, dir string) error {
 	}
 	if len(r.LockKept) > 0 {
 		fmt.Fprintf(&b, "  kept as they were: %s (init never changes a locked server; 'mcpwatch check' compares, 'mcpwatch lock --server NAME' relocks after review)\n",
-			strings.Join(r.LockKept, ", "))
+			sanitize.Join(r.LockKept, ", "))
 	}
 
 	b.WriteString("\ncontracts:\n")
@@ -93,7 +93,7 @@ func WriteText(w io.Writer, r *Result, dir string) error {
 
 	b.WriteString("\nwhich canary watches each server's credential:\n")
 	b.WriteString(indent(canary.Table(r.Rows)))
-	b.WriteString("\nNext: read the contracts files, fill in the \"<fill in ...>\" values of the tools you want called, remove \"disabled\" only where calling is harmless; then commit the lock and the files, and run 'mcpwatch check'.\n")
+	b.WriteString("\nNext: read the contracts files (each $comment says why its contract is there and what it takes), remove \"disabled\" only where calling is harmless, filling in any \"<fill in ...>\" value; then commit the lock and the files, and run 'mcpwatch check --strict'.\n")
 	if r.Failed() {
 		b.WriteString("Some servers could not be set up (above): fix them and run 'mcpwatch init' again; it keeps everything written so far.\n")
 	}
@@ -123,7 +123,13 @@ func tally(entries []canary.Entry, tools []string) string {
 	if len(parts) == 0 {
 		return "nothing new"
 	}
-	return strings.Join(parts, ", ")
+	out := strings.Join(parts, ", ")
+	for _, e := range entries {
+		if e.Catalogue != "" && (tools == nil || contains(tools, e.Tool)) {
+			out += fmt.Sprintf("; %s from the catalogue's entry %s", sanitize.Text(e.Tool), e.Catalogue)
+		}
+	}
+	return out
 }
 
 func names(tools []string) string {
