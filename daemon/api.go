@@ -57,12 +57,15 @@ type apiServer struct {
 	Credentials     *probe.CredentialStatus `json:"credentials,omitempty"` // given (present or not), expiries, OAuth refreshes, a rejection; no value
 	// Credential names the credential of a credential_missing or
 	// credential_rejected server ("env:GITHUB_TOKEN"), as judged.
-	Credential string                  `json:"credential,omitempty"`
-	Probes     uint64                  `json:"probes"`
-	Failures   map[probe.Reason]uint64 `json:"failures,omitempty"`
-	Skipped    uint64                  `json:"skipped"`
-	History    []Record                `json:"history,omitempty"`
-	Calls      []apiCall               `json:"calls,omitempty"`
+	Credential string `json:"credential,omitempty"`
+	// Quote is the server's words that showed a credential_rejected or
+	// upstream_unreachable state, as judged (scrubbed, cut to 200 bytes).
+	Quote    string                  `json:"quote,omitempty"`
+	Probes   uint64                  `json:"probes"`
+	Failures map[probe.Reason]uint64 `json:"failures,omitempty"`
+	Skipped  uint64                  `json:"skipped"`
+	History  []Record                `json:"history,omitempty"`
+	Calls    []apiCall               `json:"calls,omitempty"`
 }
 
 type apiTimings struct {
@@ -90,6 +93,7 @@ func newAPIServer(dt details) apiServer {
 	}
 	a.OK = a.State == verdict.StateOK
 	a.Credential = st.Judgement.Credential
+	a.Quote = st.Judgement.Quote
 	if !st.LastSuccess.IsZero() {
 		t := st.LastSuccess
 		a.LastSuccess = &t

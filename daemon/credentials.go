@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -86,10 +87,28 @@ func credentialProblem(st status.Server) string {
 		if name == "" {
 			name = "its credential"
 		}
-		if quote := rejectionQuote(st.Last, st.Calls); quote != "" {
-			return name + " rejected: " + quote
+		if j.Quote != "" {
+			return name + " rejected: " + j.Quote
 		}
 		return name + " rejected"
 	}
 	return ""
+}
+
+// upstreamProblem is the page's line for a server that said it could not
+// reach the service it fronts: the service is unreachable (no tool
+// broke), in the server's words; "" in any other state.
+func upstreamProblem(st status.Server) string {
+	j := st.Judgement
+	if j.State != verdict.StateUpstreamUnreachable {
+		return ""
+	}
+	where := "the server could not reach its service"
+	if len(j.Calls) > 0 {
+		where = "calls to " + sanitize.JoinNames(j.Calls, ", ", sanitize.MaxNames) + " could not reach the server's service"
+	}
+	if j.Quote != "" {
+		return sanitize.Text(where + ": " + j.Quote)
+	}
+	return sanitize.Text(where)
 }

@@ -99,6 +99,9 @@ type row struct {
 	// CredentialProblem says which credential is missing or was rejected,
 	// and why, for a server in a credential state.
 	CredentialProblem string
+	// UpstreamProblem says, for a server that could not reach the service
+	// it fronts, that the service is unreachable, in the server's words.
+	UpstreamProblem string
 	// Calls are the server's canary calls.
 	Calls callsView
 }
@@ -126,6 +129,7 @@ func newRow(dt details, now time.Time) row {
 	}
 	r.Severity = severityOf(r.State)
 	r.CredentialProblem = credentialProblem(st)
+	r.UpstreamProblem = upstreamProblem(st)
 	for _, reason := range probe.Reasons {
 		if n := st.Failures[reason]; n > 0 {
 			r.Failures = append(r.Failures, reasonCount{reason, n})

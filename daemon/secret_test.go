@@ -12,9 +12,10 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
-// A stdio server that prints its token on stderr and exits fails, and the
-// daemon shows why, stderr line and all, but with the token scrubbed from
-// every page, API answer and log line.
+// A stdio server that prints its token on stderr and exits fails (its
+// words say its credential was rejected), and the daemon shows why, stderr
+// line and quote and all, but with the token scrubbed from every page, API
+// answer and log line.
 func TestServerEchoingItsTokenLeaksItNowhere(t *testing.T) {
 	const token = "daemon-s3cret-4b5c6d7e"
 	path := writeConfig(t, t.TempDir(), map[string]any{
@@ -33,7 +34,7 @@ func TestServerEchoingItsTokenLeaksItNowhere(t *testing.T) {
 		}
 		return "", false
 	}})
-	st := h.waitState("echo", verdict.StateFailed)
+	st := h.waitState("echo", verdict.StateCredentialRejected)
 	const said = "auth failed for token <redacted>"
 	if !strings.Contains(st.StderrTail, said) {
 		t.Errorf("stderr tail %q, want the server's line with the token scrubbed: %q", st.StderrTail, said)

@@ -32,6 +32,10 @@ func wasFields(was verdict.Judgement) []zap.Field {
 		f = append(f, names("was_calls", was.Calls))
 	case verdict.StateCredentialMissing, verdict.StateCredentialRejected:
 		f = append(f, zap.String("was_credential", was.Credential))
+	case verdict.StateUpstreamUnreachable:
+		if len(was.Calls) > 0 {
+			f = append(f, names("was_calls", was.Calls))
+		}
 	}
 	return f
 }
@@ -101,13 +105,7 @@ func logTransition(log *zap.Logger, server string, t transition) {
 	case verdict.StateFailed:
 		msg = "probe failed"
 		fields = append(fields, zap.String("reason", string(res.Reason)), zap.String("error", sanitize.Text(res.Error)))
-		if tail := strings.Join(sanitize.LastLines(res.StderrTail, 0), "\n"); tail != "" {
-			// The whole tail (the lines before the last often say why), its
-			// end where it is long: sanitize.Text escapes its line breaks, so
-			// it stays one log line.
-			tail = sanitize.TruncateStart(tail, maxLoggedStderr)
-			fields = append(fields, zap.String("stderr", sanitize.Text(tail)))
-		}
+		fields = append(fields, stderrFields(res)...)
 	case verdict.StateCredentialMissing:
 		msg = "credential missing"
 		fields = append(fields, zap.String("credential", now.Credential), zap.String("error", sanitize.Text(res.Error)))
@@ -117,9 +115,19 @@ func logTransition(log *zap.Logger, server string, t transition) {
 		if len(now.Calls) > 0 {
 			fields = append(fields, names("calls", now.Calls))
 		}
-		if quote := rejectionQuote(res, t.calls); quote != "" {
-			fields = append(fields, zap.String("error", sanitize.Text(quote)))
+		if now.Quote != "" {
+			fields = append(fields, zap.String("error", sanitize.Text(now.Quote)))
 		}
+		fields = append(fields, stderrFields(res)...)
+	case verdict.StateUpstreamUnreachable:
+		msg = "service unreachable"
+		if len(now.Calls) > 0 {
+			fields = append(fields, names("calls", now.Calls))
+		}
+		if now.Quote != "" {
+			fields = append(fields, zap.String("error", sanitize.Text(now.Quote)))
+		}
+		fields = append(fields, stderrFields(res)...)
 	}
 	if t.first {
 		msg = "first probe: " + msg
@@ -130,20 +138,21 @@ func logTransition(log *zap.Logger, server string, t transition) {
 	log.Log(level, msg, fields...)
 }
 
+// stderrFields is a failed probe's stderr tail as a log field: the whole
+// tail (the lines before the last often say why), its end where it is
+// long; sanitize.Text escapes its line breaks, so it stays one log line.
+// None for a probe that did not fail, or a server that wrote nothing.
+func stderrFields(res *probe.Result) []zap.Field {
+	if res == nil || res.OK {
+		return nil
+	}
+	tail := strings.Join(sanitize.LastLines(res.StderrTail, 0), "\n")
+	if tail == "" {
+		return nil
+	}
+	return []zap.Field{zap.String("stderr", sanitize.Text(sanitize.TruncateStart(tail, maxLoggedStderr)))}
+}
+
 // maxLoggedStderr bounds the stderr of a failure log line: the probe keeps
 // a tail of probe.DefaultStderrTailBytes, which this matches.
 const maxLoggedStderr = probe.DefaultStderrTailBytes
-
-// rejectionQuote is the server's words that showed its credential
-// rejected: the probe's, or the first rejected call's.
-func rejectionQuote(res *probe.Result, calls []status.Call) string {
-	if res != nil && res.Credentials != nil && res.Credentials.Rejected != nil {
-		return res.Credentials.Rejected.Quote
-	}
-	for _, c := range calls {
-		if c.Last != nil && c.Last.Rejection != nil {
-			return c.Last.Rejection.Quote
-		}
-	}
-	return ""
-}

@@ -43,6 +43,7 @@ var wantAlerts = map[string]string{
 	"McpCredentialRefreshFailing": "critical",
 	"McpCredentialMissing":        "critical",
 	"McpCredentialRejected":       "critical",
+	"McpUpstreamUnreachable":      "warning",
 	"McpwatchLockReadFailed":      "warning",
 }
 

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
@@ -72,23 +73,39 @@ func renderCredentialPresent(t *TextWriter, st *status.Server) {
 }
 
 // renderCredentialRejected names the credential a server rejects and
-// quotes it, while the judgement says so: what McpCredentialRejected's
-// summary reads.
+// quotes it (the judgement's quote), while the judgement says so: what
+// McpCredentialRejected's summary reads.
 func renderCredentialRejected(t *TextWriter, st *status.Server) {
 	j := st.Judgement
 	if j.State != verdict.StateCredentialRejected {
 		return
 	}
-	quote := ""
-	if st.Last != nil && st.Last.Credentials != nil && st.Last.Credentials.Rejected != nil {
-		quote = st.Last.Credentials.Rejected.Quote
-	} else {
-		for _, c := range st.Calls {
-			if c.Last != nil && c.Last.Rejection != nil {
-				quote = c.Last.Rejection.Quote
-				break
-			}
-		}
+	t.sample(1, labelValue(j.Credential, maxToolLabelBytes), labelValue(sanitize.Text(j.Quote), maxMessageLabelBytes))
+}
+
+// renderUpstreamUnreachable quotes a server that says it cannot reach the
+// service it fronts, while the judgement says so: one series for the
+// probe (tool empty), or one per canary call that said it, each in its own
+// words. What McpUpstreamUnreachable's summary reads.
+func renderUpstreamUnreachable(t *TextWriter, st *status.Server) {
+	j := st.Judgement
+	if j.State != verdict.StateUpstreamUnreachable {
+		return
 	}
-	t.sample(1, labelValue(j.Credential, maxToolLabelBytes), labelValue(sanitize.Text(quote), maxMessageLabelBytes))
+	if len(j.Calls) == 0 {
+		t.sample(1, "", labelValue(sanitize.Text(j.Quote), maxMessageLabelBytes))
+		return
+	}
+	seen := map[string]bool{}
+	for _, c := range st.Calls {
+		if c.Last == nil || c.Last.Upstream == nil || c.Last.Reason != contracts.ReasonUpstreamUnreachable {
+			continue
+		}
+		name := labelValue(c.Tool, maxToolLabelBytes)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		t.sample(1, name, labelValue(sanitize.Text(c.Last.Upstream.Quote), maxMessageLabelBytes))
+	}
 }

@@ -129,6 +129,9 @@ func newDescs() *descs {
 	d.add("mcpwatch_credential_rejected_info", typeGauge, renderCredentialRejected,
 		"1 while the server's last probe or canary calls show it rejecting its credential (HTTP 401/403, or a rejection's words: Bad credentials, invalid_auth, ...), with the credential to renew (empty when the configuration names none) and the server's words (scrubbed of secrets, escaped, cut to 200 bytes); absent otherwise."+scheduleNote,
 		"credential", "message")
+	d.add("mcpwatch_upstream_unreachable_info", typeGauge, renderUpstreamUnreachable,
+		"1 while the server's last probe or canary calls say it cannot reach the service it fronts (a network failure it reports: ECONNREFUSED, ENOTFOUND, fetch failed, a TLS error, a 502/503/504 from it; never a rejected credential), one series for the probe (tool empty) or one per canary call that said so, with the server's words (scrubbed of secrets, escaped, cut to 200 bytes); absent otherwise."+scheduleNote,
+		"tool", "message")
 	d.add("mcpwatch_credential_refresh_failures_total", typeCounter, renderRefreshFailures,
 		"Failed OAuth token requests of the server by reason (an OAuth error code such as invalid_grant, or http_status, bad_response, connection, timeout, discovery, store when a rotated refresh token could not be written back) since its OAuth client was set up. Every reason is exported from 0. Absent for servers without auth: oauth.",
 		"reason")

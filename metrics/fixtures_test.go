@@ -113,6 +113,13 @@ func fixtureStatuses() []status.Server {
 		Timings:     probe.Timings{Total: ms(900)},
 		Credentials: &probe.CredentialStatus{Given: []probe.GivenCredential{{Credential: "env:SLACK_BOT_TOKEN", Present: true}}},
 	}
+	docs := &probe.Result{
+		OK: true, Transport: probe.TransportStdio, Era: probe.EraLegacy,
+		ProtocolVersion: "2025-06-18", ServerName: "Context7", ServerVersion: "4.1.1",
+		Tools: tools("resolve-library-id"), Pages: 1,
+		Started: base.Add(6 * time.Second),
+		Timings: probe.Timings{Total: ms(700)},
+	}
 	vault := &probe.Result{
 		OK: false, Reason: probe.ReasonCredentialMissing, Transport: probe.TransportStdio,
 		Error:   "env:VAULT_TOKEN is empty (${VAULT_TOKEN} is set but empty): the server was not probed",
@@ -208,7 +215,27 @@ func fixtureStatuses() []status.Server {
 				Failures: map[contracts.Reason]uint64{contracts.ReasonCredentialRejected: 1},
 			}},
 			CallInterval: 5 * time.Minute,
-			Judgement:    verdict.Judgement{State: verdict.StateCredentialRejected, Credential: "env:SLACK_BOT_TOKEN", Calls: []string{"slack_list_channels"}},
+			Judgement: verdict.Judgement{State: verdict.StateCredentialRejected, Credential: "env:SLACK_BOT_TOKEN", Calls: []string{"slack_list_channels"},
+				Quote: `{"ok":false,"error":"invalid_auth"}`},
+		},
+		{
+			// Lists its tools, and its canary call says its service cannot
+			// be reached (a normal result, as Context7 answers it).
+			Name: "docs", Transport: probe.TransportStdio, Schedule: "@every 30s", Interval: 30 * time.Second,
+			Last: docs, LastOK: docs, LastSuccess: base.Add(6*time.Second + ms(700)),
+			Diff:   lockstore.Diff{Locked: true, Expected: []string{"resolve-library-id"}},
+			Probes: 5,
+			Calls: []status.Call{{
+				Tool: "resolve-library-id", Calls: 1,
+				Last: &contracts.Outcome{Tool: "resolve-library-id", Reason: contracts.ReasonUpstreamUnreachable,
+					Message:  "upstream unreachable: Error searching libraries: TypeError: fetch failed",
+					Upstream: &credential.Upstream{Marker: "fetch failed", Source: "a network failure", Quote: "Error searching libraries: TypeError: fetch failed"},
+					Started:  base.Add(7 * time.Second), Duration: ms(300)},
+				Failures: map[contracts.Reason]uint64{contracts.ReasonUpstreamUnreachable: 1},
+			}},
+			CallInterval: 5 * time.Minute,
+			Judgement: verdict.Judgement{State: verdict.StateUpstreamUnreachable, Calls: []string{"resolve-library-id"},
+				Quote: "Error searching libraries: TypeError: fetch failed"},
 		},
 		{
 			// Its token file was emptied: not probed.

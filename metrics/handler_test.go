@@ -143,8 +143,8 @@ func TestHandlerLeavesOutACollidingFamily(t *testing.T) {
 	own.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcpwatch_servers", Help: "A clash."}))
 	log := &logLines{}
 	mfs := scrape(t, metrics.NewHandler(newSource(fixtureStatuses()...), own, log))
-	if got := value(t, mfs, "mcpwatch_servers"); got != 7 {
-		t.Errorf("mcpwatch_servers %v, want the rendered 7", got)
+	if got := value(t, mfs, "mcpwatch_servers"); got != 8 {
+		t.Errorf("mcpwatch_servers %v, want the rendered 8", got)
 	}
 	if !strings.Contains(log.String(), "mcpwatch_servers") {
 		t.Errorf("the collision was not logged: %q", log)
@@ -166,8 +166,8 @@ func TestRemovedServerLeavesNoSeries(t *testing.T) {
 	if n := len(seriesOf(mfs, "github")); n == 0 {
 		t.Error("the other servers lost their series too")
 	}
-	if got := value(t, mfs, "mcpwatch_servers"); got != 6 {
-		t.Errorf("mcpwatch_servers %v after the removal, want 6", got)
+	if got := value(t, mfs, "mcpwatch_servers"); got != 7 {
+		t.Errorf("mcpwatch_servers %v after the removal, want 7", got)
 	}
 }
 

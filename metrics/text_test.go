@@ -53,7 +53,8 @@ func TestCallFailuresByReason(t *testing.T) {
 			got[labels["server"]+"/"+labels["tool"]+"/"+labels["reason"]] = v
 		}
 	}
-	if n != 4*len(contracts.Reasons) || len(got) != 2 || got["reports/list_reports/is_error"] != 3 || got["slack/slack_list_channels/credential_rejected"] != 1 {
+	if n != 5*len(contracts.Reasons) || len(got) != 3 || got["reports/list_reports/is_error"] != 3 || got["slack/slack_list_channels/credential_rejected"] != 1 ||
+		got["docs/resolve-library-id/upstream_unreachable"] != 1 {
 		t.Errorf("%d series, nonzero %v", n, got)
 	}
 }

@@ -67,6 +67,16 @@ type CredentialRejection struct {
 	Quote string `json:"quote"`
 }
 
+// UpstreamFailure is a server's word that it could not reach the service
+// it fronts, as the caller's classifier read it.
+type UpstreamFailure struct {
+	// Marker is what showed it ("fetch failed", "econnrefused", "status
+	// 503").
+	Marker string `json:"marker"`
+	// Quote is the server's own words, one line, scrubbed of secrets.
+	Quote string `json:"quote"`
+}
+
 // CredentialExpiry is when one credential expires.
 type CredentialExpiry struct {
 	// Credential names it without its value: "oauth_access_token",

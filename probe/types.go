@@ -82,6 +82,11 @@ const (
 	// reads a failed probe for a rejected credential (internal/credential).
 	ReasonCredentialMissing  Reason = "credential_missing"  //nolint:gosec // G101: a reason, not a credential. A credential expanded to an empty value; the server was not probed
 	ReasonCredentialRejected Reason = "credential_rejected" //nolint:gosec // G101: a reason, not a credential. The server rejected the credential it was given
+	// ReasonUpstreamUnreachable: the server answered, or said as it died,
+	// that it could not reach the service it fronts (connection refused,
+	// DNS, TLS, a 502/503/504 from it): the service is unreachable, the
+	// server and its credential are not at fault.
+	ReasonUpstreamUnreachable Reason = "upstream_unreachable"
 )
 
 // Reasons lists every failure reason, for metrics that must be bounded.
@@ -89,7 +94,7 @@ var Reasons = []Reason{
 	ReasonSpawnFailed, ReasonExited, ReasonTimeout, ReasonCanceled, ReasonClosed,
 	ReasonProtocol, ReasonRPCError, ReasonUnauthorized, ReasonForbidden,
 	ReasonHTTPStatus, ReasonConnection, ReasonTLS, ReasonTooLarge,
-	ReasonPagination, ReasonConfig, ReasonCredentialMissing, ReasonCredentialRejected,
+	ReasonPagination, ReasonConfig, ReasonCredentialMissing, ReasonCredentialRejected, ReasonUpstreamUnreachable,
 }
 
 // Target says where a server is and how to reach it. Values are final: any
@@ -182,6 +187,10 @@ type Result struct {
 
 	// Credentials is what the caller knows of the credentials used.
 	Credentials *CredentialStatus `json:"credentials,omitempty"`
+	// Upstream is how the server said it could not reach the service it
+	// fronts, when the caller judged the probe so (reason
+	// upstream_unreachable); Run does not fill it.
+	Upstream *UpstreamFailure `json:"upstream_unreachable,omitempty"`
 
 	StderrTail string            `json:"stderr_tail,omitempty"`
 	Warnings   []string          `json:"warnings,omitempty"`

@@ -56,7 +56,7 @@ func TestCheckCalls(t *testing.T) {
 			"  - report: call fetch_daily_report failed (credential_rejected): credential env:REPORT_API_TOKEN rejected: upstream API error: 401 Unauthorized (the token was revoked)",
 			"  - report: call list_report_dates failed (credential_rejected): credential env:REPORT_API_TOKEN rejected: upstream API error"}},
 		{"call-rpc-error", exitConfig, []string{"  - report: call fetch_daily_report failed (credential_rejected): credential env:REPORT_API_TOKEN rejected: upstream API error: 401 Unauthorized (the token was revoked)"}},
-		{"call-error-text", exitConfig, []string{`  - report: call fetch_daily_report failed (error_text): status: expected success, got a result that reports an error: {"error":"fetch failed"}`}},
+		{"call-error-text", exitConfig, []string{`  - report: call fetch_daily_report failed (error_text): status: expected success, got a result that reports an error: {"error":"the report store is locked"}`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.behavior, func(t *testing.T) {

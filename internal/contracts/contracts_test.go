@@ -48,7 +48,7 @@ func structured(doc string) *probe.CallResult {
 }
 
 var (
-	rpcError    = &probe.CallResult{Reason: probe.ReasonRPCError, RPCCode: -32603, RPCMessage: "Internal error: fetch failed", Error: "tools/call: JSON-RPC error -32603: Internal error: fetch failed"}
+	rpcError    = &probe.CallResult{Reason: probe.ReasonRPCError, RPCCode: -32603, RPCMessage: "Internal error: the report store is locked", Error: "tools/call: JSON-RPC error -32603: Internal error: the report store is locked"}
 	invalidArgs = &probe.CallResult{Reason: probe.ReasonRPCError, RPCCode: -32602, RPCMessage: "Unknown tool: x"}
 	http401     = &probe.CallResult{Reason: probe.ReasonUnauthorized, HTTPStatus: 401, Error: "tools/call: HTTP 401 Unauthorized"}
 	timeout     = &probe.CallResult{Reason: probe.ReasonTimeout, Error: "tools/call: no answer within the deadline of 10s"}
@@ -91,11 +91,17 @@ func TestAssertions(t *testing.T) {
 			false, ReasonCredentialRejected, `credential rejected: {"ok":false,"error":"invalid_auth"}`},
 		{"a rejected credential in a short plain-text success", `{}`, text("Error: Bad credentials"), false, ReasonCredentialRejected, "credential rejected: Error: Bad credentials"},
 		{"a rejected credential is no refusal a denied write expects", `{"expect":{"status":"fail"}}`, isError("Error: token has expired"), false, ReasonCredentialRejected, "token has expired"},
+		{"a short plain-text result of a server that could not reach its service", `{}`, text("Error searching libraries: TypeError: fetch failed"),
+			false, ReasonUpstreamUnreachable, "upstream unreachable: Error searching libraries: TypeError: fetch failed"},
+		{"an unreachable upstream is no refusal a contract expects", `{"expect":{"status":"fail"}}`, isError("Error: connect ECONNREFUSED 10.0.0.7:443"),
+			false, ReasonUpstreamUnreachable, "ECONNREFUSED"},
+		{"an unreachable upstream is never a rejected credential", `{}`, isError("Authentication failed - check your Slack tokens: dial tcp: lookup slack.com: no such host"),
+			false, ReasonUpstreamUnreachable, "no such host"},
 		{"errorCode 401 expects the credential's refusal", `{"expect":{"errorCode":401}}`, isError("Error: Bad credentials"), true, "", ""},
-		{"status pass, JSON-RPC error", `{"expect":{"status":"pass"}}`, rpcError, false, ReasonRPCError, "JSON-RPC error -32603: Internal error: fetch failed"},
+		{"status pass, JSON-RPC error", `{"expect":{"status":"pass"}}`, rpcError, false, ReasonRPCError, "JSON-RPC error -32603: Internal error: the report store is locked"},
 		{"status pass, HTTP 401", `{}`, http401, false, ReasonUnauthorized, "HTTP 401"},
 		{"status pass, timeout", `{}`, timeout, false, ReasonTimeout, "no result (timeout)"},
-		{"status pass, error text in a success", `{}`, text(`{"error":"fetch failed"}`), false, ReasonErrorText, `reports an error: {"error":"fetch failed"}`},
+		{"status pass, error text in a success", `{}`, text(`{"error":"the report store is locked"}`), false, ReasonErrorText, `reports an error: {"error":"the report store is locked"}`},
 		{"error member null is no error", `{}`, text(`{"error":null,"rows":[]}`), true, "", ""},
 		{"status fail, refused", `{"expect":{"status":"fail"}}`, isError("permission denied"), true, "", ""},
 		{"status fail, rpc error", `{"expect":{"status":"fail"}}`, rpcError, true, "", ""},
@@ -124,7 +130,7 @@ func TestAssertions(t *testing.T) {
 		{"contains, a list, one absent", `{"expect":{"contains":["orders","EUR"]}}`, text("42 orders"), false, ReasonAssertion, `contains: "EUR" not found`},
 		{"notContains", `{"expect":{"notContains":["stack trace","Traceback"]}}`, text("fine"), true, "", ""},
 		{"notContains found, in an error too", `{"expect":{"status":"fail","notContains":["Traceback"]}}`, isError("Traceback (most recent call last)"), false, ReasonAssertion, `notContains: "Traceback" found`},
-		{"notContains in a JSON-RPC error message", `{"expect":{"status":"fail","notContains":"fetch failed"}}`, rpcError, false, ReasonAssertion, "notContains"},
+		{"notContains in a JSON-RPC error message", `{"expect":{"status":"fail","notContains":"store is locked"}}`, rpcError, false, ReasonAssertion, "notContains"},
 		{"jsonSchema passes", `{"expect":{"jsonSchema":{"type":"object","required":["temperature","units"],"properties":{"temperature":{"type":"number","minimum":-80,"maximum":80},"units":{"enum":["celsius","fahrenheit"]}}}}}`,
 			structured(`{"temperature":21.5,"units":"celsius"}`), true, "", ""},
 		{"jsonSchema out of range", `{"expect":{"jsonSchema":{"type":"object","properties":{"temperature":{"type":"number","maximum":80}}}}}`,

@@ -22,24 +22,29 @@ const (
 	// was rejected (internal/credential decides); it comes before every
 	// other reason.
 	ReasonCredentialRejected Reason = "credential_rejected" //nolint:gosec // G101: a reason, not a credential
-	ReasonNotListed          Reason = "not_listed"          // the server does not list the tool
-	ReasonRefused            Reason = "refused"             // mcpwatch refused to call it (annotations, opt-in)
-	ReasonIsError            Reason = "is_error"            // the result had isError: true
-	ReasonErrorText          Reason = "error_text"          // a success result that reports an error ({"error": ...})
-	ReasonRPCError           Reason = "rpc_error"           // a JSON-RPC error
-	ReasonUnauthorized       Reason = "unauthorized"        // HTTP 401 on the call
-	ReasonForbidden          Reason = "forbidden"           // HTTP 403 on the call
-	ReasonHTTPStatus         Reason = "http_status"         // another HTTP status
-	ReasonTimeout            Reason = "timeout"             // no answer within the call's deadline
-	ReasonConnection         Reason = "connection"          // the connection, process or stream broke
-	ReasonProtocol           Reason = "protocol"            // not a CallToolResult, or one asking for input
-	ReasonAssertion          Reason = "assertion"           // an answer that broke an assertion of the contract
-	ReasonProbeFailed        Reason = "probe_failed"        // the probe failed before the tools could be called
+	// ReasonUpstreamUnreachable: the answer says the server could not
+	// reach the service it fronts (internal/credential decides: a network
+	// failure, a 502/503/504 from it), even as a normal result; it comes
+	// before every reason but credential_rejected, which it excludes.
+	ReasonUpstreamUnreachable Reason = "upstream_unreachable"
+	ReasonNotListed           Reason = "not_listed"   // the server does not list the tool
+	ReasonRefused             Reason = "refused"      // mcpwatch refused to call it (annotations, opt-in)
+	ReasonIsError             Reason = "is_error"     // the result had isError: true
+	ReasonErrorText           Reason = "error_text"   // a success result that reports an error ({"error": ...})
+	ReasonRPCError            Reason = "rpc_error"    // a JSON-RPC error
+	ReasonUnauthorized        Reason = "unauthorized" // HTTP 401 on the call
+	ReasonForbidden           Reason = "forbidden"    // HTTP 403 on the call
+	ReasonHTTPStatus          Reason = "http_status"  // another HTTP status
+	ReasonTimeout             Reason = "timeout"      // no answer within the call's deadline
+	ReasonConnection          Reason = "connection"   // the connection, process or stream broke
+	ReasonProtocol            Reason = "protocol"     // not a CallToolResult, or one asking for input
+	ReasonAssertion           Reason = "assertion"    // an answer that broke an assertion of the contract
+	ReasonProbeFailed         Reason = "probe_failed" // the probe failed before the tools could be called
 )
 
 // Reasons lists every reason, for bounded metrics.
 var Reasons = []Reason{
-	ReasonCredentialRejected, ReasonNotListed, ReasonRefused, ReasonIsError, ReasonErrorText, ReasonRPCError,
+	ReasonCredentialRejected, ReasonUpstreamUnreachable, ReasonNotListed, ReasonRefused, ReasonIsError, ReasonErrorText, ReasonRPCError,
 	ReasonUnauthorized, ReasonForbidden, ReasonHTTPStatus, ReasonTimeout,
 	ReasonConnection, ReasonProtocol, ReasonAssertion, ReasonProbeFailed,
 }
@@ -60,6 +65,9 @@ type Outcome struct {
 	// Rejection is how the last attempt showed a rejected credential
 	// (reason credential_rejected), with the server's words; nil otherwise.
 	Rejection *credential.Rejection `json:"credential_rejection,omitempty"`
+	// Upstream is how the last attempt said the server could not reach its
+	// service (reason upstream_unreachable), with its words; nil otherwise.
+	Upstream *credential.Upstream `json:"upstream_unreachable,omitempty"`
 	// Auto is set for a call that calls: auto chose, not a contract.
 	Auto bool `json:"auto,omitempty"`
 }
@@ -203,11 +211,17 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 		r := c.Call(cctx, ct.Tool, ct.Input)
 		a := newAnswer(r)
 		at := Attempt{Call: r, Response: oneLine(a.describe()), Assertions: evaluate(cctx, ct.Expect, a), Passed: true}
-		rejection, rejected := credential.Rejected(a.evidence(len(opts.Credentials) > 0))
-		rejection.Credential = credential.ToRenew(opts.Credentials)
-		if rejected && !expectsCredentialRefusal(ct.Expect) {
+		read := credential.Classify(a.evidence(len(opts.Credentials) > 0))
+		rejection := read.Rejection(credential.ToRenew(opts.Credentials))
+		upstream := read.Upstream()
+		switch {
+		case read.Kind == credential.KindRejected && !expectsCredentialRefusal(ct.Expect):
 			// First, so that it is the failure a report names.
 			at.Assertions = append([]Assertion{{Name: "credential", Outcome: Fail, Detail: rejection.Describe()}}, at.Assertions...)
+		case read.Kind == credential.KindUnreachable:
+			// Whatever the contract expects: an answer from a server that
+			// could not reach its service says nothing of the tool.
+			at.Assertions = append([]Assertion{{Name: "upstream", Outcome: Fail, Detail: upstream.Describe()}}, at.Assertions...)
 		}
 		for i, as := range at.Assertions {
 			at.Assertions[i].Detail = oneLine(as.Detail) // it quotes what the server sent
@@ -217,13 +231,16 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 		}
 		o.Attempts = append(o.Attempts, at)
 		if at.Passed {
-			o.Passed, o.Reason, o.Message, o.Rejection = true, ReasonNone, "", nil
+			o.Passed, o.Reason, o.Message, o.Rejection, o.Upstream = true, ReasonNone, "", nil, nil
 			return o
 		}
 		o.Reason, o.Message = failure(at, a)
-		o.Rejection = nil
-		if o.Reason == ReasonCredentialRejected {
+		o.Rejection, o.Upstream = nil, nil
+		switch o.Reason {
+		case ReasonCredentialRejected:
 			o.Rejection = &rejection
+		case ReasonUpstreamUnreachable:
+			o.Upstream = &upstream
 		}
 		if n >= attempts || !retryable(ct.Retry, a) || cctx.Err() != nil {
 			return o
@@ -252,6 +269,8 @@ func failure(at Attempt, a answer) (Reason, string) {
 	switch first.Name {
 	case "credential":
 		return ReasonCredentialRejected, first.Detail
+	case "upstream":
+		return ReasonUpstreamUnreachable, first.Detail
 	case "status":
 	default:
 		return ReasonAssertion, msg

@@ -94,6 +94,14 @@ func describeCall(f verdict.Finding, s config.Server, outcomes []contracts.Outco
 		}
 	}
 	switch f.Kind {
+	case verdict.KindUpstreamUnreachable:
+		// The service is unreachable: no tool broke, nothing to renew.
+		quote := o.Message
+		if o.Upstream != nil {
+			quote = sanitize.OneLine(o.Upstream.Quote)
+		}
+		p.Message = fmt.Sprintf("call %s: the server could not reach its service (upstream_unreachable): %s", o.Tool, quote)
+		p.Details = append(p.Details, "input: "+sanitize.OneLine(string(o.Input)))
 	case verdict.KindCallFailed, verdict.KindCredentialRejected:
 		p.Message = fmt.Sprintf("call %s failed (%s): %s", o.Tool, o.Reason, o.Message)
 		if len(o.Attempts) > 1 {

@@ -125,6 +125,10 @@ func describeFailure(res *probe.Result) string {
 		if st := res.Credentials; st != nil && st.Rejected != nil {
 			return describeRejection(st.Rejected.Credential, st.Rejected.Quote)
 		}
+	case probe.ReasonUpstreamUnreachable:
+		if res.Upstream != nil {
+			return "the server could not reach its service (upstream_unreachable): " + sanitize.OneLine(res.Upstream.Quote)
+		}
 	}
 	return fmt.Sprintf("probe failed (%s): %s", res.Reason, sanitize.OneLine(res.Error))
 }

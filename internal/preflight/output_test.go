@@ -101,7 +101,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	if err := json.Unmarshal(receiptData, &rec); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"schema_version": 2`, `"kind": "mcpwatch.preflight"`, `"protocol_version":`, `"inputSchema":`, `"timings":`, `"verdict": "probe_failed"`, `"started":`, `"Authorization": "Bearer ${MCPWATCH_TEST_SECRET}"`} {
+	for _, want := range []string{`"schema_version": 2`, `"kind": "mcpwatch.preflight"`, `"protocol_version":`, `"inputSchema":`, `"timings":`, `"verdict": "credential_rejected"`, `"started":`, `"Authorization": "Bearer ${MCPWATCH_TEST_SECRET}"`} {
 		if !bytes.Contains(receiptData, []byte(want)) {
 			t.Errorf("receipt lacks %s", want)
 		}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,11 +111,16 @@ func credentialNames(given []probe.GivenCredential) []string {
 	return out
 }
 
-// rejected reads a failed probe for a rejected credential: an HTTP 401 or
-// 403 to a server given a credential, or a JSON-RPC error in a rejection's
-// words. Such a probe's reason becomes credential_rejected, and its
-// credential status says which credential and quotes the server. res is
-// scrubbed already, and is not changed: the judgement is a copy.
+// rejected reads a failed probe with the credential rule
+// (internal/credential): an HTTP 401 or 403 to a server given a
+// credential, a JSON-RPC error, or, for a stdio server that exited, closed
+// its output or never answered, the tail of its stderr (Slack's Go server
+// says invalid_auth there and exits; Stripe's relay logs its 401 and never
+// answers initialize). A rejection makes the reason credential_rejected,
+// and the credential status says which credential and quotes the server;
+// a server that said it could not reach its own service is
+// upstream_unreachable, with its words. res is scrubbed already, and is
+// not changed: the judgement is a copy.
 func rejected(res *probe.Result, given []string) *probe.Result {
 	if res.OK {
 		return res
@@ -123,17 +129,30 @@ func rejected(res *probe.Result, given []string) *probe.Result {
 	if res.RPCCode != 0 {
 		e.RPCMessage = res.Error
 	}
-	r, ok := credential.Rejected(e)
-	if !ok {
+	switch res.Reason {
+	case probe.ReasonExited, probe.ReasonTimeout, probe.ReasonClosed:
+		e.Stderr = res.StderrTail
+	}
+	o := credential.Classify(e)
+	out := *res
+	switch o.Kind {
+	case credential.KindRejected:
+		out.Reason = probe.ReasonCredentialRejected
+		st := probe.CredentialStatus{}
+		if res.Credentials != nil {
+			st = *res.Credentials
+		}
+		st.Rejected = &probe.CredentialRejection{Credential: credential.ToRenew(given), Marker: o.Marker, Quote: o.Quote}
+		out.Credentials = &st
+		if e.Stderr != "" && e.RPCMessage == "" && e.HTTPStatus == 0 {
+			out.Error = fmt.Sprintf("%s; its stderr says its credential was rejected: %s", res.Error, o.Quote)
+		}
+	case credential.KindUnreachable:
+		out.Reason = probe.ReasonUpstreamUnreachable
+		out.Upstream = &probe.UpstreamFailure{Marker: o.Marker, Quote: o.Quote}
+		out.Error = fmt.Sprintf("%s; the server could not reach its service: %s", res.Error, o.Quote)
+	default:
 		return res
 	}
-	out := *res
-	out.Reason = probe.ReasonCredentialRejected
-	st := probe.CredentialStatus{}
-	if res.Credentials != nil {
-		st = *res.Credentials
-	}
-	st.Rejected = &probe.CredentialRejection{Credential: credential.ToRenew(given), Marker: r.Marker, Quote: r.Quote}
-	out.Credentials = &st
 	return &out
 }

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,5 +37,78 @@ func TestProbeReadsJWTExpiry(t *testing.T) {
 	}
 	if strings.Contains(obs.Result.StderrTail, jwt) {
 		t.Errorf("the JWT shows in the stderr tail: %q", obs.Result.StderrTail)
+	}
+}
+
+// A stdio server that says why it dies on stderr is read by the credential
+// rule: Slack's Go server exits on invalid_auth, Stripe's relay logs its
+// 401 and never answers initialize; a network failure in the same stderr
+// wins (Slack's server says "Authentication failed" when Slack is merely
+// unreachable).
+func TestProbeReadsStderrOfADyingServer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, script string
+		reason       probe.Reason
+		quote        string
+	}{
+		{"exits on invalid_auth", `echo "starting slack-mcp-server" >&2; echo "FATAL Failed to authenticate: invalid_auth" >&2; exit 1`,
+			probe.ReasonCredentialRejected, "invalid_auth"},
+		{"never answers, having logged its 401", `echo '{"error":{"type":"invalid_request_error","message":"Invalid API Key provided: rk_test_****"}}' >&2; exec cat >/dev/null`,
+			probe.ReasonCredentialRejected, "Invalid API Key provided"},
+		{"the network wins", `echo "Authentication failed - check your Slack tokens" >&2; echo 'Post "https://slack.com/api/auth.test": dial tcp: lookup slack.com: no such host' >&2; exit 1`,
+			probe.ReasonUpstreamUnreachable, "no such host"},
+		{"anything else stays exited", `echo "panic: runtime error: index out of range" >&2; exit 2`, probe.ReasonExited, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := normalized(config.Server{Name: "slack", Command: "/bin/sh", Transport: probe.TransportStdio,
+				Args: []string{"-c", tc.script}, Env: map[string]string{"SLACK_BOT_TOKEN": "xoxb-fake-0000"}})
+			obs := Probe(t.Context(), NewPool(1, 1), s, Request{Timeout: 5 * time.Second})
+			res := obs.Result
+			if res.Reason != tc.reason {
+				t.Fatalf("reason %q (%s), want %q", res.Reason, res.Error, tc.reason)
+			}
+			switch tc.reason {
+			case probe.ReasonCredentialRejected:
+				r := res.Credentials.Rejected
+				if r == nil || r.Credential != "env:SLACK_BOT_TOKEN" || !strings.Contains(r.Quote, tc.quote) {
+					t.Errorf("rejection %+v, want env:SLACK_BOT_TOKEN quoting %q", r, tc.quote)
+				}
+			case probe.ReasonUpstreamUnreachable:
+				if res.Upstream == nil || !strings.Contains(res.Upstream.Quote, tc.quote) || res.Credentials != nil && res.Credentials.Rejected != nil {
+					t.Errorf("upstream %+v, credentials %+v: want the network's words and no rejection", res.Upstream, res.Credentials)
+				}
+			}
+		})
+	}
+}
+
+// The hint that npx may still be installing is given only when an install
+// is plausible: the package is not in npm's npx cache, or npm said so.
+func TestInstallPlausible(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	dir := filepath.Join(cache, "_npx", "0123abcd", "node_modules", "@stripe", "mcp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"@stripe/mcp"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cached := config.Server{Command: "npx", Args: []string{"-y", "@stripe/mcp@0.3.3", "--tools=all"}}
+	other := config.Server{Command: "npx", Args: []string{"-y", "@notionhq/notion-mcp-server"}}
+	if installPlausible(cached, "", cache) {
+		t.Error("a package in the npx cache: install called plausible")
+	}
+	if !installPlausible(cached, "npm warn exec The following package was not found and will be installed: @stripe/mcp@0.3.4\n", cache) {
+		t.Error("npm said it installs: install not called plausible")
+	}
+	if !installPlausible(other, "", cache) {
+		t.Error("a package not in the cache: install not called plausible")
+	}
+	if !installPlausible(config.Server{Command: "uvx", Args: []string{"mcp-server-git"}}, "", cache) {
+		t.Error("uvx: install not called plausible")
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
@@ -250,11 +253,14 @@ func acquire(ctx context.Context, pool *Pool, stdio bool, deadline time.Time) (r
 }
 
 // Installing explains the timeout of a first start of a command that
-// installs what it runs: it may have been still installing, and which
-// setting gives it longer. Any other result is returned as it is.
+// installs what it runs, when an install is plausible (see
+// installPlausible): it may have been still installing, and which
+// setting gives it longer. Any other result is returned as it is: a
+// package already in npm's cache was not installing, and saying it might
+// have been sends people after the wrong cause.
 func Installing(res *probe.Result, s config.Server) *probe.Result {
 	how := s.Installs()
-	if res.Reason != probe.ReasonTimeout || how == "" {
+	if res.Reason != probe.ReasonTimeout || how == "" || !installPlausible(s, res.StderrTail, npmCache(s)) {
 		return res
 	}
 	explained := *res
@@ -262,6 +268,77 @@ func Installing(res *probe.Result, s config.Server) *probe.Result {
 		"raise start_timeout (%s now; defaults.start_timeout, or the server's own, in mcpwatch.yml) or give a longer --timeout, "+
 		"or run the command once by hand so its cache holds the package", res.Error, how, s.StartTimeout)
 	return &explained
+}
+
+// installPlausible: npm said on stderr that it installs, or the command is
+// npx (or npm exec) and its package is not in npm's npx cache (cache);
+// any other installer (uvx, docker run...) keeps the benefit of the
+// doubt.
+func installPlausible(s config.Server, stderr, cache string) bool {
+	for line := range strings.Lines(stderr) {
+		l := strings.ToLower(line)
+		if strings.Contains(l, "will be installed") || strings.Contains(l, "need to install") ||
+			strings.HasPrefix(strings.TrimSpace(l), "npm http fetch") || strings.Contains(l, "added ") && strings.Contains(l, " packages") {
+			return true
+		}
+	}
+	pkg, ok := npxPackage(s)
+	if !ok || cache == "" {
+		return true
+	}
+	found, _ := filepath.Glob(filepath.Join(cache, "_npx", "*", "node_modules", filepath.FromSlash(pkg), "package.json"))
+	return len(found) == 0
+}
+
+// npxPackage is the package an npx (or npm exec) command runs, without its
+// version: "@scope/name" of "-y @scope/name@1.2.3".
+func npxPackage(s config.Server) (string, bool) {
+	args := s.Args
+	switch how := s.Installs(); how {
+	case "npx":
+	case "npm exec":
+		args = args[1:]
+	default:
+		return "", false
+	}
+	pkg := ""
+	for i := 0; i < len(args) && pkg == ""; i++ {
+		a := args[i]
+		switch {
+		case a == "-p" || a == "--package":
+			if i+1 < len(args) {
+				pkg = args[i+1]
+			}
+		case strings.HasPrefix(a, "--package="):
+			pkg = strings.TrimPrefix(a, "--package=")
+		case a == "--":
+		case strings.HasPrefix(a, "-"):
+		default:
+			pkg = a
+		}
+	}
+	if i := strings.LastIndex(pkg, "@"); i > 0 {
+		pkg = pkg[:i]
+	}
+	if pkg == "" || strings.ContainsAny(pkg, `\:`) || strings.Contains(pkg, "..") {
+		return "", false
+	}
+	return pkg, true
+}
+
+// npmCache is npm's cache folder for the server: its npm_config_cache,
+// mcpwatch's, or ~/.npm; "" when none is known.
+func npmCache(s config.Server) string {
+	if c := s.Env["npm_config_cache"]; c != "" && !strings.Contains(c, "$") {
+		return c
+	}
+	if c := os.Getenv("npm_config_cache"); c != "" {
+		return c
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".npm")
+	}
+	return ""
 }
 
 // endedEarly turns a probe that saw the server's tools into one that

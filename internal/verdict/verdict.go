@@ -35,6 +35,10 @@ const (
 	// StateCredentialRejected: the server rejected its credential, at the
 	// probe (HTTP 401/403) or in a canary call's answer (internal/credential).
 	StateCredentialRejected State = "credential_rejected" //nolint:gosec // G101: a state, not a credential
+	// StateUpstreamUnreachable: the server said, at the probe or in a
+	// canary call's answer, that it could not reach the service it fronts
+	// (internal/credential): the service is unreachable, no tool broke.
+	StateUpstreamUnreachable State = "upstream_unreachable"
 )
 
 // Kind is one thing found wrong, or worth a look, on one server.
@@ -50,14 +54,17 @@ const (
 	KindForbidden          Kind = "forbidden"           // a tool matching a forbid pattern is offered
 	KindMissing            Kind = "missing"             // a locked tool is not offered
 	KindCallFailed         Kind = "call_failed"         // a canary call broke its contract, or could not be made
-	KindSchemaChanged      Kind = "schema_changed"      // a locked input-schema fingerprint differs (fails when strict)
-	KindDescriptionChanged Kind = "description_changed" // a locked description hash differs (fails when strict)
-	KindDuplicate          Kind = "duplicate"           // a tool name is listed more than once: only the first is compared (fails when strict)
-	KindExtra              Kind = "extra"               // an offered tool is not locked (fails when strict)
-	KindUnlocked           Kind = "unlocked"            // the server has no lock entry (fails when strict)
-	KindCallRetried        Kind = "call_retried"        // a contract passed only after a retry (fails when strict)
-	KindCallCoverage       Kind = "call_coverage"       // an expected tool has no contract in the contracts file (fails when strict)
-	KindWarning            Kind = "warning"             // the probe succeeded with a remark; never fails
+	// KindUpstreamUnreachable: the server could not reach the service it
+	// fronts (the probe, or a canary call, said so); never a rejection.
+	KindUpstreamUnreachable Kind = "upstream_unreachable"
+	KindSchemaChanged       Kind = "schema_changed"      // a locked input-schema fingerprint differs (fails when strict)
+	KindDescriptionChanged  Kind = "description_changed" // a locked description hash differs (fails when strict)
+	KindDuplicate           Kind = "duplicate"           // a tool name is listed more than once: only the first is compared (fails when strict)
+	KindExtra               Kind = "extra"               // an offered tool is not locked (fails when strict)
+	KindUnlocked            Kind = "unlocked"            // the server has no lock entry (fails when strict)
+	KindCallRetried         Kind = "call_retried"        // a contract passed only after a retry (fails when strict)
+	KindCallCoverage        Kind = "call_coverage"       // an expected tool has no contract in the contracts file (fails when strict)
+	KindWarning             Kind = "warning"             // the probe succeeded with a remark; never fails
 )
 
 // KindOK is the verdict of a server with no failing finding.
@@ -67,6 +74,7 @@ const KindOK Kind = "ok"
 // most severe failing finding.
 var severity = []Kind{
 	KindCredentialMissing, KindCredentialRejected, KindConfigError, KindNotConfigured, KindProbeFailed, KindForbidden, KindMissing, KindCallFailed,
+	KindUpstreamUnreachable,
 	KindSchemaChanged, KindDescriptionChanged, KindDuplicate, KindExtra, KindUnlocked, KindCallRetried,
 	KindCallCoverage, KindWarning,
 }
@@ -95,6 +103,8 @@ func Judge(res *probe.Result, diff lockstore.Diff, strict bool) []Finding {
 			kind = KindCredentialMissing
 		case probe.ReasonCredentialRejected:
 			kind = KindCredentialRejected
+		case probe.ReasonUpstreamUnreachable:
+			kind = KindUpstreamUnreachable
 		}
 		return []Finding{{Kind: kind, Fails: true, Tools: diff.Expected}}
 	}
@@ -142,7 +152,8 @@ func Worst(findings []Finding) (Kind, bool) {
 // JudgeCalls lists the findings of a server's canary calls: each failed
 // contract fails (a call that broke its contract, a contract for a tool
 // not listed, one mcpwatch refused to call; a call whose answer shows a
-// rejected credential, as credential_rejected); one that passed only after
+// rejected credential, as credential_rejected; one whose server could not
+// reach its service, as upstream_unreachable); one that passed only after
 // a retry, and an expected tool without a contract (uncovered), are
 // reported, and fail only when strict. A failed probe's calls were never
 // made: the probe's own finding says why, so they add none.
@@ -153,6 +164,8 @@ func JudgeCalls(outcomes []contracts.Outcome, uncovered []string, strict bool) [
 		case o.Reason == contracts.ReasonProbeFailed:
 		case o.Reason == contracts.ReasonCredentialRejected:
 			out = append(out, Finding{Kind: KindCredentialRejected, Fails: true, Tools: []string{o.Tool}})
+		case o.Reason == contracts.ReasonUpstreamUnreachable:
+			out = append(out, Finding{Kind: KindUpstreamUnreachable, Fails: true, Tools: []string{o.Tool}})
 		case !o.Passed:
 			out = append(out, Finding{Kind: KindCallFailed, Fails: true, Tools: []string{o.Tool}})
 		case o.Retried():
@@ -196,6 +209,9 @@ var stateRules = []stateRule{
 	{StateForbidden, LevelCritical, []Kind{KindForbidden}},
 	{StateMissing, LevelCritical, []Kind{KindMissing}},
 	{StateCallFailed, LevelCritical, []Kind{KindCallFailed}},
+	// A service's outage is worth a look, and pages no one: nothing of
+	// the watch's (credential, server, tool) is at fault.
+	{StateUpstreamUnreachable, LevelWarning, []Kind{KindUpstreamUnreachable}},
 	{StatePending, LevelPending, nil},
 	{StateOK, LevelOK, nil},
 }
@@ -267,6 +283,12 @@ type Judgement struct {
 	// the probe or the call that showed it named it; empty when the
 	// configuration names none.
 	Credential string
+	// Quote is the server's own words that showed a credential_rejected or
+	// upstream_unreachable state: the probe's, or else the first such
+	// call's (scrubbed, not yet escaped); empty in any other state. The
+	// log line, the page, the API and the metrics all read this one value.
+	// Equal ignores it: the same state in other words is no change.
+	Quote string
 }
 
 // JudgeServer judges a server's last probe against its diff, with the
@@ -289,7 +311,7 @@ func JudgeServer(res *probe.Result, diff lockstore.Diff, calls []contracts.Outco
 		j.Missing, j.Forbidden = diff.Missing, diff.Forbidden
 	}
 	for _, f := range findings {
-		if f.Kind == KindCallFailed || f.Kind == KindCredentialRejected && res.OK {
+		if f.Kind == KindCallFailed || (f.Kind == KindCredentialRejected || f.Kind == KindUpstreamUnreachable) && res.OK {
 			j.Calls = append(j.Calls, f.Tools...)
 		}
 	}
@@ -297,7 +319,9 @@ func JudgeServer(res *probe.Result, diff lockstore.Diff, calls []contracts.Outco
 	case StateCredentialMissing:
 		j.Credential = missingCredentials(res.Credentials)
 	case StateCredentialRejected:
-		j.Credential = rejectedCredential(res, calls)
+		j.Credential, j.Quote = rejectedCredential(res, calls)
+	case StateUpstreamUnreachable:
+		j.Quote = unreachableQuote(res, calls)
 	}
 	return j
 }
@@ -317,14 +341,28 @@ func missingCredentials(st *probe.CredentialStatus) string {
 }
 
 // rejectedCredential names the credential a probe, or else the first
-// rejected canary call, said to renew.
-func rejectedCredential(res *probe.Result, calls []contracts.Outcome) string {
+// rejected canary call, said to renew, and quotes the server.
+func rejectedCredential(res *probe.Result, calls []contracts.Outcome) (credential, quote string) {
 	if res.Credentials != nil && res.Credentials.Rejected != nil {
-		return res.Credentials.Rejected.Credential
+		return res.Credentials.Rejected.Credential, res.Credentials.Rejected.Quote
 	}
 	for _, o := range calls {
 		if o.Reason == contracts.ReasonCredentialRejected && o.Rejection != nil {
-			return o.Rejection.Credential
+			return o.Rejection.Credential, o.Rejection.Quote
+		}
+	}
+	return "", ""
+}
+
+// unreachableQuote is the words of a probe, or else of the first canary
+// call, that said the server could not reach its service.
+func unreachableQuote(res *probe.Result, calls []contracts.Outcome) string {
+	if res.Upstream != nil {
+		return res.Upstream.Quote
+	}
+	for _, o := range calls {
+		if o.Reason == contracts.ReasonUpstreamUnreachable && o.Upstream != nil {
+			return o.Upstream.Quote
 		}
 	}
 	return ""

@@ -148,7 +148,8 @@ func TestJudgeCredentials(t *testing.T) {
 
 	refused := &probe.Result{Reason: probe.ReasonCredentialRejected, HTTPStatus: 401, Tools: []probe.Tool{},
 		Credentials: &probe.CredentialStatus{Rejected: &probe.CredentialRejection{Credential: "header:Authorization", Marker: "HTTP 401"}}}
-	if j := JudgeServer(refused, locked, nil); j.State != StateCredentialRejected || j.Credential != "header:Authorization" {
+	refused.Credentials.Rejected.Quote = "HTTP 401 Unauthorized"
+	if j := JudgeServer(refused, locked, nil); j.State != StateCredentialRejected || j.Credential != "header:Authorization" || j.Quote != "HTTP 401 Unauthorized" {
 		t.Errorf("a probe refused: %+v", j)
 	}
 
@@ -159,7 +160,7 @@ func TestJudgeCredentials(t *testing.T) {
 	}
 	withMissing := lockstore.Diff{Locked: true, Expected: []string{"a", "b"}, Missing: []string{"b"}}
 	j = JudgeServer(ok, withMissing, calls)
-	if j.State != StateCredentialRejected || j.Credential != "env:SLACK_BOT_TOKEN" || !slices.Equal(j.Calls, []string{"a", "b"}) {
+	if j.State != StateCredentialRejected || j.Credential != "env:SLACK_BOT_TOKEN" || j.Quote != "invalid_auth" || !slices.Equal(j.Calls, []string{"a", "b"}) {
 		t.Errorf("a call rejected: %+v, want credential_rejected naming the credential and both failing calls", j)
 	}
 	if f := JudgeCalls(calls, nil, false); len(f) != 2 || f[0].Kind != KindCredentialRejected || f[1].Kind != KindCallFailed {
@@ -167,5 +168,38 @@ func TestJudgeCredentials(t *testing.T) {
 	}
 	if !StateCredentialMissing.Problem() || StateCredentialRejected.Level() != LevelCritical {
 		t.Errorf("the credential states are not critical problems")
+	}
+}
+
+// A server that said it could not reach its service, at the probe or in a
+// call, is upstream_unreachable with its words: never credential_rejected,
+// a warning, and after a tool that broke.
+func TestJudgeUpstreamUnreachable(t *testing.T) {
+	t.Parallel()
+	locked := lockstore.Diff{Locked: true, Expected: []string{"a", "b"}}
+	down := &probe.Result{Reason: probe.ReasonUpstreamUnreachable, Tools: []probe.Tool{},
+		Upstream: &probe.UpstreamFailure{Marker: "no such host", Quote: "dial tcp: lookup slack.com: no such host"}}
+	j := JudgeServer(down, locked, nil)
+	if j.State != StateUpstreamUnreachable || j.Reason != probe.ReasonUpstreamUnreachable || j.Quote != down.Upstream.Quote || j.Credential != "" {
+		t.Errorf("a probe: %+v", j)
+	}
+	ok := &probe.Result{OK: true, Tools: []probe.Tool{{Name: "a"}, {Name: "b"}}}
+	calls := []contracts.Outcome{{Tool: "a", Reason: contracts.ReasonUpstreamUnreachable,
+		Upstream: &credential.Upstream{Marker: "fetch failed", Quote: "Error searching libraries: TypeError: fetch failed"}}}
+	j = JudgeServer(ok, locked, calls)
+	if j.State != StateUpstreamUnreachable || j.Quote != calls[0].Upstream.Quote || !slices.Equal(j.Calls, []string{"a"}) {
+		t.Errorf("a call: %+v", j)
+	}
+	broken := append(calls, contracts.Outcome{Tool: "b", Reason: contracts.ReasonIsError})
+	if j := JudgeServer(ok, locked, broken); j.State != StateCallFailed || j.Quote != "" {
+		t.Errorf("a call that broke outranks an unreachable service: %+v", j)
+	}
+	if StateUpstreamUnreachable.Level() != LevelWarning || !StateUpstreamUnreachable.Problem() {
+		t.Errorf("upstream_unreachable: level %s", StateUpstreamUnreachable.Level())
+	}
+	other := j
+	other.Quote = "other words"
+	if !j.Equal(other) {
+		t.Error("the same state in other words is a change")
 	}
 }

@@ -102,7 +102,8 @@ const (
 	CallUnauthorized401 Behavior = "call-unauthorized-401"
 	// CallErrorText answers every tools/call with a success result (no
 	// isError) whose only text block is CallErrorTextBody, as servers that
-	// wrap a failed fetch do.
+	// wrap an upstream's error do (an error that is neither a credential's
+	// nor a network's).
 	CallErrorText Behavior = "call-error-text"
 
 	// DropStream (streamable HTTP) answers every request with an event
@@ -118,7 +119,7 @@ const (
 // What the advertise-then-fail behaviors answer a call with.
 const (
 	CallFailureText   = "upstream API error: 401 Unauthorized (the token was revoked)"
-	CallErrorTextBody = `{"error":"fetch failed"}`
+	CallErrorTextBody = `{"error":"the report store is locked"}`
 )
 
 // Behaviors lists every behavior, in the order of the documentation.

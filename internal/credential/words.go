@@ -1,0 +1,429 @@
+package credential
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// word is one word of a text, lower case, with where it stands in it.
+type word struct {
+	w          string
+	start, end int  // bytes of the original text
+	brk        bool // a sentence ends before it ('.', '!', '?', a line break)
+}
+
+// words splits s into words: runs of ASCII letters and digits, split
+// again where a lower-case letter meets an upper-case one, so that codes
+// read as words in every spelling ("invalid_auth", "InvalidClientTokenId",
+// "JWSInvalidSignature",
+// "SUBSCRIPTION_TOKEN_INVALID", "re-authorize" all give their words).
+func words(s string) []word {
+	out := make([]word, 0, len(s)/5)
+	brk := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !alnum(c) {
+			switch c {
+			case '.', '!', '?', '\n':
+				// A dot between two letters or digits ("api.example.com",
+				// "1.1") ends no sentence.
+				if c != '.' || i+1 >= len(s) || !alnum(s[i+1]) {
+					brk = true
+				}
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(s) && alnum(s[j]) && !(isLower(s[j-1]) && isUpper(s[j])) &&
+			!(isUpper(s[j-1]) && isUpper(s[j]) && j+1 < len(s) && isLower(s[j+1])) {
+			j++
+		}
+		out = append(out, word{w: lower(s[i:j]), start: i, end: j, brk: brk})
+		brk = false
+		i = j
+	}
+	return out
+}
+
+func alnum(c byte) bool   { return isLower(c) || isUpper(c) || '0' <= c && c <= '9' }
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if isUpper(s[i]) {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// phrase is a run of words, matched at a word.
+type phrase []string
+
+func p(s string) phrase { return strings.Fields(s) }
+
+// at reports whether ph starts at ws[i], within one sentence.
+func (ph phrase) at(ws []word, i int) bool {
+	if i+len(ph) > len(ws) {
+		return false
+	}
+	for k, w := range ph {
+		if ws[i+k].w != w || k > 0 && ws[i+k].brk {
+			return false
+		}
+	}
+	return true
+}
+
+// phrases are phrases by their first word: each word of a text is looked
+// up once, not compared with every phrase.
+type phrases map[string][]phrase
+
+func set(phs ...phrase) phrases {
+	out := phrases{}
+	for _, ph := range phs {
+		out[ph[0]] = append(out[ph[0]], ph)
+	}
+	return out
+}
+
+// find is the length in words of the first phrase of phs starting at
+// ws[i], or 0.
+func find(phs phrases, ws []word, i int) int {
+	for _, ph := range phs[ws[i].w] {
+		if ph.at(ws, i) {
+			return len(ph)
+		}
+	}
+	return 0
+}
+
+// The guards, each a list of phrases. A guard wins over every mark of a
+// rejection: an answer that says the network failed, or that it is about
+// a rate, a path, an input or a thing not found, is not about the
+// credential, whatever else it says.
+var (
+	// network are the words of a server that could not reach its service:
+	// Node's and Go's errors, HTTP clients', gateways' and TLS's.
+	network = set(
+		p("econnrefused"), p("econnreset"), p("enotfound"), p("eai again"), p("etimedout"), p("esockettimedout"),
+		p("ehostunreach"), p("enetunreach"), p("econnaborted"), p("epipe"), p("getaddrinfo"),
+		p("fetch failed"), p("failed to fetch"), p("socket hang up"), p("connection refused"), p("connection reset"),
+		p("connection timed out"), p("connect timeout"), p("connection closed"), p("network error"), p("network is unreachable"),
+		p("no such host"), p("dial tcp"), p("i o timeout"), p("could not resolve host"), p("name resolution"),
+		p("host unreachable"), p("no route to host"), p("timed out"), p("timeout of"), p("read timeout"),
+		p("request timeout"), p("gateway timeout"), p("bad gateway"), p("service unavailable"), p("temporarily unavailable"),
+		p("upstream connect error"), p("tls handshake"), p("ssl handshake"), p("x509"), p("certificate verify failed"),
+		p("unable to verify the first certificate"), p("self signed certificate"), p("cert has expired"),
+		p("certificate has expired"), p("unable to get local issuer certificate"), p("und err connect timeout"),
+		p("und err socket"), p("err network"), p("unable to connect"), p("could not connect"), p("cannot connect"),
+		p("failed to connect"), p("is unreachable"), p("under maintenance"),
+	)
+	// rate are the words of a rate limit or a quota.
+	rate = set(
+		p("rate limit"), p("rate limited"), p("ratelimit"), p("ratelimited"), p("rate limit exceeded"), p("too many requests"),
+		p("quota"), p("throttled"), p("throttling"), p("slow down"), p("retry after"), p("requests per"),
+	)
+	// model are the words of the language-model sense of "token".
+	model = set(
+		p("max tokens"), p("maximum tokens"), p("token limit"), p("tokens limit"), p("context length"), p("context window"),
+		p("too many tokens"), p("token count"), p("tokens per"), p("prompt tokens"), p("completion tokens"),
+	)
+	// notFound, validation and onPath are about a thing other than the
+	// credential, unless one is named right beside them ("token not
+	// found" is the credential's).
+	notFound   = set(p("not found"), p("notfound"), p("no such"), p("does not exist"), p("doesn t exist"), p("enoent"))
+	validation = set(
+		p("validation error"), p("validation failed"), p("failed validation"), p("invalid input"), p("invalid argument"),
+		p("invalid arguments"), p("invalid params"), p("invalid parameter"), p("invalid parameters"), p("must be a"),
+		p("must be one of"), p("expected string"), p("expected number"), p("required property"), p("required parameter"),
+		p("unprocessable input"), p("zod"),
+	)
+	onPath = set(
+		p("outside allowed directories"), p("outside allowed directory"), p("outside the allowed"), p("eacces"), p("eperm"),
+		p("permission denied open"), p("read only file system"), p("path outside"), p("not in allowed"),
+	)
+)
+
+// The grammar of a rejection.
+var (
+	// marks say it alone.
+	marks = set(
+		p("unauthorized"), p("unauthorised"), p("unauthenticated"), p("not authenticated"), p("not authorized"),
+		p("not authorised"), p("reauthorize"), p("re authorize"), p("reauthorise"), p("re authorise"),
+		p("reauthenticate"), p("re authenticate"), p("reauth"), p("re auth"), p("bad credentials"), p("not authed"),
+		p("access denied"), p("not accessible by integration"), p("insufficient scope"), p("insufficient scopes"),
+		p("missing scope"), p("missing scopes"), p("invalid scope"), p("account inactive"), p("invalid grant"),
+		p("invalid client"), p("log in again"), p("sign in again"), p("login required"), p("requires authentication"),
+		p("authentication required"), p("authorization required"), p("invalid credentials"), p("invalid credential"),
+		p("could not authenticate"), p("couldn t authenticate"), p("unable to authenticate"), p("cannot authenticate"),
+		p("can t authenticate"), p("failed to authenticate"), p("incorrect credentials"), p("wrong credentials"), p("expired credentials"), p("credentials expired"),
+	)
+	// auth nouns pair with every rejection word, weak ones too.
+	authNouns = []string{"authentication", "authorization", "authorisation", "authentification", "auth", "credential",
+		"credentials", "creds", "login", "signin"}
+	// secret nouns pair with the strong rejection words. "key" counts
+	// only qualified ("api key", "secret key"), "token" not in its
+	// language-model or paging senses.
+	secretNouns   = []string{"token", "apikey", "secret", "password", "passphrase", "signature", "jwt", "bearer", "pat"}
+	keyQualifiers = []string{"api", "access", "secret", "subscription", "license", "licence", "private", "client",
+		"developer", "app", "application", "account", "auth", "publishable", "restricted", "service", "user", "master", "admin"}
+	notTokens  = []string{"page", "cursor", "continuation", "next", "sync", "csrf", "idempotency", "max", "maximum", "input", "output", "prompt", "completion"}
+	tokenAfter = []string{"limit", "limits", "count", "usage", "budget", "window", "id"}
+	// sessions count only as expired or revoked: an MCP session that is
+	// invalid or missing is the transport's, not the credential's.
+	sessionWords = []string{"expired", "revoked", "invalidated"}
+	// strong rejection words pair with every noun.
+	strong = set(
+		p("invalid"), p("expired"), p("expire"), p("revoked"), p("malformed"), p("rejected"), p("incorrect"),
+		p("unrecognized"), p("unrecognised"), p("wrong"), p("bad"), p("disabled"), p("deactivated"), p("inactive"),
+		p("suspended"), p("missing"), p("required"), p("requires"), p("unknown"), p("mismatch"), p("bogus"), p("unverified"),
+		p("invalidated"), p("not valid"), p("no longer valid"), p("not recognized"), p("not recognised"), p("not accepted"),
+		p("not active"), p("does not match"), p("doesn t match"), p("did not match"), p("could not be verified"),
+		p("could not be validated"), p("could not be authenticated"), p("verification failed"), p("validation failed"),
+		p("failed to verify"), p("failed to validate"), p("failed to authenticate"), p("not provided"), p("not supplied"),
+		p("no valid"), p("is empty"), p("denied"), p("failed"), p("failure"),
+	)
+	// weak ones pair with the auth nouns only.
+	weak = set(p("error"), p("exception"), p("fail"), p("problem"), p("issue"))
+)
+
+// window is how many words apart a noun and its rejection word may be.
+const window = 5
+
+// read reads one text: its guards, then its JSON documents, its HTTP
+// statuses, its marks and its words.
+func read(text string) Outcome {
+	if strings.TrimSpace(text) == "" {
+		return Outcome{}
+	}
+	ws := words(text)
+	for i := range ws {
+		if k := find(network, ws, i); k > 0 {
+			return hit(KindUnreachable, text, ws, i, k, "a network failure")
+		}
+		if k := statusAt(ws, i); k >= 502 && k <= 504 {
+			o := hit(KindUnreachable, text, ws, i, 1, "an upstream status in the text")
+			o.Marker = "status " + o.Marker
+			return o
+		}
+	}
+	for i := range ws {
+		if find(rate, ws, i) > 0 || find(model, ws, i) > 0 {
+			return Outcome{}
+		}
+		if s := statusAt(ws, i); s == 429 {
+			return Outcome{}
+		}
+		for _, g := range []phrases{notFound, validation, onPath} {
+			if k := find(g, ws, i); k > 0 && !nounNear(ws, i, i+k, 2) {
+				return Outcome{}
+			}
+		}
+		if s := statusAt(ws, i); s == 404 && !nounNear(ws, i, i+1, 2) {
+			return Outcome{}
+		}
+	}
+	if o := readDocuments(text); o.Kind != KindNone {
+		return o
+	}
+	for i := range ws {
+		if s := statusAt(ws, i); s == 401 || s == 403 {
+			o := hit(KindRejected, text, ws, i, 1, "an HTTP status in the text")
+			o.Marker = "status " + o.Marker
+			return o
+		}
+	}
+	return readWords(text, ws)
+}
+
+// readWords reads the marks and the grammar of words.
+func readWords(text string, ws []word) Outcome {
+	o, _, _ := readWordsAt(text, ws)
+	return o
+}
+
+// readWordsAt is readWords, with where in text the marker stands.
+func readWordsAt(text string, ws []word) (Outcome, int, int) {
+	for i := range ws {
+		if k := find(marks, ws, i); k > 0 {
+			return hit(KindRejected, text, ws, i, k, "a mark of a rejected credential"), ws[i].start, ws[i+k-1].end
+		}
+	}
+	for i := range ws {
+		class := nounAt(ws, i)
+		if class == 0 {
+			continue
+		}
+		lo, hi := i-window, i+window
+		for j := max(lo, 0); j <= hi && j < len(ws); j++ {
+			if j == i || crossesSentence(ws, i, j) {
+				continue
+			}
+			n := 0
+			if k := find(strong, ws, j); k > 0 {
+				n = k
+				if class == nounSession && !slices.Contains(sessionWords, ws[j].w) {
+					n = 0
+				}
+			} else if k := find(weak, ws, j); k > 0 && class == nounAuth {
+				n = k
+			}
+			if n == 0 {
+				continue
+			}
+			a, b := min(i, j), max(i+1, j+n)
+			return hit(KindRejected, text, ws, a, b-a, "a credential with a rejection word"), ws[a].start, ws[b-1].end
+		}
+	}
+	return Outcome{}, 0, 0
+}
+
+const (
+	nounAuth = 1 + iota
+	nounSecret
+	nounSession
+)
+
+// nounAt says whether ws[i] is a credential noun, and of which class.
+func nounAt(ws []word, i int) int {
+	w := ws[i].w
+	prev := func() string {
+		if i == 0 || ws[i].brk {
+			return ""
+		}
+		return ws[i-1].w
+	}
+	next := func() string {
+		if i+1 >= len(ws) || ws[i+1].brk {
+			return ""
+		}
+		return ws[i+1].w
+	}
+	switch {
+	case slices.Contains(authNouns, w):
+		return nounAuth
+	case w == "token":
+		if slices.Contains(notTokens, prev()) || slices.Contains(tokenAfter, next()) {
+			return 0
+		}
+		return nounSecret
+	case w == "key":
+		if slices.Contains(keyQualifiers, prev()) {
+			return nounSecret
+		}
+		return 0
+	case w == "session":
+		if next() == "id" {
+			return 0
+		}
+		return nounSession
+	case slices.Contains(secretNouns, w):
+		return nounSecret
+	}
+	return 0
+}
+
+// nounNear reports whether a credential noun stands within n words of
+// ws[from:to].
+func nounNear(ws []word, from, to, n int) bool {
+	for j := max(from-n, 0); j < min(to+n, len(ws)); j++ {
+		if nounAt(ws, j) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func crossesSentence(ws []word, i, j int) bool {
+	a, b := min(i, j), max(i, j)
+	for k := a + 1; k <= b; k++ {
+		if ws[k].brk {
+			return true
+		}
+	}
+	return false
+}
+
+// statusWords stand beside a number that is an HTTP status.
+var (
+	statusBefore = []string{"http", "status", "code", "error", "statuscode", "returned", "response", "got", "with", "e", "err"}
+	statusAfter  = []string{"unauthorized", "unauthorised", "forbidden", "error", "unauthenticated", "not", "too",
+		"bad", "service", "gateway", "unprocessable"}
+)
+
+// statusAt is the HTTP status ws[i] is, when it is a three-digit number
+// that stands as one ("HTTP 401", "status code 403", "401 Unauthorized",
+// "Error 404"); 0 otherwise.
+func statusAt(ws []word, i int) int {
+	w := ws[i].w
+	if len(w) != 3 || w[0] < '1' || w[0] > '5' || w[1] < '0' || w[1] > '9' || w[2] < '0' || w[2] > '9' {
+		return 0
+	}
+	n := int(w[0]-'0')*100 + int(w[1]-'0')*10 + int(w[2]-'0')
+	for k := 1; k <= 3 && i-k >= 0; k++ {
+		if slices.Contains(statusBefore, ws[i-k].w) {
+			return n
+		}
+		if ws[i-k+1].brk {
+			break
+		}
+	}
+	if i+1 < len(ws) && !ws[i+1].brk && slices.Contains(statusAfter, ws[i+1].w) {
+		return n
+	}
+	return 0
+}
+
+// hit is an outcome read at ws[i:i+n] of text.
+func hit(kind Kind, text string, ws []word, i, n int, source string) Outcome {
+	var m []string
+	for _, w := range ws[i : i+n] {
+		m = append(m, w.w)
+	}
+	marker := strings.Join(m, " ")
+	if n > 2 {
+		marker = m[0] + " … " + m[len(m)-1]
+	}
+	return Outcome{Kind: kind, Marker: marker, Source: source, Quote: quoteAround(text, ws[i].start, ws[i+n-1].end)}
+}
+
+// quote puts s on one line, at most maxQuoteBytes, cut at a rune boundary.
+func quote(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= maxQuoteBytes {
+		return s
+	}
+	return s[:runeStart(s, maxQuoteBytes-len("…"))] + "…"
+}
+
+// quoteAround is quote, but when the marker (s[start:end]) would be cut
+// off it keeps the part of s around it instead of its start: the quote
+// must show why.
+func quoteAround(s string, start, end int) string {
+	if end <= maxQuoteBytes-len("…") {
+		return quote(s[:min(len(s), 4*maxQuoteBytes)])
+	}
+	from := runeStart(s, max(0, start-maxQuoteBytes/3))
+	to := runeStart(s, min(len(s), from+2*maxQuoteBytes))
+	one := strings.Join(strings.Fields(s[from:to]), " ")
+	if len(one) > maxQuoteBytes-2*len("…") {
+		one = one[:runeStart(one, maxQuoteBytes-2*len("…"))]
+	}
+	out := "…" + one
+	if to < len(s) || len(one) < len(s[from:to]) {
+		out += "…"
+	}
+	return out
+}
+
+// runeStart moves i back to the start of the rune it falls in.
+func runeStart(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
