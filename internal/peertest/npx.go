@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/mcpwatch/mcpwatch/internal/testtool"
@@ -94,4 +95,17 @@ func NpxProject(t testing.TB, pkgs ...Package) string {
 // testdata/peers fails at once (ENOTCACHED) instead of being downloaded.
 func NpxEnv() map[string]string {
 	return map[string]string{"npm_config_offline": "true", "npm_config_update_notifier": "false"}
+}
+
+// SlackMCPBinary is the Go binary slack-mcp-server's npm package runs on
+// this platform (npm installs only the optional dependency that matches
+// it), or an error saying it is not installed.
+func SlackMCPBinary() (string, error) {
+	arch := map[string]string{"amd64": "amd64", "arm64": "arm64"}[runtime.GOARCH]
+	name := "slack-mcp-server-" + runtime.GOOS + "-" + arch
+	bin := filepath.Join(dir(), "node_modules", name, "bin", name)
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("%s (%s) is not installed in %s: %s", SlackMCP.Spec(), name, dir(), installPeersHint)
+	}
+	return bin, nil
 }
