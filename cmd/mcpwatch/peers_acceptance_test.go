@@ -141,6 +141,7 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 	// writeConfig writes the .mcp.json: the README's entry, and the
 	// plumbing that sends the server to the stand-in (or, with the service
 	// down, to a port that refuses).
+	down := false
 	writeConfig := func() {
 		env := map[string]string{}
 		maps.Copy(env, s.env)
@@ -152,7 +153,7 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 			// slack-mcp-server's documented settings for an outgoing proxy
 			// and a CA to trust; with the service down, no proxy answers.
 			env["SLACK_MCP_PROXY"], env["SLACK_MCP_SERVER_CA"] = proxy.URL(), proxy.CAFile()
-			if mode == modeUnreachable {
+			if down {
 				env["SLACK_MCP_PROXY"] = peertest.RefusedURL()
 			}
 		}
@@ -180,6 +181,7 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 	case modeFake:
 		credential = s.fake
 	case modeUnreachable:
+		down = true
 		api.Down(true)
 		writeConfig()
 	}
