@@ -7,7 +7,7 @@
 #   - node and npm (Debian's nodejs and npm), when missing;
 #   - Debian's chromium, for the status page's screenshot test (required
 #     when CI is set), when /usr/bin/chromium is missing;
-#   - the pinned MCP servers of testdata/peers (npm ci), when node_modules is
+#   - the pinned MCP servers of testdata/peers (npm install from the lock), when node_modules is
 #     absent or was installed from another package-lock.json.
 #
 # Installing packages needs root (CI runs as root); as another user it says
@@ -72,7 +72,16 @@ want=$(sha256sum "$peers/package-lock.json" | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 	say "$peers/node_modules up to date"
 else
-	say "npm ci in $peers"
-	(cd "$peers" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+	# npm install, not npm ci: slack-mcp-server lists a binary package per
+	# platform as optional dependencies, and the lock holds only those the
+	# registry had when it was written, which npm ci refuses ("Missing ...
+	# from lock file"). npm install follows the lock all the same; a lock it
+	# would change is an error here, as npm ci makes it.
+	say "npm install (from package-lock.json) in $peers"
+	(cd "$peers" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
+	if [ "$(sha256sum "$peers/package-lock.json" | cut -d' ' -f1)" != "$want" ]; then
+		say "npm changed $peers/package-lock.json: it is out of step with package.json; run npm install there and commit the lock" >&2
+		exit 1
+	fi
 	printf '%s\n' "$want" >"$stamp"
 fi

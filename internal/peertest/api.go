@@ -18,12 +18,16 @@ type API struct {
 	Origin string
 
 	srv *httptest.Server
+	// writes tells a request that would have written; by default any
+	// method but GET and HEAD (Slack's Web API takes reads as POST too).
+	writes func(*http.Request) bool
 
 	mu       sync.Mutex
 	valid    map[string]bool
 	revoked  map[string]bool
+	down     bool
 	requests int
-	writes   int
+	written  int
 }
 
 // verdict is what a stand-in makes of the credential of a request.
@@ -39,16 +43,19 @@ const (
 // newAPI starts a stand-in; serve answers a request given what its
 // credential is.
 func newAPI(name, origin string, credential func(*http.Request) string, serve func(w http.ResponseWriter, r *http.Request, v verdict), valid []string) *API {
-	a := &API{Name: name, Origin: origin, valid: map[string]bool{}, revoked: map[string]bool{}}
+	a := &API{Name: name, Origin: origin, valid: map[string]bool{}, revoked: map[string]bool{}, writes: func(r *http.Request) bool {
+		return r.Method != http.MethodGet && r.Method != http.MethodHead
+	}}
 	for _, t := range valid {
 		a.valid[t] = true
 	}
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cred := credential(r)
+		write := a.writes(r)
 		a.mu.Lock()
 		a.requests++
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			a.writes++
+		if write {
+			a.written++
 		}
 		v := credWrong
 		switch {
@@ -99,16 +106,38 @@ func (a *API) Requests() int {
 func (a *API) Writes() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.writes
+	return a.written
+}
+
+// Down makes the service unreachable, or reachable again: the servers
+// given NodeEnv (or a proxy's settings) after Down(true) find their origin
+// refusing connections, as when the service is down or the network is
+// cut. The stand-in itself keeps listening, for a later Down(false).
+func (a *API) Down(down bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.down = down
+}
+
+// reachAt is where a server must connect to reach the service: the
+// stand-in, or a port that refuses every connection while it is down.
+func (a *API) reachAt() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.down {
+		return RefusedURL()
+	}
+	return a.URL()
 }
 
 // NodeEnv is what a pinned server needs in its environment to reach apis
-// instead of the real services: the preload, and where each origin goes.
-// Any other origin is refused.
+// instead of the real services: the preload, and where each origin goes
+// (nowhere that answers for an API that is Down). Any other origin is
+// refused.
 func NodeEnv(apis ...*API) map[string]string {
 	to := map[string]string{}
 	for _, a := range apis {
-		to[a.Origin] = a.URL()
+		to[a.Origin] = a.reachAt()
 	}
 	raw, err := json.Marshal(to)
 	if err != nil {

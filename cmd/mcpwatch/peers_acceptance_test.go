@@ -1,0 +1,228 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/peertest"
+)
+
+// A credentialed server as a newcomer installs it: the .mcp.json entry its
+// README shows, run with npx at its pinned version, against a stand-in of
+// its service.
+type newcomerServer struct {
+	name string
+	pkg  peertest.Package
+	// args after `-y NAME@VERSION`, env: as the README shows them, the
+	// credential as ${VAR}.
+	args []string
+	env  map[string]string
+	// variable holds the credential; good is one the stand-in takes, fake
+	// one it never issued.
+	variable, good, fake string
+	// api starts the stand-in of the service, taking good.
+	api func(good string) *peertest.API
+	// viaProxy: a Go binary, reached through peertest.Proxy with its own
+	// documented proxy and CA settings rather than the Node preload.
+	viaProxy bool
+}
+
+// newcomerServers are the nine credentialed servers people install today,
+// each at the version npx resolved on 2026-12-02.
+func newcomerServers() []newcomerServer {
+	return []newcomerServer{
+		{name: "brave-search", pkg: peertest.BraveSearchMCP, env: map[string]string{"BRAVE_API_KEY": "${BRAVE_API_KEY}"},
+			variable: "BRAVE_API_KEY", good: "BSAgoodKey0000000000000000000", fake: "BSAfakeKey0000000000000000000", api: func(g string) *peertest.API { return peertest.NewBrave(g) }},
+		{name: "notion", pkg: peertest.NotionMCP, env: map[string]string{"NOTION_TOKEN": "${NOTION_TOKEN}"},
+			variable: "NOTION_TOKEN", good: "ntn_good000000000000000000000000000000000000", fake: "ntn_fake000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewNotion(g) }},
+		{name: "sentry", pkg: peertest.SentryMCP, env: map[string]string{"SENTRY_ACCESS_TOKEN": "${SENTRY_ACCESS_TOKEN}"},
+			variable: "SENTRY_ACCESS_TOKEN", good: "sntryu_good0000000000000000000000000000000000000000000000000000", fake: "sntryu_fake0000000000000000000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewSentry(g) }},
+		{name: "stripe", pkg: peertest.StripeMCP, args: []string{"--api-key=${STRIPE_SECRET_KEY}"},
+			variable: "STRIPE_SECRET_KEY", good: "rk_test_good00000000000000000000001234", fake: "rk_test_fake00000000000000000000005678", api: func(g string) *peertest.API { return peertest.NewStripe(g) }},
+		{name: "context7", pkg: peertest.Context7MCP, args: []string{"--api-key", "${CONTEXT7_API_KEY}"},
+			variable: "CONTEXT7_API_KEY", good: "ctx7sk-good0000-0000-0000-000000000000", fake: "ctx7sk-fake0000-0000-0000-000000000000", api: func(g string) *peertest.API { return peertest.NewContext7(g) }},
+		{name: "slack-mcp-server", pkg: peertest.SlackMCP, args: []string{"--transport", "stdio"}, env: map[string]string{"SLACK_MCP_XOXP_TOKEN": "${SLACK_MCP_XOXP_TOKEN}"},
+			variable: "SLACK_MCP_XOXP_TOKEN", good: "xoxp-good-0000-0000-0000", fake: "xoxp-fake-0000-0000-0000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }, viaProxy: true},
+		{name: "server-github", pkg: peertest.GitHubRef, env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"},
+			variable: "GITHUB_PERSONAL_ACCESS_TOKEN", good: "ghp_good000000000000000000000000000000", fake: "ghp_fake000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewGitHub(g) }},
+		{name: "server-slack", pkg: peertest.SlackRef, env: map[string]string{"SLACK_BOT_TOKEN": "${SLACK_BOT_TOKEN}", "SLACK_TEAM_ID": "T0123ABCDEF"},
+			variable: "SLACK_BOT_TOKEN", good: "xoxb-good-0000-0000", fake: "xoxb-fake-0000-0000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }},
+		{name: "server-brave-search", pkg: peertest.BraveRef, env: map[string]string{"BRAVE_API_KEY": "${BRAVE_API_KEY}"},
+			variable: "BRAVE_API_KEY", good: "BSAgoodKey1111111111111111111", fake: "BSAfakeKey1111111111111111111", api: func(g string) *peertest.API { return peertest.NewBrave(g) }},
+	}
+}
+
+// The three ways a newcomer meets a server.
+const (
+	modeGood        = "good credential"
+	modeFake        = "fake credential"
+	modeUnreachable = "service unreachable"
+)
+
+// reasonInOutput finds the reasons check names: "failed (credential_rejected)",
+// "(timeout)", "(exited)".
+var reasonInOutput = regexp.MustCompile(`\((credential_[a-z]+|upstream_[a-z]+|timeout|exited|[a-z]+_error|[a-z]+_failed)\)`)
+
+// TestNewcomerCredentials is the acceptance of a dead credential recognised
+// on the servers people run today: for each of the nine, a plain .mcp.json
+// as its README shows it and `mcpwatch init` with the credential that works
+// (what a newcomer commits), then `mcpwatch check` with the good credential
+// (exit 0), a fake one (exit 78, credential_rejected, naming the
+// credential) and the good one with the service unreachable (never
+// credential_rejected). No request leaves loopback: each server
+// reaches a stand-in of its service, any other origin is refused.
+func TestNewcomerCredentials(t *testing.T) {
+	t.Parallel()
+	servers := newcomerServers()
+	pkgs := make([]peertest.Package, 0, len(servers))
+	for _, s := range servers {
+		pkgs = append(pkgs, s.pkg)
+	}
+	// Skips (or fails under CI) here, before any subtest, when a package is missing.
+	_ = peertest.NpxProject(t, pkgs...)
+
+	var (
+		mu    sync.Mutex
+		table = map[string]map[string]string{}
+	)
+	start := time.Now()
+	t.Cleanup(func() {
+		var b strings.Builder
+		fmt.Fprintf(&b, "the nine servers, init (good credential) then check (%s of wall time):\n", time.Since(start).Round(time.Second))
+		fmt.Fprintf(&b, "| %-45s | %-40s | %-40s | %-40s |\n", "server", modeGood, modeFake, modeUnreachable)
+		names := make([]string, 0, len(servers))
+		for _, s := range servers {
+			names = append(names, s.pkg.Spec())
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(&b, "| %-45s | %-40s | %-40s | %-40s |\n", n, table[n][modeGood], table[n][modeFake], table[n][modeUnreachable])
+		}
+		t.Log(b.String())
+	})
+
+	for _, s := range servers {
+		for _, mode := range []string{modeGood, modeFake, modeUnreachable} {
+			t.Run(s.name+"/"+strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) {
+				t.Parallel()
+				got := runNewcomer(t, s, mode)
+				mu.Lock()
+				if table[s.pkg.Spec()] == nil {
+					table[s.pkg.Spec()] = map[string]string{}
+				}
+				table[s.pkg.Spec()][mode] = got
+				mu.Unlock()
+			})
+		}
+	}
+}
+
+// runNewcomer runs init then check on s in mode, asserts what the mode
+// demands, and returns what check gave, in a few words, for the table.
+func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
+	dir := peertest.NpxProject(t, s.pkg)
+	api := s.api(s.good)
+	defer api.Close()
+	var proxy *peertest.Proxy
+	if s.viaProxy {
+		var err error
+		if proxy, err = peertest.NewProxy(api); err != nil {
+			t.Fatal(err)
+		}
+		defer proxy.Close()
+	}
+	// writeConfig writes the .mcp.json: the README's entry, and the
+	// plumbing that sends the server to the stand-in (or, with the service
+	// down, to a port that refuses).
+	down := false
+	writeConfig := func() {
+		env := map[string]string{}
+		maps.Copy(env, s.env)
+		maps.Copy(env, peertest.NpxEnv())
+		// Node servers reach the stand-in through the preload; npx itself
+		// runs under it too, so it can reach no registry either.
+		maps.Copy(env, peertest.NodeEnv(api))
+		if proxy != nil {
+			// slack-mcp-server's documented settings for an outgoing proxy
+			// and a CA to trust; with the service down, no proxy answers.
+			env["SLACK_MCP_PROXY"], env["SLACK_MCP_SERVER_CA"] = proxy.URL(), proxy.CAFile()
+			if down {
+				env["SLACK_MCP_PROXY"] = peertest.RefusedURL()
+			}
+		}
+		writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{
+			s.name: map[string]any{"command": "npx", "args": append([]string{"-y", s.pkg.Spec()}, s.args...), "env": env},
+		}))
+	}
+	// Servers start under npx, several at once on a shared machine: the
+	// deadline is a guard, not a timing claim.
+	const guard = "--timeout=2m"
+
+	// The setup a newcomer commits: init with the credential that works,
+	// the service up.
+	writeConfig()
+	initRun := runBin(t, dir, map[string]string{s.variable: s.good}, "init", guard)
+	t.Logf("mcpwatch init (exit %d, %s):\n%s%s", initRun.code, initRun.took.Round(time.Millisecond), initRun.stdout, initRun.stderr)
+	if initRun.code != exitOK {
+		t.Errorf("init with the good credential and the service up: exit %d", initRun.code)
+		return fmt.Sprintf("init %d", initRun.code)
+	}
+
+	// Then check, in mode.
+	credential := s.good
+	switch mode {
+	case modeFake:
+		credential = s.fake
+	case modeUnreachable:
+		down = true
+		api.Down(true)
+		writeConfig()
+	}
+	check := runBin(t, dir, map[string]string{s.variable: credential}, "check", guard)
+	t.Logf("mcpwatch check (%s, exit %d, %s):\n%s%s", mode, check.code, check.took.Round(time.Millisecond), check.stdout, check.stderr)
+
+	for _, secret := range []string{s.good, s.fake} {
+		if strings.Contains(initRun.stdout+initRun.stderr+check.stdout+check.stderr, secret) {
+			t.Errorf("a credential's value in mcpwatch's output")
+		}
+	}
+	if api.Writes() != 0 {
+		t.Errorf("%s saw %d requests that write", api.Name, api.Writes())
+	}
+
+	reasons := []string{}
+	for _, m := range reasonInOutput.FindAllStringSubmatch(check.stdout, -1) {
+		if !slices.Contains(reasons, m[1]) {
+			reasons = append(reasons, m[1])
+		}
+	}
+	got := fmt.Sprintf("check %d", check.code)
+	if len(reasons) > 0 {
+		got += " " + strings.Join(reasons, ",")
+	}
+
+	switch mode {
+	case modeGood:
+		if check.code != exitOK {
+			t.Errorf("with a good credential check must pass: exit %d", check.code)
+		}
+	case modeFake:
+		// A credential passed in an argument may be named by its flag.
+		named := strings.Contains(check.stdout, s.variable) || len(s.args) > 0 && strings.Contains(check.stdout, "--api-key")
+		if check.code != exitConfig || !strings.Contains(check.stdout, "credential_rejected") || !named {
+			t.Errorf("with a fake credential check must exit %d naming credential_rejected and %s: exit %d", exitConfig, s.variable, check.code)
+		}
+	case modeUnreachable:
+		if strings.Contains(check.stdout, "credential_rejected") {
+			t.Errorf("with the service unreachable and a good credential, nothing may be called credential_rejected")
+		}
+	}
+	return got
+}

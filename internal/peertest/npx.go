@@ -1,0 +1,111 @@
+package peertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
+)
+
+// Package is an npm package pinned in testdata/peers that a test runs the
+// way its README tells a newcomer to: `npx -y NAME@VERSION ...`.
+type Package struct {
+	Name, Version string
+}
+
+// Spec is NAME@VERSION, as npx takes it.
+func (p Package) Spec() string { return p.Name + "@" + p.Version }
+
+// The credentialed servers people install today, at the versions pinned in
+// testdata/peers/package.json.
+var (
+	BraveSearchMCP = Package{"@brave/brave-search-mcp-server", "2.1.4"}
+	NotionMCP      = Package{"@notionhq/notion-mcp-server", "2.5.2"}
+	SentryMCP      = Package{"@sentry/mcp-server", "0.39.0"}
+	StripeMCP      = Package{"@stripe/mcp", "0.3.3"}
+	Context7MCP    = Package{"@upstash/context7-mcp", "4.1.1"}
+	SlackMCP       = Package{"slack-mcp-server", "1.3.0"} // a Go binary, shipped per platform as an optional dependency
+	GitHubRef      = Package{packageScope + "/" + GitHubServer, "2025.4.8"}
+	SlackRef       = Package{packageScope + "/" + SlackServer, "2025.4.25"}
+	BraveRef       = Package{packageScope + "/" + BraveServer, "0.6.2"}
+)
+
+// installedVersion is the version of the package installed in
+// testdata/peers/node_modules, or an error saying it is not.
+func installedVersion(p Package) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir(), "node_modules", filepath.FromSlash(p.Name), "package.json")) //nolint:gosec // G304: a pinned package of this repository
+	if err != nil {
+		return "", fmt.Errorf("%s is not installed in %s: %s", p.Spec(), dir(), installPeersHint)
+	}
+	var meta struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return "", fmt.Errorf("%s: its package.json: %w", p.Spec(), err)
+	}
+	return meta.Version, nil
+}
+
+// NpxProject returns a new empty folder, removed when t ends, in which
+// `npx -y NAME@VERSION` runs the pinned package from testdata/peers and
+// never asks the registry: npm resolves a package in the nearest folder
+// above with a node_modules, and this folder lies inside testdata/peers.
+// (A server's working folder is that of its configuration file, so a
+// .mcp.json written here runs them so.) Without node, npx or one of pkgs
+// the test is skipped, or fails under CI, which installs them
+// (scripts/e2e-deps.sh).
+func NpxProject(t testing.TB, pkgs ...Package) string {
+	t.Helper()
+	need := func(err error) {
+		t.Helper()
+		if testtool.InCI() {
+			t.Fatalf("%v, and $CI is set, so this test must run", err)
+		}
+		t.Skipf("SKIPPED: %v; under CI this fails", err)
+	}
+	for _, tool := range []string{"node", "npx"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			need(fmt.Errorf("%s is not installed: %s", tool, installPeersHint))
+		}
+	}
+	for _, p := range pkgs {
+		v, err := installedVersion(p)
+		if err == nil && v != p.Version {
+			err = fmt.Errorf("%s is installed in %s at %s: %s", p.Spec(), dir(), v, installPeersHint)
+		}
+		if err != nil {
+			need(err)
+		}
+	}
+	project, err := os.MkdirTemp(dir(), ".run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(project) })
+	return project
+}
+
+// NpxEnv is what npx needs in a server's environment to run a pinned
+// package with no registry: offline, so a package missing from
+// testdata/peers fails at once (ENOTCACHED) instead of being downloaded.
+func NpxEnv() map[string]string {
+	return map[string]string{"npm_config_offline": "true", "npm_config_update_notifier": "false"}
+}
+
+// SlackMCPBinary is the Go binary slack-mcp-server's npm package runs on
+// this platform (npm installs only the optional dependency that matches
+// it), or an error saying it is not installed.
+func SlackMCPBinary() (string, error) {
+	arch := map[string]string{"amd64": "amd64", "arm64": "arm64"}[runtime.GOARCH]
+	name := "slack-mcp-server-" + runtime.GOOS + "-" + arch
+	bin := filepath.Join(dir(), "node_modules", name, "bin", name)
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("%s (%s) is not installed in %s: %s", SlackMCP.Spec(), name, dir(), installPeersHint)
+	}
+	return bin, nil
+}
