@@ -17,10 +17,10 @@ type callsView struct {
 	// Paused says why no call is made now (the server is not probed while
 	// a credential it is given is empty): the counts are of calls made
 	// before, and the pages say so rather than show them as today's.
-	Paused    string
-	Schedule  string
-	Failing   []callLine // tools whose last call failed
-	Tools     []callTool
+	Paused   string
+	Schedule string
+	Failing  []callLine // tools whose last call failed
+	Tools    []callTool
 }
 
 type callLine struct {
