@@ -37,4 +37,3 @@ func TestSameServerAcrossLoads(t *testing.T) {
 		t.Error("a new env value is not a change")
 	}
 }
-
