@@ -242,7 +242,7 @@ func (d *doctor) checkLock(lockPath string, servers []config.Server, tracked fun
 			fmt.Sprintf("the lock has no entry for %s: no tool of %s is enforced (check reports it only as not locked yet, or fails on it with --strict)", strings.Join(unlocked, ", "), plural(len(unlocked), "that server", "those servers")),
 			fmt.Sprintf("run mcpwatch lock %s, review the lock and commit it", strings.Join(fixes, " "))))
 	} else if len(servers) > 0 {
-		d.verified("lock: %s, tracked by git, covers all %d servers checked", rel, len(servers))
+		d.verified("lock: %s, tracked by git, covers %s checked", rel, plural(len(servers), "the 1 server", fmt.Sprintf("all %d servers", len(servers))))
 	}
 	return lock
 }
