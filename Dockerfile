@@ -1,11 +1,16 @@
-# The mcpwatch image: the static binary on distroless, as a non-root user.
+# The mcpwatch images: two targets of one build.
 #
-#   docker build -t mcpwatch .
+#   docker build -t mcpwatch .                        # the default: the static binary on distroless
+#   docker build --target stdio -t mcpwatch:stdio .   # the same binary with node (npx) and uv (uvx)
 #   docker run --rm -p 127.0.0.1:9713:9713 -v "$PWD/mcpwatch.yml:/etc/mcpwatch/mcpwatch.yml:ro" mcpwatch
 #
-# It holds mcpwatch alone: remote (streamable HTTP, SSE) servers work as they are; a stdio server
-# needs its program in the image (build FROM this one and COPY it in, or use a base that has node).
-# The Kubernetes manifests in deploy/kubernetes run it with the same user (65532).
+# The default image holds mcpwatch alone: remote (streamable HTTP, SSE) servers work as they are,
+# and nothing else is in it to patch. The stdio target runs servers started by a command, as most
+# .mcp.json entries are (npx -y @scope/server, uvx mcp-server-x): node and npm (npx), uv (uvx) and
+# a Python for it, on Debian; docs/deployment.md says which to pick. Both run as the same user
+# (65532), as the Kubernetes manifests in deploy/kubernetes do, with the same entry point and
+# command; the release builds both from Dockerfile.release and Dockerfile.release-stdio, which a
+# test keeps in step with these stages (internal/tools/releasecheck).
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -21,6 +26,30 @@ RUN CGO_ENABLED=0 go build -trimpath \
       -ldflags "-s -w -X github.com/prometheus/common/version.Version=${VERSION} -X github.com/prometheus/common/version.Revision=${REVISION}" \
       -o /out/mcpwatch ./cmd/mcpwatch
 
+# uv and uvx, as Astral publishes them: two static binaries in an image of their own.
+FROM ghcr.io/astral-sh/uv:0.11.7 AS uv
+
+# The stdio target: node (with npm and npx) on Debian, uv and uvx, Python for what uvx runs, and
+# tini as PID 1, which reaps the processes a package runner leaves behind when mcpwatch kills a
+# server's process group. npm's and uv's caches live in the user's home, so a server installed
+# once starts from the cache until the container goes (mount a volume at /home/mcpwatch to keep
+# them; with a read-only root file system, an emptyDir there).
+FROM node:24-bookworm-slim AS stdio
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates python3 tini \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --gid 65532 mcpwatch \
+ && useradd --uid 65532 --gid 65532 --home-dir /home/mcpwatch --create-home --shell /usr/sbin/nologin mcpwatch
+COPY --from=uv /uv /uvx /usr/local/bin/
+COPY --from=build /out/mcpwatch /usr/local/bin/mcpwatch
+ENV HOME=/home/mcpwatch NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false UV_PYTHON_PREFERENCE=system
+USER 65532:65532
+WORKDIR /work
+EXPOSE 9713
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/mcpwatch"]
+CMD ["serve", "--config.file=/etc/mcpwatch/mcpwatch.yml", "--web.listen-address=:9713"]
+
+# The default target, last so that a plain docker build makes it: the static binary alone.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/mcpwatch /usr/local/bin/mcpwatch
 USER 65532:65532

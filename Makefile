@@ -49,21 +49,30 @@ CC_CHECK = printf 'int main(void) { return 0; }\n' | "$$($(GO) env CC)" -x c -o 
 NO_RACE  = no working C compiler ('$$($(GO) env CC)'): the race detector needs cgo, which needs one
 # Regression guards that measure the heap or a render time skip under -race, whose shadow memory
 # and slowdown make such figures meaningless: after the race run, make test runs them without it.
-NORACE_GUARDS = ^(TestRetainedMemoryPerServer|TestStatusPage10000UnderASecond)$$
+NORACE_GUARDS = ^(TestRetainedMemoryPerServer|TestRetainedMemoryHugeTools|TestStatusPage10000UnderASecond)$$
+
+# go test runs with -json through internal/tools/testskips, which prints what plain go test does
+# and then every test that skipped, with its reason: a test skipped for want of node and the pinned
+# npm servers (npm ci in testdata/peers), promtool or a C compiler is listed, not silent.
+# GOTEST defines gotest, which runs go test so and returns go test's own status.
+GOTEST = $(GO) build -o $(BIN)/testskips ./internal/tools/testskips && \
+  gotest() { st=$$(mktemp); { $(GO) test -json "$$@"; echo $$? > $$st; } | $(BIN)/testskips; s=$$(cat $$st); rm -f $$st; return $$s; }
 
 test:
 	@for t in promtool amtool; do command -v $$t >/dev/null 2>&1 || \
 	  echo "make test: $$t is not installed: its tests are skipped here (they fail when CI is set); scripts/e2e-deps.sh installs it" >&2; done
+	@{ command -v node >/dev/null 2>&1 && [ -d testdata/peers/node_modules ]; } || \
+	  echo "make test: node or testdata/peers/node_modules (npm ci there) is missing: the tests against the pinned npm MCP servers are skipped here, listed at the end (they fail when CI is set); scripts/e2e-deps.sh installs them" >&2
 	$(GO) vet ./...
-	@if $(CC_CHECK); then \
-	  echo "CGO_ENABLED=1 $(GO) test -race -count=1 ./..."; CGO_ENABLED=1 $(GO) test -race -count=1 ./...; \
+	@$(GOTEST); if $(CC_CHECK); then \
+	  echo "CGO_ENABLED=1 $(GO) test -race -count=1 ./..."; export CGO_ENABLED=1; gotest -race -count=1 ./...; \
 	elif [ -n "$$CI" ]; then \
 	  echo "make test: $(NO_RACE); CI is set, so this fails rather than test without it. Install gcc (Debian: apt-get install gcc)." >&2; exit 1; \
 	else \
 	  echo "*** make test: $(NO_RACE). Testing WITHOUT the race detector; install gcc (Debian: apt-get install gcc) for it. ***" >&2; \
-	  echo "$(GO) test -count=1 ./..."; $(GO) test -count=1 ./...; \
+	  echo "$(GO) test -count=1 ./..."; gotest -count=1 ./...; \
 	fi
-	@if $(CC_CHECK); then echo "$(GO) test -count=1 -run '$(NORACE_GUARDS)' ./daemon/"; $(GO) test -count=1 -run '$(NORACE_GUARDS)' ./daemon/; fi
+	@$(GOTEST); if $(CC_CHECK); then echo "$(GO) test -count=1 -run '$(NORACE_GUARDS)' ./daemon/"; gotest -count=1 -run '$(NORACE_GUARDS)' ./daemon/; fi
 	@set -e; for m in $(SUBMODULES); do echo "cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./..."; \
 	  (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...); done
 	@$(CC_CHECK) || echo "*** make test: the tests above ran WITHOUT the race detector: $(NO_RACE). ***" >&2

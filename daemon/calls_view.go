@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // callsView is a server's canary calls as the pages show them: "calls 3/3
@@ -13,9 +14,13 @@ import (
 // the templates escape it.
 type callsView struct {
 	Total, OK int
-	Schedule  string
-	Failing   []callLine // tools whose last call failed
-	Tools     []callTool
+	// Paused says why no call is made now (the server is not probed while
+	// a credential it is given is empty): the counts are of calls made
+	// before, and the pages say so rather than show them as today's.
+	Paused   string
+	Schedule string
+	Failing  []callLine // tools whose last call failed
+	Tools    []callTool
 }
 
 type callLine struct {
@@ -46,6 +51,9 @@ type callFailure struct {
 
 func newCallsView(st status.Server, schedule string) callsView {
 	v := callsView{Total: len(st.Calls), Schedule: schedule}
+	if last := st.Last; last != nil && last.Reason == probe.ReasonCredentialMissing {
+		v.Paused = "not made while a credential is missing"
+	}
 	for _, c := range st.Calls {
 		t := callTool{Tool: c.Tool, Calls: c.Calls}
 		for _, n := range c.Failures {

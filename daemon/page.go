@@ -148,6 +148,10 @@ func newRow(dt details, now time.Time) row {
 	r.Age = age(now.Sub(end))
 	r.At = end.UTC().Format(time.RFC3339)
 	r.Latency = last.Timings.Total.Round(time.Millisecond).String()
+	if last.Reason == probe.ReasonCredentialMissing {
+		// not probed: there is no latency to show, and 0s would read as a fast probe
+		r.Latency = "-"
+	}
 	r.Stderr = last.StderrTail
 	r.Warnings = last.Warnings
 	if !last.OK {

@@ -179,7 +179,7 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 					d.table.add(slot{due: firstDue(s.callSched, now, d.opts.AddedSpread), name: name, gen: s.callGen, calls: true})
 				}
 			}
-		case !reflect.DeepEqual(s.cfg, p.cfg):
+		case !sameServer(s.cfg, p.cfg):
 			changed = append(changed, name)
 			rescheduled := s.cfg.Schedule != p.cfg.Schedule
 			callsRescheduled := s.cfg.CallSchedule != p.cfg.CallSchedule || s.cfg.HasCalls() != p.cfg.HasCalls()
@@ -249,4 +249,63 @@ func reachChanged(a, b config.Server) bool {
 	a.Schedule, a.Timeout, a.Forbid = "", 0, nil
 	b.Schedule, b.Timeout, b.Forbid = "", 0, nil
 	return !reflect.DeepEqual(a, b)
+}
+
+// sameServer reports whether a server's configuration is unchanged by a
+// reload: its exported fields are deeply equal. Unexported fields are left
+// out: they are what a load derived from the exported ones (a contract's
+// compiled JSON Schema, a new value at every load, so that reflect.DeepEqual
+// called every server with a schema in its contracts changed on each reload
+// of an unchanged file) or how the file wrote them.
+func sameServer(a, b config.Server) bool {
+	return equalExported(reflect.ValueOf(a), reflect.ValueOf(b))
+}
+
+func equalExported(a, b reflect.Value) bool {
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if a.Type().Field(i).IsExported() && !equalExported(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return equalExported(a.Elem(), b.Elem())
+	case reflect.Slice:
+		if a.IsNil() != b.IsNil() {
+			return false
+		}
+		fallthrough
+	case reflect.Array:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !equalExported(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		for _, k := range a.MapKeys() {
+			bv := b.MapIndex(k)
+			if !bv.IsValid() || !equalExported(a.MapIndex(k), bv) {
+				return false
+			}
+		}
+		return true
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return a.IsNil() && b.IsNil()
+	}
+	return a.Equal(b)
 }

@@ -344,8 +344,30 @@ func brokenWorkflows() []brokenWorkflow {
 		break_: func(t *testing.T, r *doctorRepo) {
 			r.files["report.tools.json"] = `{"tools": {"fetch_daily_report": {"input": {"date": "<fill in a date that has a report>"}}}}`
 		},
-		want: []string{`server "report" is given header:Authorization; no canary can see this server's credential yet: fetch_daily_report waits for its input`,
+		// what init writes for a tool that needs input: the gate's check
+		// fails on it under --strict, so doctor does, with check's words
+		want: []string{`mcpwatch check --strict fails on the files alone (exit 78), whatever the servers answer: report: 1 contract not called until the "<fill in ...>" values of report.tools.json are filled in -> fetch_daily_report (input.date) (call_coverage)`,
+			`server "report" is given header:Authorization; no canary can see this server's credential yet: fetch_daily_report waits for its input`,
 			`fix: enable a contract in report.tools.json for a tool of server "report" that only reads`},
+	}, {
+		// a server given no credential (no canary finding), with the
+		// starter contract init writes for a tool that needs input: the
+		// gate's check --strict fails on it, and so must doctor
+		name: "a contract of a server without credentials waiting for its input",
+		at:   [2]string{"mcp-contracts/memory.tools.json", ""},
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.files["mcp-contracts/memory.tools.json"] = `{"tools": {"read_graph": {"input": {"query": "<fill in a query that finds something>"}}}}`
+		},
+		want: []string{`mcpwatch check --strict fails on the files alone (exit 78), whatever the servers answer: memory: 1 contract not called until the "<fill in ...>" values of mcp-contracts/memory.tools.json are filled in -> read_graph (input.query) (call_coverage)`,
+			`fix: in mcp-contracts/memory.tools.json, fill in the "<fill in ...>" values`},
+	}, {
+		name: "a locked server the configuration no longer defines",
+		at:   [2]string{"mcp-tools.lock.json", ""},
+		break_: func(t *testing.T, r *doctorRepo) {
+			r.edit(t, "mcp-tools.lock.json", "  \"report\": [", "  \"gone\": [\"a_tool\"],\n  \"report\": [")
+		},
+		want: []string{`mcpwatch check --strict fails on the files alone (exit 78), whatever the servers answer: gone: in the lock but not in mcpwatch.yml; add the server back, or relock without it ('mcpwatch lock') (not_configured)`,
+			`fix: add server "gone" back to mcpwatch.yml, or relock without it: mcpwatch lock, then commit the lock`},
 	}, {
 		name:   "a contracts file missing",
 		at:     [2]string{"mcpwatch.yml", "contracts: report.tools.json"},
@@ -375,7 +397,8 @@ func brokenWorkflows() []brokenWorkflow {
 		},
 		want: []string{`server "report" expects export_report, which the lock does not hold: check does not fail when it goes`,
 			"fix: run mcpwatch lock --server report once the server lists it",
-			`report.tools.json:1: server "report" expects export_report, which report.tools.json has no contract for: --strict fails the check on it`},
+			`mcpwatch check --strict fails on the files alone (exit 78), whatever the servers answer: report: 1 tool expected but without a contract in report.tools.json -> export_report (call_coverage)`,
+			`fix: in report.tools.json, fill in the "<fill in ...>" values of each contract named (an input that works), or set "disabled": true on one you do not want called; write a contract for each expected tool named`},
 	}}
 }
 

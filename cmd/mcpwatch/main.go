@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -76,7 +77,15 @@ func run(ctx context.Context, c *cli, args []string) int {
 		return exitUsage
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
+	case "help":
+		if len(args) > 1 {
+			// mcpwatch help check: check's own help, as git help and go help
+			// answer; the words after it name a subcommand (help config check).
+			return run(ctx, c, append(slices.Clone(args[1:]), "--help"))
+		}
+		usage(c.stdout)
+		return exitOK
+	case "-h", "--help":
 		usage(c.stdout)
 		return exitOK
 	case "-v", "--version":
@@ -116,7 +125,7 @@ Commands:`)
 		fmt.Fprintf(w, "  %-14s %s\n", cmd.name, cmd.summary)
 	}
 	fmt.Fprintln(w, `
-Run 'mcpwatch COMMAND --help' for a command's flags.
+Run 'mcpwatch COMMAND --help' (or 'mcpwatch help COMMAND') for a command's flags.
 
 Exit codes: 0 ok; 1 a probe failed (probe), a file could not be written
 (check, lock) or HTTP could not be served (serve); 2 usage error; 78 a

@@ -59,17 +59,21 @@ package config
 // the ones that cannot be read now.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
+	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
@@ -237,9 +241,42 @@ func parseYAML(data []byte) (map[string]any, error) {
 			return nil, errors.New("not a mapping at the top level; start with keys such as servers:") //nolint:staticcheck // ST1005: the colon is the YAML key to write, not punctuation
 		}
 		// yaml.v3 spreads a list of errors over lines; one line reads better in a log.
-		return nil, errors.New("not valid YAML: " + sanitize.OneLine(err.Error()))
+		return nil, errors.New("not valid YAML: " + sanitize.OneLine(atProblemLine(err.Error(), data)))
 	}
 	return k.Raw(), nil
+}
+
+// yamlSyntaxLine is how yaml.v3 starts a syntax error: "yaml: line 2: ".
+var yamlSyntaxLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// atProblemLine moves a YAML syntax error to the line of the problem.
+// yaml.v3 names the line where the block being read began, not the line it
+// could not read: a key indented one space too far on line 3 is reported as
+// "yaml: line 2: did not find expected key" (or line 1). The problem's line
+// is the first at which the file's beginning stops parsing, found by
+// bisection (a few parses of a file that is small and already read).
+func atProblemLine(msg string, data []byte) string {
+	m := yamlSyntaxLine.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	fails := func(n int) bool { return yamlv3.Unmarshal(bytes.Join(lines[:n], nil), new(any)) != nil }
+	if !fails(len(lines)) {
+		return msg
+	}
+	ok, bad := 0, len(lines) // the first ok lines parse; the first bad do not
+	for ok+1 < bad {
+		if mid := (ok + bad) / 2; fails(mid) {
+			bad = mid
+		} else {
+			ok = mid
+		}
+	}
+	if reported, _ := strconv.Atoi(m[1]); bad <= reported {
+		return msg
+	}
+	return fmt.Sprintf("yaml: line %d: %s", bad, msg[len(m[0]):])
 }
 
 func decodeDefaults(o *object, def *Defaults) {

@@ -92,7 +92,7 @@ func TestLoadErrors(t *testing.T) {
 		{"no_servers.yml",
 			"testdata/bad/no_servers.yml: no servers to watch; add servers: or imports:"},
 		{"not_yaml.yml",
-			"testdata/bad/not_yaml.yml: not valid YAML: yaml: line 1: did not find expected key"},
+			"testdata/bad/not_yaml.yml: not valid YAML: yaml: line 4: did not find expected key"},
 		{"server_not_mapping.yml",
 			"testdata/bad/server_not_mapping.yml: servers.report: expected a mapping, got a string"},
 		{"top_level_list.yml",

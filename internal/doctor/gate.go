@@ -433,7 +433,8 @@ func (d *doctor) judgeConfig(c *candidate) {
 			fmt.Sprintf("the mcpwatch check of %s checks %s, not %s, the configuration mcpwatch check reads at the repository's top", c.stepName(), d.rel(c.source.path), d.rel(in.path)),
 			fmt.Sprintf("pass --config.file %s on that command (or, if %s is the one meant, run mcpwatch doctor --config.file %s)", d.rel(in.path), d.rel(c.source.path), d.rel(c.source.path))))
 	case c.source.cfg != nil:
-		c.note("configuration: %s (%d servers), lock %s", d.rel(c.source.path), len(c.source.cfg.Servers), d.rel(c.lockPath))
+		n := len(c.source.cfg.Servers)
+		c.note("configuration: %s (%d %s), lock %s", d.rel(c.source.path), n, plural(n, "server", "servers"), d.rel(c.lockPath))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
@@ -58,7 +59,54 @@ func (d *doctor) checkRepository(c *candidate) {
 	}
 	lock := d.checkLock(lockPath, servers, isTracked)
 	d.checkContracts(servers, lock, isTracked)
+	if lock != nil {
+		d.checkStatic(c, src, lock, lockPath)
+	}
 	d.checkCanaries(src.cfg, servers, lock)
+}
+
+// checkStatic runs check's own judgement of the files (preflight.Static:
+// the one check reports from) with the gate's flags: every problem it
+// would fail the gate on, before any server answers, is a finding here.
+// Without a gate, it judges as --strict, which the gate must have.
+func (d *doctor) checkStatic(c *candidate, src configSource, lock *lockstore.Lock, lockPath string) {
+	in := preflight.Input{Config: src.cfg, ConfigSource: d.rel(src.path), Lock: lock, LockPath: lockPath}
+	strict := true
+	if c != nil && c.flagsErr == nil {
+		in.Servers, strict = c.flags.Servers, c.flags.Strict
+		in.Skip = slices.Clone(c.flags.Skip)
+		for _, name := range src.cfg.Ignore {
+			if !slices.Contains(c.flags.Servers, name) {
+				in.Skip = append(in.Skip, name)
+			}
+		}
+	} else {
+		in.Skip = slices.Clone(src.cfg.Ignore)
+	}
+	flag := ""
+	if strict {
+		flag = " --strict"
+	}
+	for _, sr := range preflight.Static(in, strict) {
+		for _, p := range sr.Failures() {
+			file, line := d.rel(lockPath), 1
+			fix := fmt.Sprintf("add server %q back to %s, or relock without it: mcpwatch lock, then commit the lock", sr.Name, d.rel(src.path))
+			if p.Kind == verdict.KindCallCoverage {
+				i := slices.IndexFunc(src.cfg.Servers, func(s config.Server) bool { return s.Name == sr.Name })
+				s := src.cfg.Servers[i]
+				file, line = d.rel(s.ContractsFile), 1
+				if s.ContractsFile == "" {
+					file, line = d.rel(s.Source), serverLine(s)
+				}
+				fix = fmt.Sprintf("in %s, fill in the \"<fill in ...>\" values of each contract named (an input that works), or set \"disabled\": true on one you do not want called; write a contract for each expected tool named (docs/contracts.md)", file)
+			}
+			// The repository's own paths, as the finding names its file.
+			msg := strings.ReplaceAll(p.Message, d.opts.Dir+string(filepath.Separator), "")
+			d.add(finding("contracts", file, line,
+				fmt.Sprintf("mcpwatch check%s fails on the files alone (exit 78), whatever the servers answer: %s: %s (%s)", flag, sr.Name, msg, p.Kind),
+				fix))
+		}
+	}
 }
 
 // configFindings reports a configuration that cannot be loaded, one
@@ -208,15 +256,15 @@ func (d *doctor) checkLock(lockPath string, servers []config.Server, tracked fun
 			fmt.Sprintf("the lock has no entry for %s: no tool of %s is enforced (check reports it only as not locked yet, or fails on it with --strict)", strings.Join(unlocked, ", "), plural(len(unlocked), "that server", "those servers")),
 			fmt.Sprintf("run mcpwatch lock %s, review the lock and commit it", strings.Join(fixes, " "))))
 	} else if len(servers) > 0 {
-		d.verified("lock: %s, tracked by git, covers all %d servers checked", rel, len(servers))
+		d.verified("lock: %s, tracked by git, covers %s checked", rel, plural(len(servers), "the 1 server", fmt.Sprintf("all %d servers", len(servers))))
 	}
 	return lock
 }
 
 // checkContracts: every contracts file is in the repository and tracked;
 // every expected tool (an mcp-probe configuration's expectedTools) is
-// locked, so that check fails when it goes, and has a contract where the
-// server has a contracts file (the coverage --strict demands).
+// locked, so that check fails when it goes. Whether each has a contract
+// (the coverage --strict demands) is check's own judgement: checkStatic.
 func (d *doctor) checkContracts(servers []config.Server, lock *lockstore.Lock, tracked func(string) bool) {
 	var files []string
 	for _, s := range servers {
@@ -243,11 +291,6 @@ func (d *doctor) checkContracts(servers []config.Server, lock *lockstore.Lock, t
 			d.add(finding("contracts", file, line,
 				fmt.Sprintf("server %q expects %s, which the lock does not hold: check does not fail when %s", s.Name, strings.Join(unlocked, ", "), plural(len(unlocked), "it goes", "they go")),
 				fmt.Sprintf("run mcpwatch lock --server %s once the server lists %s, and commit the lock", s.Name, plural(len(unlocked), "it", "them"))))
-		}
-		if missing := preflight.Uncovered(s); len(missing) > 0 {
-			d.add(finding("contracts", d.rel(s.ContractsFile), 1,
-				fmt.Sprintf("server %q expects %s, which %s has no contract for: --strict fails the check on %s", s.Name, strings.Join(missing, ", "), d.rel(s.ContractsFile), plural(len(missing), "it", "them")),
-				fmt.Sprintf("add a contract for %s to %s (a read-only call with its input and what the answer must hold)", strings.Join(missing, ", "), d.rel(s.ContractsFile))))
 		}
 	}
 	if len(files) > 0 {

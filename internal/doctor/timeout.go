@@ -146,8 +146,8 @@ func (d *doctor) judgeTimeout(c *candidate) {
 	}
 	if need := worst + otherSteps; budget < need {
 		c.add(finding("timeout", file.path, line,
-			fmt.Sprintf("job %s's %s (%s) leaves no room for the check: it may take up to %s (%d servers, each up to its deadline, a package runner's cold start included), besides some %d minutes for the other steps; a job cut off mid-check fails without saying which server was slow",
-				j.id, key, what, worst.Round(time.Second), len(servers), int(otherSteps/time.Minute)),
+			fmt.Sprintf("job %s's %s (%s) leaves no room for the check: it may take up to %s (%d %s, each up to its deadline, a package runner's cold start included), besides some %d minutes for the other steps; a job cut off mid-check fails without saying which server was slow",
+				j.id, key, what, worst.Round(time.Second), len(servers), plural(len(servers), "server", "servers"), int(otherSteps/time.Minute)),
 			fmt.Sprintf("raise the %s of job %s to at least %s", key, j.id, formatTimeout(file.system, need))))
 	} else {
 		c.note("timeout: job %s has %s, the check at worst about %s", j.id, budget, worst.Round(time.Second))

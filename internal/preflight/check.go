@@ -48,10 +48,16 @@ func Check(ctx context.Context, in Input, opts Options) *Report {
 		}
 	}
 
+	// What the files alone decide, judged once, for the servers probed
+	// (added to what their probe shows) and those not configured.
+	static := map[string]ServerReport{}
+	for _, sr := range Static(in, opts.Strict) {
+		static[sr.Name] = sr
+	}
 	opts.calls = true
 	for _, obs := range Observe(ctx, servers, opts) {
 		entry, locked := in.Lock.Entry(obs.Server.Name)
-		r.Servers = append(r.Servers, judge(obs, entry, locked, opts.Strict))
+		r.Servers = append(r.Servers, judge(obs, entry, locked, opts.Strict, static[obs.Server.Name].Problems))
 	}
 	for _, name := range in.Skip {
 		if (len(in.Servers) == 0 || slices.Contains(in.Servers, name)) && !slices.Contains(r.Skipped, name) {
@@ -59,21 +65,12 @@ func Check(ctx context.Context, in Input, opts Options) *Report {
 		}
 	}
 	slices.Sort(r.Skipped)
-	for _, name := range in.Lock.Servers() {
-		if !configured[name] && selected(name) {
-			entry, _ := in.Lock.Entry(name)
-			r.Servers = append(r.Servers, notConfigured(name, entry, in.ConfigSource))
+	for _, sr := range static {
+		if !configured[sr.Name] {
+			r.Servers = append(r.Servers, sr)
 		}
 	}
-	slices.SortFunc(r.Servers, func(a, b ServerReport) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(r.Servers, func(a, b ServerReport) int { return compareNames(a.Name, b.Name) })
 
 	r.OK = true
 	r.Totals.Servers = len(r.Servers)

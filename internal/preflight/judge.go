@@ -20,7 +20,10 @@ const stderrLines = 5
 // judge compares one observation with its lock entry and lists what is
 // wrong. What fails is verdict.Judge's to say (the daemon judges with the
 // same rule); judge words each finding for people.
-func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerReport {
+//
+// static are the server's problems judged from the files alone (Static):
+// they are added when the probe succeeded, after the calls' findings.
+func judge(obs Observation, entry lockstore.Entry, locked, strict bool, static []Problem) ServerReport {
 	s := obs.Server
 	redacted := s.Redacted()
 	sr := ServerReport{Name: s.Name, Server: &redacted, Timeout: jsondoc.Seconds(obs.Timeout), Probe: obs.Result}
@@ -47,8 +50,11 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool) ServerRe
 	for _, f := range verdict.Judge(res, d, strict) {
 		sr.add(describe(f, s, res, d))
 	}
-	for _, f := range verdict.JudgeCalls(obs.Calls, Uncovered(s), strict) {
+	for _, f := range verdict.JudgeCalls(obs.Calls, nil, strict) {
 		sr.add(describeCall(f, s, obs.Calls))
+	}
+	for _, p := range static {
+		sr.add(p)
 	}
 	sr.Calls = calls(obs)
 	for _, w := range res.Warnings {

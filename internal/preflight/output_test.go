@@ -281,7 +281,7 @@ func TestWriteText(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 3 ||
-		!strings.HasPrefix(lines[0], "MCP preflight FAILED in ") || !strings.HasSuffix(lines[0], " ms (1 of 2 servers failed; 1 of 3 locked tools verified)") ||
+		!strings.HasPrefix(lines[0], "MCP preflight FAILED in ") || !strings.HasSuffix(lines[0], " ms (1 of 2 servers failed: missing on 1; 1 of 3 locked tools verified)") ||
 		lines[1] != "  - report: 2/2 tools missing -> fetch_daily_report, list_report_dates" ||
 		lines[2] != "  info: ok: 2 extra tools not in the lock -> export_csv, list_report_dates" {
 		t.Errorf("text:\n%s", buf.String())

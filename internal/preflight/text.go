@@ -3,10 +3,12 @@ package preflight
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 )
 
 // WriteText writes the report for people (every string a server or a file
@@ -15,7 +17,7 @@ import (
 // verdict and the time first, then one line per failing problem, each
 // followed by its details indented, then what is reported without failing.
 //
-//	MCP preflight FAILED in 23 ms (1 of 2 servers failed; 2 of 4 locked tools verified)
+//	MCP preflight FAILED in 23 ms (1 of 2 servers failed: missing on 1; 2 of 4 locked tools verified)
 //	  - report: 2/2 tools missing -> fetch_daily_report, list_report_dates
 //	  info: search: 1 extra tool not in the lock -> suggest
 func WriteText(w io.Writer, r *Report) error {
@@ -74,8 +76,44 @@ func Summary(r *Report) string {
 		return fmt.Sprintf("MCP preflight OK in %s (%s verified across %s%s%s)",
 			took, count(t.ToolsVerified, "tool", "tools"), count(t.Servers, "server", "servers"), calls, strict)
 	}
-	return fmt.Sprintf("MCP preflight FAILED in %s (%d of %s failed; %d of %s verified%s%s)",
-		took, t.Failed, count(t.Servers, "server", "servers"), t.ToolsVerified, count(t.ToolsLocked, "locked tool", "locked tools"), calls, strict)
+	return fmt.Sprintf("MCP preflight FAILED in %s (%d of %s failed: %s; %d of %s verified%s%s)",
+		took, t.Failed, count(t.Servers, "server", "servers"), failedKinds(r), t.ToolsVerified, count(t.ToolsLocked, "locked tool", "locked tools"), calls, strict)
+}
+
+// failedKinds says why the servers failed, for the summary line: each kind
+// of failing problem and on how many servers, the most severe first
+// ("call_coverage on 3", "missing on 1, probe_failed on 1"), so that a
+// failure whose lines scrolled away, or a strict one, still says why.
+func failedKinds(r *Report) string {
+	servers := map[verdict.Kind]int{}
+	var kinds []verdict.Kind
+	for _, s := range r.Servers {
+		seen := map[verdict.Kind]bool{}
+		for _, p := range s.Failures() {
+			if seen[p.Kind] {
+				continue
+			}
+			seen[p.Kind] = true
+			if servers[p.Kind] == 0 {
+				kinds = append(kinds, p.Kind)
+			}
+			servers[p.Kind]++
+		}
+	}
+	slices.SortStableFunc(kinds, func(a, b verdict.Kind) int {
+		if a == b {
+			return 0
+		}
+		if worst, _ := verdict.Worst([]verdict.Finding{{Kind: a, Fails: true}, {Kind: b, Fails: true}}); worst == a {
+			return -1
+		}
+		return 1
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s on %d", k, servers[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // formatMillis writes a duration in whole milliseconds, as the Python preflight does

@@ -149,70 +149,140 @@ func TestRelease(t *testing.T) {
 		t.Errorf("checksum %+v: want a sha256 checksums file", p.Checksum)
 	}
 
-	// The image: that build, on the Dockerfile's base, tagged by version
-	// only, named as the Kubernetes manifests name it, with its digest
-	// published.
-	if len(p.DockersV2) != 1 {
-		t.Fatalf("%d dockers_v2 entries, want one image", len(p.DockersV2))
-	}
-	d := p.DockersV2[0]
-	if !slices.Equal(d.IDs, []string{b.ID}) {
-		t.Errorf("the image packs builds %v, want %q", d.IDs, b.ID)
-	}
-	if _, err := os.Stat(filepath.Join(root, d.Dockerfile)); err != nil {
-		t.Errorf("dockerfile: %v", err)
-	}
-	if len(d.Tags) == 0 {
-		t.Error("the image has no tag")
-	}
-	for _, tag := range d.Tags {
-		if tag != "v{{ .Version }}" {
-			t.Errorf("image tag %q: tag by version only (v{{ .Version }}); a tag that moves changes what runs unreviewed", tag)
-		}
+	// The images: that build, on the Dockerfile's bases (the default target
+	// and the stdio one), tagged by version only, named as the Kubernetes
+	// manifests name it, with their digests published.
+	if len(p.DockersV2) != len(images) {
+		t.Fatalf("%d dockers_v2 entries, want %d images: %v", len(p.DockersV2), len(images), images)
 	}
 	kustomization := read(t, "deploy/kubernetes/kustomization.yaml")
-	for _, image := range d.Images {
-		if !strings.Contains(kustomization, "newName: "+image+"\n") {
-			t.Errorf("image %s is not the one deploy/kubernetes runs", image)
+	for i, d := range p.DockersV2 {
+		want := images[i]
+		if d.Dockerfile != want.release {
+			t.Errorf("image %s is built from %s, want %s", d.ID, d.Dockerfile, want.release)
 		}
-	}
-	if !slices.Contains(d.Platforms, "linux/amd64") || !slices.Contains(d.Platforms, "linux/arm64") {
-		t.Errorf("image platforms %v: want linux/amd64 and linux/arm64, as the binaries", d.Platforms)
+		if !slices.Equal(d.IDs, []string{b.ID}) {
+			t.Errorf("image %s packs builds %v, want %q", d.ID, d.IDs, b.ID)
+		}
+		if _, err := os.Stat(filepath.Join(root, d.Dockerfile)); err != nil {
+			t.Errorf("dockerfile: %v", err)
+		}
+		if len(d.Tags) == 0 {
+			t.Errorf("image %s has no tag", d.ID)
+		}
+		for _, tag := range d.Tags {
+			if tag != "v{{ .Version }}"+want.tagSuffix {
+				t.Errorf("image %s tag %q: tag by version only (v{{ .Version }}%s); a tag that moves changes what runs unreviewed", d.ID, tag, want.tagSuffix)
+			}
+		}
+		for _, image := range d.Images {
+			if !strings.Contains(kustomization, "newName: "+image+"\n") {
+				t.Errorf("image %s is not the one deploy/kubernetes runs", image)
+			}
+		}
+		if !slices.Contains(d.Platforms, "linux/amd64") || !slices.Contains(d.Platforms, "linux/arm64") {
+			t.Errorf("image %s platforms %v: want linux/amd64 and linux/arm64, as the binaries", d.ID, d.Platforms)
+		}
 	}
 	if p.DockerDigest.Disable != "" && p.DockerDigest.Disable != "false" {
 		t.Errorf("docker_digest is disabled: the release would not say the digest to pin")
 	}
 }
 
-// finalStage returns the instructions of a Dockerfile's last stage that make
-// the image what it is to run, continuation lines joined, comments left out.
-func finalStage(t *testing.T, name string) map[string]string {
-	t.Helper()
-	text := strings.ReplaceAll(read(t, name), "\\\n", " ")
-	var stage map[string]string
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		word, rest, _ := strings.Cut(line, " ")
-		switch word {
-		case "FROM":
-			stage = map[string]string{"FROM": rest}
-		case "USER", "WORKDIR", "EXPOSE", "ENTRYPOINT", "CMD":
-			stage[word] = rest
-		}
-	}
-	return stage
+// images are the release's images in .goreleaser.yaml's order: the
+// Dockerfile for it, the stage of ./Dockerfile it must match ("" for the
+// last, the default target) and its tag after the version.
+var images = []struct {
+	release, stage, tagSuffix string
+}{
+	{"Dockerfile.release", "", ""},
+	{"Dockerfile.release-stdio", "stdio", "-stdio"},
 }
 
-// The release image runs as the image 'docker build .' makes: same base,
-// user, port, entry point and command.
-func TestReleaseDockerfileMatchesDockerfile(t *testing.T) {
-	p := load(t)
-	want := finalStage(t, "Dockerfile")
-	got := finalStage(t, p.DockersV2[0].Dockerfile)
-	if len(want) < 6 || !reflect.DeepEqual(got, want) {
-		t.Errorf("%s's image differs from the Dockerfile's:\n got  %v\n want %v", p.DockersV2[0].Dockerfile, got, want)
+// stage returns the instructions of a Dockerfile's stage (name, or the last
+// when ""), continuation lines joined, comments and the stage's own name
+// left out, and the lines that put the mcpwatch binary in (a build stage's
+// output in ./Dockerfile, GoReleaser's binary in a release's) set apart.
+func stage(t *testing.T, file, name string) (lines []string, copyBinary string) {
+	t.Helper()
+	text := strings.ReplaceAll(read(t, file), "\\\n", " ")
+	found := false
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.Join(strings.Fields(line), " ")
+		word, rest, _ := strings.Cut(line, " ")
+		switch {
+		case word == "FROM":
+			base, as, _ := strings.Cut(rest, " AS ")
+			if found && name != "" {
+				return lines, copyBinary
+			}
+			found = name == "" || as == name
+			lines, copyBinary = []string{"FROM " + base}, ""
+		case !found || line == "" || strings.HasPrefix(line, "#"):
+		case word == "ARG" && rest == "TARGETPLATFORM":
+		case word == "COPY" && strings.HasSuffix(rest, " /usr/local/bin/mcpwatch"):
+			copyBinary = rest
+		default:
+			lines = append(lines, line)
+		}
 	}
-	if !strings.Contains(read(t, p.DockersV2[0].Dockerfile), "COPY $TARGETPLATFORM/mcpwatch ") {
-		t.Errorf("%s does not copy the binary GoReleaser built ($TARGETPLATFORM/mcpwatch)", p.DockersV2[0].Dockerfile)
+	if !found {
+		t.Fatalf("%s has no stage %q", file, name)
+	}
+	return lines, copyBinary
+}
+
+// Each release image runs as the image 'docker build' makes of its target
+// of ./Dockerfile: same base, packages, user, environment, port, entry
+// point and command; only where the binary comes from differs.
+func TestReleaseDockerfilesMatchDockerfile(t *testing.T) {
+	p := load(t)
+	for i, d := range p.DockersV2 {
+		img := images[i]
+		want, fromBuild := stage(t, "Dockerfile", img.stage)
+		got, fromRelease := stage(t, d.Dockerfile, "")
+		if len(want) < 6 || !slices.Equal(got, want) {
+			t.Errorf("%s's image differs from the Dockerfile's %q stage:\n got  %q\n want %q", d.Dockerfile, img.stage, got, want)
+		}
+		if !strings.HasPrefix(fromBuild, "--from=build /out/mcpwatch ") {
+			t.Errorf("the Dockerfile's %q stage does not copy the binary it built (COPY --from=build /out/mcpwatch): %q", img.stage, fromBuild)
+		}
+		if strings.Contains(read(t, d.Dockerfile), " AS uv\n") {
+			// the same uv as the Dockerfile's
+			if got, want := stageOf(t, d.Dockerfile, "uv"), stageOf(t, "Dockerfile", "uv"); !slices.Equal(got, want) {
+				t.Errorf("%s takes uv from %q, the Dockerfile from %q", d.Dockerfile, got, want)
+			}
+		}
+		if !strings.HasPrefix(fromRelease, "$TARGETPLATFORM/mcpwatch ") {
+			t.Errorf("%s does not copy the binary GoReleaser built ($TARGETPLATFORM/mcpwatch): %q", d.Dockerfile, fromRelease)
+		}
+	}
+}
+
+func stageOf(t *testing.T, file, name string) []string {
+	t.Helper()
+	lines, _ := stage(t, file, name)
+	return lines
+}
+
+// The default target is the distroless image with mcpwatch alone; the
+// stdio target has what npx and uvx servers need, and tini to reap what a
+// package runner leaves behind.
+func TestDockerfileTargets(t *testing.T) {
+	last, _ := stage(t, "Dockerfile", "")
+	if last[0] != "FROM gcr.io/distroless/static-debian12:nonroot" {
+		t.Errorf("the default target is %q, want the distroless image", last[0])
+	}
+	stdio, _ := stage(t, "Dockerfile", "stdio")
+	text := strings.Join(stdio, "\n")
+	for _, want := range []string{"FROM node:", "python3", "tini", "COPY --from=uv /uv /uvx /usr/local/bin/",
+		"USER 65532:65532", `ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/mcpwatch"]`, "HOME=/home/mcpwatch"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the stdio target lacks %q:\n%s", want, text)
+		}
+	}
+	uv, _ := stage(t, "Dockerfile", "uv")
+	if !regexp.MustCompile(`^FROM ghcr\.io/astral-sh/uv:\d+\.\d+\.\d+$`).MatchString(uv[0]) {
+		t.Errorf("uv comes from %q: pin a version of ghcr.io/astral-sh/uv", uv[0])
 	}
 }
