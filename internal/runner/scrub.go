@@ -16,8 +16,12 @@ import (
 // What counts as a secret, and where it is replaced by config.Redacted:
 //
 //   - Every expanded env and header value, the credential after a header's
-//     scheme word ("Bearer <token>"), and what ${...} references put into
-//     the arguments and the URL (not the URL's host).
+//     scheme word ("Bearer <token>"), what ${...} references put into
+//     the arguments and the URL (not the URL's host), and the secrets an
+//     argument or the URL carries as written, by the rule config check's
+//     redaction follows (secret.ArgSecrets: "--api-key VALUE",
+//     "--token=VALUE", a URL's userinfo and query values, a key-like
+//     argument), so that what is redacted there is scrubbed here.
 //   - A value of minSecretLen characters or more is replaced wherever it
 //     appears. A shorter value is replaced only where it stands as a whole
 //     word (not next to a letter or a digit: the whole of a server name or
@@ -89,6 +93,22 @@ func newScrubber(written, expanded probe.Target) scrubber {
 		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
 			add(strings.TrimSpace(cred), secret.IsCredentialName(name))
 		}
+	}
+	// The secrets an argument or the URL carries as written, by the rule
+	// config check's redaction follows (secret.ArgSecrets): what is
+	// redacted there is scrubbed here. The URL's host is never one.
+	addSpan := func(text string, sp secret.Span) {
+		v := text[sp.Start:sp.End]
+		add(v, sp.Credential)
+		if _, password, ok := strings.Cut(v, ":"); ok && sp.Name == "userinfo" {
+			add(password, true) // a server may say the password alone
+		}
+	}
+	for _, sp := range secret.ArgSecrets(expanded.Args) {
+		addSpan(expanded.Args[sp.Arg], sp.Span)
+	}
+	for _, sp := range secret.URLSecrets(expanded.URL) {
+		addSpan(expanded.URL, sp)
 	}
 	if len(written.Args) == len(expanded.Args) {
 		for i, a := range written.Args {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -270,5 +271,43 @@ func BenchmarkScrubEscaped(b *testing.B) {
 				s.str(v)
 			}
 		})
+	}
+}
+
+// What config check redacts of a server's arguments, the scrubber removes
+// from what the server says: both read secret.ArgSecrets. Before, the
+// scrubber knew only values from ${...}, and a literal "--api-key VALUE"
+// was redacted in the report's config but printed in clear in the
+// server's stderr tail beside it.
+func TestScrubberArgsAsRedacted(t *testing.T) {
+	cases := []struct {
+		args   []string
+		secret string
+	}{
+		{[]string{"--api-key", "sk-live-0123456789"}, "sk-live-0123456789"},
+		{[]string{"--token=hunter22"}, "hunter22"},
+		{[]string{"--password", "pw"}, "pw"}, // short, but a credential by its flag
+		{[]string{"--access-token", "abc.def"}, "abc.def"},
+		{[]string{"--secret=s3"}, "s3"},
+		{[]string{"run", "https://api.example.com/mcp?api_key=q-key-42&mode=ro"}, "q-key-42"},
+		{[]string{"postgresql://mcp:dbpass1@127.0.0.1/app"}, "dbpass1"},
+		{[]string{"--db=postgresql://mcp:dbpass2@127.0.0.1/app"}, "dbpass2"},
+		{[]string{"a1b2c3d4e5f6a7b8c9d0e1f2a3b4"}, "a1b2c3d4e5f6a7b8c9d0e1f2a3b4"},
+	}
+	for _, tc := range cases {
+		target := probe.Target{Command: "server", Args: tc.args}
+		if got := strings.Join(config.RedactArgs(tc.args), " "); strings.Contains(got, tc.secret) {
+			t.Errorf("RedactArgs(%q) = %q shows %q", tc.args, got, tc.secret)
+		}
+		s := newScrubber(target, target)
+		said := "error: rejected " + tc.secret + ", see --help"
+		if got := s.str(said); strings.Contains(got, tc.secret) {
+			t.Errorf("args %q: scrubbed %q = %q: redacted in config check, shown here", tc.args, said, got)
+		}
+	}
+	// Settings stay readable.
+	target := probe.Target{Command: "server", Args: []string{"--port", "8080", "--mode=ro"}}
+	if got, said := newScrubber(target, target).str("listening on 8080, mode ro"), "listening on 8080, mode ro"; got != said {
+		t.Errorf("settings scrubbed: %q", got)
 	}
 }
