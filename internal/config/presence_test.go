@@ -46,7 +46,7 @@ func TestResolveCredentials(t *testing.T) {
 			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${GOOD}", "SLACK_BOT_TOKEN": "${file:${DIR}/token}", "LITERAL_TOKEN": "written-in-the-file"}},
 			present: []string{"env:API_KEY", "env:LITERAL_TOKEN", "env:SLACK_BOT_TOKEN"}},
 		{name: "a flag's value in args, both spellings (Stripe's --api-key=${STRIPE_SECRET_KEY})",
-			server: Server{Command: "x", Args: []string{"--api-key=${EMPTY}", "--token", "${EMPTY}", "--access-token", "${GOOD}", "--port", "${EMPTY}"}},
+			server:  Server{Command: "x", Args: []string{"--api-key=${EMPTY}", "--token", "${EMPTY}", "--access-token", "${GOOD}", "--port", "${EMPTY}"}},
 			missing: map[string]string{"arg:--api-key": "${EMPTY} is set but empty", "arg:--token": "${EMPTY} is set but empty"},
 			present: []string{"arg:--access-token"}},
 		{name: "a URL's userinfo in args, and a URL's api_key= query",
