@@ -342,7 +342,13 @@ func (f *probeFlags) target(lookup func(string) (string, bool)) (probe.Target, e
 		}
 		t.URL = u
 		t.Transport = probe.Transport(f.transport)
-		t.CAFile = f.caFile
+		if f.caFile != "" {
+			ca, err := config.ReadCA(f.caFile)
+			if err != nil {
+				return t, fmt.Errorf("--ca-file %s: %w", f.caFile, err)
+			}
+			t.CA, t.CAFile = ca, f.caFile
+		}
 		t.InsecureSkipVerify = f.insecure
 		for _, h := range f.headers {
 			name, value, _ := strings.Cut(h, ":")

@@ -189,6 +189,9 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 		}
 		if s.CAFile != "" {
 			t.CAFile = resolvePath(expand("tls.ca_file", s.CAFile), s.baseDir, lookup)
+			if len(errs) == 0 || all {
+				t.CA = s.readCA(t.CAFile, &errs)
+			}
 		}
 	}
 	// present notes whether a credential written inside a longer value is
@@ -272,6 +275,31 @@ func (s Server) readEnvFile(path string, lookup func(string) (string, bool), err
 	return env
 }
 
+// readCA reads the server's CA file (ReadCA) once, as the target is built:
+// the probe gets the bytes. A problem is appended to errs.
+func (s Server) readCA(path string, errs *[]error) []byte {
+	data, err := ReadCA(path)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("server %q (%s) tls.ca_file: %s: %s; fix the path or the file", s.Name, s.Source, path, describeFileError(err)))
+		return nil
+	}
+	return data
+}
+
+// ReadCA reads a CA file through the bounded reader (a FIFO there hung a
+// probe past SIGTERM) and tests it as the probe does (probe.CertPool), so
+// that a file without a certificate fails config check, not every probe.
+func ReadCA(path string) ([]byte, error) {
+	data, err := readfile.Read(path, maxConfigBytes)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := probe.CertPool(data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
 // resolvePath resolves an expanded path: "~/" against $HOME, a relative
 // path against base.
 func resolvePath(p, base string, lookup func(string) (string, bool)) string {
@@ -308,11 +336,6 @@ func (s Server) checkPaths(t probe.Target, lookup func(string) (string, bool)) [
 	if t.Dir != "" {
 		if fi, err := os.Stat(t.Dir); err != nil || !fi.IsDir() {
 			problem("cwd", "%s is not a directory; create it or fix cwd", t.Dir)
-		}
-	}
-	if t.CAFile != "" {
-		if _, err := readfile.Read(t.CAFile, maxConfigBytes); err != nil {
-			problem("tls.ca_file", "cannot read %s (%s); fix the path", t.CAFile, describeFileError(err))
 		}
 	}
 	return errs
