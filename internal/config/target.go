@@ -300,16 +300,15 @@ func ReadCA(path string) ([]byte, error) {
 	return data, nil
 }
 
-// resolvePath resolves an expanded path: "~/" against $HOME, a relative
+// resolvePath resolves an expanded path: "~/" by expandHome, a relative
 // path against base.
 func resolvePath(p, base string, lookup func(string) (string, bool)) string {
 	if p == "" {
 		return p
 	}
-	if rest, ok := strings.CutPrefix(p, "~/"); ok && lookup != nil {
-		if home, ok := lookup("HOME"); ok && home != "" {
-			return filepath.Join(home, rest)
-		}
+	if strings.HasPrefix(p, "~/") {
+		p, _ = expandHome(p, lookup)
+		return p
 	}
 	if filepath.IsAbs(p) || base == "" {
 		return p
