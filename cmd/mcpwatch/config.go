@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -216,10 +215,10 @@ func sortedKeys(m map[string]string) []string {
 func shellJoin(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		if a == "" || a != config.Redacted && strings.ContainsAny(a, " \t\n\"'\\|&;<>()*?#~`!") {
-			out[i] = strconv.Quote(a)
+		if a == config.Redacted {
+			out[i] = a // a placeholder, not a word to paste
 		} else {
-			out[i] = a
+			out[i] = sanitize.ShellQuote(a)
 		}
 	}
 	return strings.Join(out, " ")

@@ -214,7 +214,7 @@ func (o *lockOutcome) writeText(w io.Writer) error {
 			for _, d := range r.Details {
 				fmt.Fprintf(b, "      %s\n", sanitize.Text(d))
 			}
-			skip = append(skip, "--skip "+r.Server)
+			skip = append(skip, "--skip "+sanitize.Text(sanitize.ShellQuote(r.Server)))
 		}
 		fmt.Fprintf(b, "%s left unchanged\n", o.Lock)
 		if len(o.Refused) < o.Servers {
