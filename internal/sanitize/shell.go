@@ -6,8 +6,8 @@ import "strings"
 // suggests ("run 'mcpwatch lock --server NAME'") or prints to paste back
 // (config check's command line): POSIX single quotes, which a shell takes
 // literally whatever they hold ($, `, \, !, spaces), with a ' inside
-// written '\''. A word of only letters, digits and @%+=:,./_- is left as
-// it is, and the empty word is ''. Go's strconv.Quote is not this: "$HOME"
+// written '\”. A word of only letters, digits and @%+=:,./_- is left as
+// it is, and the empty word is ”. Go's strconv.Quote is not this: "$HOME"
 // in double quotes is still expanded by the shell.
 func ShellQuote(s string) string {
 	if s == "" {
