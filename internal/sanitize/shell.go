@@ -5,10 +5,11 @@ import "strings"
 // ShellQuote is the one quoting of the words of a command mcpwatch
 // suggests ("run 'mcpwatch lock --server NAME'") or prints to paste back
 // (config check's command line): POSIX single quotes, which a shell takes
-// literally whatever they hold ($, `, \, !, spaces), with a ' inside
-// written '\”. A word of only letters, digits and @%+=:,./_- is left as
-// it is, and the empty word is ”. Go's strconv.Quote is not this: "$HOME"
-// in double quotes is still expanded by the shell.
+// literally whatever they hold ($, backquotes, backslashes, !, spaces); a
+// single quote inside ends the quoting, is escaped with a backslash, and
+// starts it again. A word of only letters, digits and @%+=:,./_- is left
+// as it is, and the empty word is two single quotes. Go's strconv.Quote is
+// not this: "$HOME" in double quotes is still expanded by the shell.
 func ShellQuote(s string) string {
 	if s == "" {
 		return "''"
