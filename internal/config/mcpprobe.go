@@ -91,4 +91,3 @@ func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 	}
 	return out
 }
-
