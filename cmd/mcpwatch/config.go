@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
@@ -42,7 +43,7 @@ type configFlags struct {
 func newConfigFlagSet(f *configFlags) *pflag.FlagSet {
 	fs := newFlagSet("config check")
 	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
-	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", "text", "json")
+	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
 	return fs
 }
 

@@ -63,7 +63,7 @@ type lockFlags struct {
 func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
 	fs := newFlagSet("lock")
 	addPreflightFlags(fs, &f.preflightFlags)
-	addOutputFlags(fs, &f.out, "write the outcome to this `file` instead of stdout", "text", "json")
+	addOutputFlags(fs, &f.out, "write the outcome to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
 	fs.BoolVar(&f.allowEmpty, "allow-empty", false, "lock a server that lists no tools as offering none")
 	fs.BoolVar(&f.fingerprints, "fingerprints", false, "also lock each tool's input-schema fingerprint and description hash")
 	addEraFlags(fs, &f.eras)
