@@ -278,6 +278,11 @@ func (c *trackedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// ValidHeaderName reports whether name is an HTTP header name (a token
+// of RFC 9110): the one rule, which config's validation applies at load
+// and the probe before every request.
+func ValidHeaderName(name string) bool { return isTokenString(name) }
+
 func isTokenString(s string) bool {
 	if s == "" {
 		return false
