@@ -128,7 +128,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-
 // Permit says whether a contract's tool may be called, from the tool's
 // annotations as listed. A tool annotated readOnlyHint: true may be called.
 // Any other needs the contract's allowSideEffects; and one that is
