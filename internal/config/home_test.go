@@ -59,7 +59,6 @@ servers:
 	if cfg.Lock != "~/team.lock.json" {
 		t.Errorf("lock %q, want it as written", cfg.Lock)
 	}
-	s, _ = cfg.Server("remote")
 	errs := cfg.Check(noHOME)
 	joined := ""
 	for _, e := range errs {

@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -24,7 +25,7 @@ func TestArgSecrets(t *testing.T) {
 	for _, tc := range cases {
 		var got []string
 		for _, s := range ArgSecrets(tc.args) {
-			g := strings.Join([]string{string(rune('0' + s.Arg)), s.Name, tc.args[s.Arg][s.Start:s.End]}, ":")
+			g := strings.Join([]string{strconv.Itoa(s.Arg), s.Name, tc.args[s.Arg][s.Start:s.End]}, ":")
 			if s.Credential {
 				g += "*"
 			}
