@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/eracache"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/shard"
 )
@@ -183,7 +184,7 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 			changed = append(changed, name)
 			rescheduled := s.cfg.Schedule != p.cfg.Schedule
 			callsRescheduled := s.cfg.CallSchedule != p.cfg.CallSchedule || s.cfg.HasCalls() != p.cfg.HasCalls()
-			s.setConfig(p.cfg, p.interval, reachChanged(s.cfg, p.cfg))
+			s.setConfig(p.cfg, p.interval, reachChanged(s.cfg, p.cfg), eracache.SameTarget(s.cfg, p.cfg))
 			s.cfg, s.sched, s.interval = p.cfg, p.sched, p.interval
 			if rescheduled && running {
 				s.gen = d.nextGen()

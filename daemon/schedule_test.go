@@ -175,3 +175,41 @@ func TestHistoryKeepsFailures(t *testing.T) {
 		}
 	}
 }
+
+// The era is remembered by the rule check's era cache follows
+// (eracache.SameTarget, eracache.ForgetsEra): a rotated header keeps it
+// (serve dropped it, check kept it), and a timeout keeps it too.
+func TestEraKeptAcrossARotatedHeaderAndATimeout(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		fake := newFakeProber()
+		fake.set("legacy", func(s *fakeServer) { s.era = probe.EraLegacy })
+		dir := t.TempDir()
+		doc := func(token string) map[string]any {
+			return map[string]any{
+				"defaults": map[string]any{"schedule": "0 0 30 2 *"},
+				"servers":  map[string]any{"legacy": fakeServerConfig(map[string]any{"headers": map[string]any{"Authorization": "Bearer " + token}})},
+			}
+		}
+		s := simulate(t, dir, doc("old-token-1"), fake, Options{})
+		probeOnce := func() {
+			t.Helper()
+			if code, body := s.get("/probe?server=legacy"); code != http.StatusOK {
+				t.Fatalf("GET /probe: %d %s", code, body)
+			}
+		}
+		s.ready()
+		writeConfig(t, dir, doc("new-token-2"))
+		if err := s.d.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		probeOnce()
+		fake.set("legacy", func(s *fakeServer) { s.fail = probe.ReasonTimeout })
+		probeOnce()
+		fake.set("legacy", func(s *fakeServer) { s.fail = "" })
+		probeOnce()
+		want := []probe.Era{"", probe.EraLegacy, probe.EraLegacy, probe.EraLegacy}
+		if got := fake.get("legacy").eras; !slices.Equal(got, want) {
+			t.Errorf("era hints %q, want %q", got, want)
+		}
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // scrapeTimeoutHeader is the header in which Prometheus sends every scrape's
@@ -49,10 +51,6 @@ func probeTimeout(r *http.Request, serverTimeout, offset time.Duration) (time.Du
 // timeout, well inside a time.Duration.
 const maxScrapeTimeout = 24 * time.Hour
 
-// truncateHeader cuts a header value for an error message.
-func truncateHeader(v string) string {
-	if len(v) > 32 {
-		return v[:32] + "..."
-	}
-	return v
-}
+// truncateHeader cuts a header value for an error message (sanitize.Line:
+// between runes, on one line).
+func truncateHeader(v string) string { return sanitize.Line(v, 32) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The budget of a /probe follows blackbox_exporter's rule: the scrape's
@@ -142,4 +143,13 @@ func TestProbeScrapeDeadlineWhileWaiting(t *testing.T) {
 			t.Errorf("h: %d probes recorded; a probe that never got a slot is not the server's failure", st.Probes)
 		}
 	})
+}
+
+// A header value is cut as every other text is (sanitize.Line): between
+// runes, marked "…" (it was cut on a byte and marked "...").
+func TestTruncateHeaderCutsBetweenRunes(t *testing.T) {
+	got := truncateHeader("a" + strings.Repeat("é", 40))
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || len(got) > 32+len("…") {
+		t.Errorf("truncateHeader = %q", got)
+	}
 }

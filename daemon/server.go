@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/eracache"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
@@ -113,13 +114,18 @@ func (s *server) snapshot() status.Server {
 }
 
 // setConfig takes a changed configuration. The remembered era is dropped
-// when anything that reaches the server changed: it may be another server.
-func (s *server) setConfig(cfg config.Server, interval time.Duration, reach bool) {
+// when the server's target changed (eracache.SameTarget, the rule check's
+// era cache follows): it may be another server. The change listener
+// starts afresh when anything it uses changed (reach), a rotated header
+// included.
+func (s *server) setConfig(cfg config.Server, interval time.Duration, reach, sameTarget bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if reach {
+	if !sameTarget {
 		s.era = ""
 		s.announces = false
+	}
+	if reach {
 		s.stopWatch() // the next successful probe starts one again, if wanted
 	} else if s.watch != nil && !wantsWatch(cfg, s.announces) {
 		s.stopWatch()
@@ -393,16 +399,6 @@ func (s *server) rememberedEra() probe.Era {
 	return s.era
 }
 
-// eraChangeReasons are failures that suggest the server was replaced or
-// upgraded: the era it spoke may no longer be the one it speaks.
-var eraChangeReasons = map[probe.Reason]bool{
-	probe.ReasonProtocol:   true,
-	probe.ReasonRPCError:   true,
-	probe.ReasonHTTPStatus: true,
-	probe.ReasonClosed:     true,
-	probe.ReasonExited:     true,
-}
-
 // recordResult stores a finished probe, with the tools it observed
 // (kept as retainedTools keeps them) compared with lock, and returns the
 // change of judgement for the state-change log.
@@ -447,7 +443,7 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 		maps.Copy(failures, st.Failures)
 		failures[res.Reason]++
 		st.Failures = failures
-		if eraChangeReasons[res.Reason] {
+		if eracache.ForgetsEra(res.Reason) {
 			s.era = ""
 		}
 	}

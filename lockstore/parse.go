@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // ParseError is a lock file that cannot be used: where, what, and what to do.
@@ -282,17 +283,13 @@ func newParseError(data []byte, off int, server, problem, fix string) *ParseErro
 	return &ParseError{Line: line, Column: col, Server: server, Problem: problem, Fix: fix}
 }
 
-// quoteForShell keeps a suggested command copy-pasteable for any server name.
+// quoteForShell keeps a suggested command copy-pasteable for any server
+// name (sanitize.ShellQuote); NAME stands for a server not known.
 func quoteForShell(s string) string {
 	if s == "" {
 		return "NAME"
 	}
-	for _, c := range s {
-		if !(c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
+	return sanitize.ShellQuote(s)
 }
 
 func lineColumn(data []byte, off int) (line, col int) {

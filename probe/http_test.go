@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -296,8 +295,8 @@ func TestHTTPBadTargets(t *testing.T) {
 	}{
 		{"not a URL", Target{URL: "http://[::1"}},
 		{"wrong scheme", Target{URL: "ftp://127.0.0.1/mcp"}},
-		{"missing CA file", Target{URL: "https://127.0.0.1/mcp", CAFile: filepath.Join(t.TempDir(), "none.pem")}},
-		{"CA file without PEM", Target{URL: "https://127.0.0.1/mcp", CAFile: writeFile(t, "ca.pem", "not a certificate")}},
+		{"CA file named but not read", Target{URL: "https://127.0.0.1/mcp", CAFile: filepath.Join(t.TempDir(), "none.pem")}},
+		{"CA without PEM", Target{URL: "https://127.0.0.1/mcp", CAFile: "ca.pem", CA: []byte("not a certificate")}},
 		{"header value with a line break", Target{URL: "http://127.0.0.1/mcp", Headers: map[string]string{"Authorization": "Bearer a\r\nX-Evil: 1"}}},
 		{"header name with a space", Target{URL: "http://127.0.0.1/mcp", Headers: map[string]string{"Bad Name": "v"}}},
 		{"a bad port, a secret in the query", Target{URL: "http://127.0.0.1:port/mcp?key=" + secretValue}},
@@ -314,15 +313,6 @@ func TestHTTPBadTargets(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestHTTPTLS(t *testing.T) {
 	srv := httptest.NewUnstartedServer(rpcHandler(func(w http.ResponseWriter, r *http.Request, m *message) {
 		writeJSON(w, 200, resultFor(m, `{"ok":true}`))
@@ -330,7 +320,7 @@ func TestHTTPTLS(t *testing.T) {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	caFile := writeFile(t, "ca.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	// httptest's certificate names 127.0.0.1 and example.com, not localhost.
 	wrongHost := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 
@@ -341,8 +331,8 @@ func TestHTTPTLS(t *testing.T) {
 		wantErr string
 	}{
 		{"unknown authority", Target{URL: srv.URL}, ReasonTLS, "unknown authority"},
-		{"CA file", Target{URL: srv.URL, CAFile: caFile}, ReasonNone, ""},
-		{"CA file, wrong host name", Target{URL: wrongHost, CAFile: caFile}, ReasonTLS, "not valid for host"},
+		{"CA file", Target{URL: srv.URL, CAFile: "ca.pem", CA: ca}, ReasonNone, ""},
+		{"CA file, wrong host name", Target{URL: wrongHost, CAFile: "ca.pem", CA: ca}, ReasonTLS, "not valid for host"},
 		{"insecure", Target{URL: srv.URL, InsecureSkipVerify: true}, ReasonNone, ""},
 	}
 	for _, tt := range tests {

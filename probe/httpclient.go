@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -279,6 +278,11 @@ func (c *trackedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// ValidHeaderName reports whether name is an HTTP header name (a token
+// of RFC 9110): the one rule, which config's validation applies at load
+// and the probe before every request.
+func ValidHeaderName(name string) bool { return isTokenString(name) }
+
 func isTokenString(s string) bool {
 	if s == "" {
 		return false
@@ -291,26 +295,41 @@ func isTokenString(s string) bool {
 	return true
 }
 
-// tlsConfigFor builds the TLS settings of a target: a CA file replaces the
+// tlsConfigFor builds the TLS settings of a target: a CA replaces the
 // system roots (a private CA is the reason to name one), and skipping
-// verification is an explicit choice. caSum identifies the CA file's
-// contents, so a rotated CA gets a fresh pooled transport.
+// verification is an explicit choice. caSum identifies the CA's contents,
+// so a rotated CA gets a fresh pooled transport.
 func tlsConfigFor(t Target) (cfg *tls.Config, caSum string, err error) {
 	cfg = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // opt-in per target
-	if t.CAFile == "" {
+	if len(t.CA) == 0 {
+		if t.CAFile != "" {
+			// A caller that named a CA file and did not read it: the system
+			// roots in its place would trust what the operator meant not to.
+			return nil, "", failf(ReasonConfig, "CA file %s was not read", t.CAFile)
+		}
 		return cfg, "", nil
 	}
-	pem, err := os.ReadFile(t.CAFile)
+	pool, err := CertPool(t.CA)
 	if err != nil {
-		return nil, "", failf(ReasonConfig, "read CA file %s: %w", t.CAFile, err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, "", failf(ReasonConfig, "CA file %s holds no PEM certificate", t.CAFile)
+		return nil, "", failf(ReasonConfig, "CA file %s %w", t.CAFile, err)
 	}
 	cfg.RootCAs = pool
-	sum := sha256.Sum256(pem)
+	sum := sha256.Sum256(t.CA)
 	return cfg, string(sum[:]), nil
+}
+
+// errNoPEM is CertPool's error.
+var errNoPEM = errors.New("holds no PEM certificate")
+
+// CertPool is the pool of the PEM certificates in pem, or an error saying
+// it holds none: the one test of a CA file, which config check applies
+// too, so that a file a probe would refuse fails the check.
+func CertPool(pem []byte) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errNoPEM
+	}
+	return pool, nil
 }
 
 // headerTransport adds the target's configured headers (credentials, as a

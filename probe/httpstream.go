@@ -203,14 +203,5 @@ func timeLeft(ctx context.Context, d time.Duration) bool {
 	return !ok || time.Until(dl) > d
 }
 
-// waitCtx waits d, or until ctx ends.
-func waitCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// waitCtx is Wait, the stream's retry delay.
+var waitCtx = Wait

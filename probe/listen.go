@@ -138,11 +138,9 @@ func listenStreamable(ctx context.Context, t Target, opts ListenOptions, obs *ob
 	if err != nil {
 		return err
 	}
-	var r struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil || r.ProtocolVersion == "" || len(r.ProtocolVersion) > 64 || !visibleASCII(r.ProtocolVersion) {
-		return failf(ReasonProtocol, "initialize: the result names no usable protocolVersion")
+	r, err := readInitialize(raw)
+	if err != nil {
+		return err
 	}
 	c.setProtocol(EraLegacy, r.ProtocolVersion)
 
@@ -226,11 +224,8 @@ func listenSSE(ctx context.Context, t Target, opts ListenOptions, obs *observer,
 	if err != nil {
 		return err
 	}
-	var r struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil || r.ProtocolVersion == "" {
-		return failf(ReasonProtocol, "initialize: the result names no protocolVersion")
+	if _, err := readInitialize(raw); err != nil {
+		return err
 	}
 	if err := c.notify(ctx, "notifications/initialized", nil); err != nil {
 		return err

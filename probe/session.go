@@ -320,23 +320,12 @@ func (s *session) legacy(ctx context.Context, c conn, d *dialer) error {
 		}
 		return err
 	}
-	var r struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		ServerInfo      json.RawMessage `json:"serverInfo"`
-		Capabilities    capabilities    `json:"capabilities"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return failf(ReasonProtocol, "initialize: the result is not an initialize result: %v", err)
-	}
+	r, err := readInitialize(raw)
 	s.res.AnnouncesChanges = r.Capabilities.toolsListChanged()
-	switch {
-	case r.ProtocolVersion == "":
-		return failf(ReasonProtocol, "initialize: the result names no protocolVersion")
-	case len(r.ProtocolVersion) > 64 || !visibleASCII(r.ProtocolVersion):
-		// It goes back in every MCP-Protocol-Version header, and into
-		// results and metrics.
-		return failf(ReasonProtocol, "initialize: the server chose protocol version %q, which is not a version string", sanitize.Truncate(r.ProtocolVersion, 40))
-	case !slices.Contains(LegacyVersions, r.ProtocolVersion):
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(LegacyVersions, r.ProtocolVersion) {
 		// A server that answers initialize with a version of another era
 		// (the Python report server answers 2026-07-28) still lists
 		// its tools the legacy way. Knowing its surface is the point of a

@@ -108,9 +108,14 @@ type Target struct {
 	InheritEnv bool // pass mcpwatch's whole environment instead of the minimal one
 
 	// Remote servers.
-	URL                string
-	Transport          Transport // stdio for Command targets; http, sse or auto (default) for URLs
-	Headers            map[string]string
+	URL       string
+	Transport Transport // stdio for Command targets; http, sse or auto (default) for URLs
+	Headers   map[string]string
+	// CA is the PEM of the certificates that replace the system roots (a
+	// private CA), read by the caller when it built the target, through
+	// its bounded reader: the probe reads no file. CAFile is where it was
+	// read, for messages only.
+	CA                 []byte
 	CAFile             string
 	InsecureSkipVerify bool
 	// Auth, when set, authorizes every request (OAuth); Headers should then

@@ -97,7 +97,7 @@ type checkFlags struct {
 func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
 	fs := newFlagSet("check")
 	addPreflightFlags(fs, &f.preflightFlags)
-	addOutputFlags(fs, &f.out, "write the report (github: the Markdown summary) to this `file` instead of stdout", "text", "json", "junit", "github")
+	addOutputFlags(fs, &f.out, "write the report (github: the Markdown summary) to this `file` instead of stdout", preflight.Formats...)
 	fs.StringVar(&f.receipt, "receipt", "", "write a redacted JSON receipt of everything observed to this `file`")
 	fs.BoolVar(&f.strict, "strict", false, "also fail on extra tools, changed fingerprints, servers not in the lock, retried calls and tools without a contract")
 	fs.BoolVar(&f.strict, "fail-on-warn", false, "the same as --strict (mcp-probe's name for it)")
@@ -181,9 +181,9 @@ func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
 		} else {
 			toStdout(preflight.WriteText)
 		}
-	case "json", "junit":
+	case preflight.FormatJSON, preflight.FormatJUnit:
 		write := preflight.WriteJSON
-		if f.out.format == "junit" {
+		if f.out.format == preflight.FormatJUnit {
 			write = preflight.WriteJUnit
 		}
 		if output != "" {
@@ -192,7 +192,7 @@ func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
 		} else {
 			toStdout(write)
 		}
-	case "github":
+	case preflight.FormatGitHub:
 		toStdout(preflight.WriteText)
 		toStdout(preflight.WriteAnnotations)
 		switch summary := c.getenv("GITHUB_STEP_SUMMARY"); {

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
@@ -43,7 +43,7 @@ type configFlags struct {
 func newConfigFlagSet(f *configFlags) *pflag.FlagSet {
 	fs := newFlagSet("config check")
 	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
-	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", "text", "json")
+	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
 	return fs
 }
 
@@ -80,10 +80,17 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 		return exitConfig
 	}
 	problems := cfg.Check(c.lookupEnv)
+	warnings := cfg.Warnings()
 
 	if err := f.out.write(c, map[string]func(io.Writer) error{
 		"text": func(w io.Writer) error {
 			writeConfigText(w, cfg, source)
+			if len(warnings) > 0 {
+				fmt.Fprintf(w, "\n%d warning(s):\n", len(warnings))
+				for _, m := range warnings {
+					fmt.Fprintf(w, "  - %s\n", sanitize.Text(m))
+				}
+			}
 			if len(problems) > 0 {
 				fmt.Fprintf(w, "\n%d problem(s) a probe would meet now:\n", len(problems))
 				for _, p := range problems {
@@ -93,7 +100,7 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 			_, err := fmt.Fprintf(w, "\n%s: %d server(s), %d problem(s)\n", verdict(problems), len(cfg.Servers), len(problems))
 			return err
 		},
-		"json": func(w io.Writer) error { return writeConfigJSON(w, cfg, source, problems) },
+		"json": func(w io.Writer) error { return writeConfigJSON(w, cfg, source, problems, warnings) },
 	}); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch config check: write the result: %v\n", err)
 		return exitFailed
@@ -209,10 +216,10 @@ func sortedKeys(m map[string]string) []string {
 func shellJoin(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		if a == "" || a != config.Redacted && strings.ContainsAny(a, " \t\n\"'\\|&;<>()*?#~`!") {
-			out[i] = strconv.Quote(a)
+		if a == config.Redacted {
+			out[i] = a // a placeholder, not a word to paste
 		} else {
-			out[i] = a
+			out[i] = sanitize.ShellQuote(a)
 		}
 	}
 	return strings.Join(out, " ")
@@ -226,6 +233,7 @@ type configReport struct {
 	Servers  []config.RedactedServer `json:"servers"`
 	Ignored  []string                `json:"ignored,omitempty"`
 	Problems []string                `json:"problems"`
+	Warnings []string                `json:"warnings,omitempty"`
 	OK       bool                    `json:"ok"`
 }
 
@@ -238,7 +246,7 @@ type configReportDefaults struct {
 	MaxMessageBytes  int64  `json:"max_message_bytes"`
 }
 
-func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []error) error {
+func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []error, warnings []string) error {
 	if cfg.Path != "" {
 		source = cfg.Path
 	}
@@ -250,6 +258,7 @@ func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []
 		Servers:  make([]config.RedactedServer, 0, len(cfg.Servers)),
 		Ignored:  cfg.Ignore,
 		Problems: make([]string, 0, len(problems)),
+		Warnings: warnings,
 		OK:       len(problems) == 0,
 	}
 	for _, s := range cfg.Servers {

@@ -60,7 +60,7 @@ func TestConfigCheck(t *testing.T) {
 			stdout: []string{"configuration: " + file, "remote  (auto, from " + file + ")",
 				"url:      https://<redacted>@mcp.example.com/mcp?key=<redacted>",
 				"headers:  Authorization: Bearer ${MCPWATCH_TEST_TOKEN}", "X-Static: <redacted>",
-				"report  (stdio, from " + file + ")", `command:  /bin/sh -c "exec reportserver" --token <redacted>`,
+				"report  (stdio, from " + file + ")", `command:  /bin/sh -c 'exec reportserver' --token <redacted>`,
 				"env:      LITERAL=<redacted>", "REPORT_API_TOKEN=${file:./secrets/token}",
 				"OK: 2 server(s), 0 problem(s)"}},
 		{name: "unset variable", args: []string{"check", "--config.file", file}, code: exitConfig,

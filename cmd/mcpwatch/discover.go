@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/discover"
 	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
@@ -53,7 +54,7 @@ func newDiscoverFlagSet(f *discoverFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&f.projects, "project", []string{"."}, "a project `folder` to read project-scope files in (repeatable)")
 	fs.BoolVar(&f.knownProjects, "known-projects", true, "also read the project folders Claude Code has recorded in ~/.claude.json")
 	fs.StringArrayVar(&f.clients, "client", nil, "read only this `client`'s files (repeatable): "+clientNames())
-	addOutputFlags(fs, &f.out, "write the list to this `file` instead of stdout", "text", "json")
+	addOutputFlags(fs, &f.out, "write the list to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
 	return fs
 }
 

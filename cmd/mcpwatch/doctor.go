@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/doctor"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 )
 
 const doctorHelp = `Usage:
@@ -67,7 +68,7 @@ type doctorFlags struct {
 func newDoctorFlagSet(f *doctorFlags) *pflag.FlagSet {
 	fs := newFlagSet("doctor")
 	fs.StringVarP(&f.configFile, "config.file", "c", "", "the configuration the gate must check (default: the one mcpwatch check finds at the repository's top)")
-	addOutputFlags(fs, &f.out, "write the report to this `file` instead of stdout", "text", "json")
+	addOutputFlags(fs, &f.out, "write the report to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
 	return fs
 }
 

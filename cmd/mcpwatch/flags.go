@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 )
 
 // Every subcommand defines its flags in one place, its newXFlagSet; the
@@ -91,7 +92,7 @@ func addOutputFlags(fs *pflag.FlagSet, o *outputFlags, fileUsage string, formats
 // allFormats are the format names of every command: an --output that is
 // one of them is the old spelling of --format (probe and config check took
 // -o as the format).
-var allFormats = []string{"text", "json", "junit", "github"}
+var allFormats = preflight.Formats
 
 // check validates --format, and refuses an --output that names a format.
 func (o *outputFlags) check() error {

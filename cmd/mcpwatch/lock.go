@@ -63,7 +63,7 @@ type lockFlags struct {
 func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
 	fs := newFlagSet("lock")
 	addPreflightFlags(fs, &f.preflightFlags)
-	addOutputFlags(fs, &f.out, "write the outcome to this `file` instead of stdout", "text", "json")
+	addOutputFlags(fs, &f.out, "write the outcome to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
 	fs.BoolVar(&f.allowEmpty, "allow-empty", false, "lock a server that lists no tools as offering none")
 	fs.BoolVar(&f.fingerprints, "fingerprints", false, "also lock each tool's input-schema fingerprint and description hash")
 	addEraFlags(fs, &f.eras)
@@ -214,7 +214,7 @@ func (o *lockOutcome) writeText(w io.Writer) error {
 			for _, d := range r.Details {
 				fmt.Fprintf(b, "      %s\n", sanitize.Text(d))
 			}
-			skip = append(skip, "--skip "+r.Server)
+			skip = append(skip, "--skip "+sanitize.Text(sanitize.ShellQuote(r.Server)))
 		}
 		fmt.Fprintf(b, "%s left unchanged\n", o.Lock)
 		if len(o.Refused) < o.Servers {

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -98,7 +99,7 @@ func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs.SetInterspersed(false)
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole probe: spawn or connect, handshake, every page; a command that installs before it runs (npx, uvx, docker run) gets at least 2m")
 	fs.StringVar(&f.era, "era", "auto", "protocol era: auto (detect with server/discover), modern (2026-07-28) or legacy (initialize)")
-	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", "text", "json")
+	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
 	fs.StringArrayVar(&f.env, "env", nil, "`NAME=VALUE` added to a stdio server's environment (repeatable)")
 	fs.StringVar(&f.cwd, "cwd", "", "working `directory` of a stdio server")
 	fs.BoolVar(&f.inheritEnv, "inherit-env", false, "pass mcpwatch's whole environment to a stdio server")
@@ -342,7 +343,13 @@ func (f *probeFlags) target(lookup func(string) (string, bool)) (probe.Target, e
 		}
 		t.URL = u
 		t.Transport = probe.Transport(f.transport)
-		t.CAFile = f.caFile
+		if f.caFile != "" {
+			ca, err := config.ReadCA(f.caFile)
+			if err != nil {
+				return t, fmt.Errorf("--ca-file %s: %w", f.caFile, err)
+			}
+			t.CA, t.CAFile = ca, f.caFile
+		}
 		t.InsecureSkipVerify = f.insecure
 		for _, h := range f.headers {
 			name, value, _ := strings.Cut(h, ":")

@@ -214,3 +214,12 @@ func equalMaps(a, b map[string]Status) bool {
 	}
 	return true
 }
+
+// The canary's cut is sanitize.Line: 300 bytes that are not UTF-8 cut to
+// 200 are 200 of them and "…" (it gave "…" alone).
+func TestCutIsSanitizeLine(t *testing.T) {
+	s := strings.Repeat("\x80", 300)
+	if got := cut(s, 200); len(got) != 200+len("…") {
+		t.Errorf("cut(300 bytes, 200) is %d bytes, want 203", len(got))
+	}
+}

@@ -19,9 +19,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -488,14 +488,5 @@ func object(m map[string]any) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// cut puts s on one line, at most n bytes, cut at a rune boundary.
-func cut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// cut puts s on one line, at most n bytes (sanitize.Line).
+func cut(s string, n int) string { return sanitize.Line(s, n) }

@@ -433,13 +433,12 @@ func (x expander) file(p part) (string, error) {
 		return "", err
 	}
 	path := b.String()
-	if rest, ok := strings.CutPrefix(path, "~/"); ok {
-		home, _ := x.lookupVar("HOME")
-		if home == "" {
+	if strings.HasPrefix(path, "~/") {
+		var ok bool
+		if path, ok = expandHome(path, x.lookupVar); !ok {
 			return "", &ExpandError{Kind: ErrUnsetVariable, Var: "HOME",
-				msg: fmt.Sprintf("secret file %s starts with ~/ but HOME is not set: set HOME or write an absolute path", path)}
+				msg: fmt.Sprintf("secret file %s starts with ~/ but HOME is not set and the user has no home directory: set HOME or write an absolute path", path)}
 		}
-		path = filepath.Join(home, rest)
 	} else if !filepath.IsAbs(path) && x.baseDir != "" {
 		path = filepath.Join(x.baseDir, path)
 	}

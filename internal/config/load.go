@@ -63,7 +63,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -477,15 +476,13 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 }
 
 // resolveLoadPath resolves a path read once, at load (imports, lock, input
-// files): "~/" against the home directory, a relative path against dir.
+// files): "~/" by expandHome, a relative path against dir.
 func resolveLoadPath(p, dir string) string {
 	if p == "" || strings.Contains(p, "${") {
 		return p
 	}
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, rest)
-		}
+	if strings.HasPrefix(p, "~/") {
+		p, _ = expandHome(p, processLookup)
 		return p
 	}
 	if filepath.IsAbs(p) {

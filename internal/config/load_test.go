@@ -155,6 +155,10 @@ func TestLoadFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	td, _ := filepath.Abs("testdata")
+	caPEM, err := os.ReadFile(filepath.Join(td, "certs", "ca.pem")) // read once, as the target is built
+	if err != nil {
+		t.Fatal(err)
+	}
 	vscode := filepath.Join(td, "clients", "vscode")
 	claude := filepath.Join(td, "clients", "claude-code")
 
@@ -193,7 +197,7 @@ func TestLoadFull(t *testing.T) {
 		{"remote", probe.Target{
 			URL: "https://mcp.example.com/mcp", Transport: probe.TransportAuto,
 			Headers: map[string]string{"Authorization": "Bearer tok-1"},
-			CAFile:  filepath.Join(td, "certs", "ca.pem"), Era: probe.EraModern,
+			CAFile:  filepath.Join(td, "certs", "ca.pem"), CA: caPEM, Era: probe.EraModern,
 		}, 10 * time.Second, "@every 30s", nil, "full.yml"},
 		{"report-cc", probe.Target{
 			Command: "python3", Args: []string{"./report_server.py"},
@@ -310,6 +314,11 @@ servers:
 func TestLoadRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "etc", "secrets", "token"), "rel-token\n")
+	ca, err := os.ReadFile(filepath.Join("testdata", "certs", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "ca.pem"), string(ca))
 	writeFile(t, filepath.Join(dir, "etc", "mcpwatch.yml"), `
 lock: locks/tools.lock.json
 servers:

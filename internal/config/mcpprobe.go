@@ -16,9 +16,9 @@ package config
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/glob"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -73,8 +73,8 @@ func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 			}
 		}
 		for _, f := range forbidden {
-			// Names, not patterns: escape what path.Match would read.
-			s.Forbid = append(s.Forbid, escapeGlob(f))
+			// Names, not patterns: escape what a forbid glob reads.
+			s.Forbid = append(s.Forbid, glob.Escape(f))
 		}
 		if hasFile {
 			s.ContractsFile = resolveLoadPath(toolsFile, dir)
@@ -90,18 +90,4 @@ func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 		}
 	}
 	return out
-}
-
-func escapeGlob(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	if _, err := path.Match(b.String(), ""); err != nil {
-		return name
-	}
-	return b.String()
 }

@@ -45,6 +45,16 @@ func TestResolveCredentials(t *testing.T) {
 		{name: "present ones",
 			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${GOOD}", "SLACK_BOT_TOKEN": "${file:${DIR}/token}", "LITERAL_TOKEN": "written-in-the-file"}},
 			present: []string{"env:API_KEY", "env:LITERAL_TOKEN", "env:SLACK_BOT_TOKEN"}},
+		{name: "a flag's value in args, both spellings (Stripe's --api-key=${STRIPE_SECRET_KEY})",
+			server:  Server{Command: "x", Args: []string{"--api-key=${EMPTY}", "--token", "${EMPTY}", "--access-token", "${GOOD}", "--port", "${EMPTY}"}},
+			missing: map[string]string{"arg:--api-key": "${EMPTY} is set but empty", "arg:--token": "${EMPTY} is set but empty"},
+			present: []string{"arg:--access-token"}},
+		{name: "a URL's userinfo in args, and a URL's api_key= query",
+			server:  Server{Command: "x", Args: []string{"postgresql://mcp:${EMPTY}@127.0.0.1/app"}},
+			missing: map[string]string{"arg:userinfo": "${EMPTY} is set but empty"}},
+		{name: "a server URL's api_key= query",
+			server:  Server{URL: "https://x.example.com/mcp?api_key=${EMPTY}&mode=${EMPTY}"},
+			missing: map[string]string{"url:api_key": "${EMPTY} is set but empty"}},
 		{name: "an auth: block's secret",
 			server:  Server{URL: "https://x.example.com/mcp", Auth: &Auth{Type: "oauth", Grant: "client_credentials", ClientID: "c", ClientSecret: "${EMPTY}"}},
 			missing: map[string]string{"auth:client_secret": "${EMPTY} is set but empty"}},
@@ -109,5 +119,27 @@ func TestCheckReportsMissingCredentials(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("config check does not name the empty credential: %v", cfg.Check(lookup))
+	}
+}
+
+// A secret reference in args is on every local user's screen through
+// /proc/PID/cmdline: config check warns, naming the argument, never a
+// value; a setting in args is no secret.
+func TestWarningsSecretInArgs(t *testing.T) {
+	cfg := &Config{Servers: []Server{
+		{Name: "stripe", Source: "/p/.mcp.json", Command: "npx", Args: []string{"-y", "@stripe/mcp", "--api-key=${STRIPE_SECRET_KEY}"}},
+		{Name: "db", Source: "/p/.mcp.json", Command: "x", Args: []string{"--dsn", "postgresql://u:${PW}@h/db", "--token-file", "${file:/run/t}"}},
+		{Name: "fs", Source: "/p/.mcp.json", Command: "x", Args: []string{"--root", "${HOME}", "--port=${PORT}"}},
+	}}
+	got := cfg.Warnings()
+	want := []string{`server "stripe" (/p/.mcp.json) args[2]: --api-key=${STRIPE_SECRET_KEY} puts a secret`,
+		`server "db" (/p/.mcp.json) args[1]:`, `server "db" (/p/.mcp.json) args[3]:`}
+	if len(got) != len(want) {
+		t.Fatalf("warnings %q, want %d", got, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("warning %q, want it to start %q", got[i], w)
+		}
 	}
 }

@@ -10,11 +10,11 @@ package config
 //     A literal default is a secret written in the file: "${TOKEN:-<redacted>}".
 //   - URLs: by secret.RedactURL (userinfo, query values, the fragment and
 //     key-like path segments redacted), references shown as written.
-//   - args: shown, except the value of a flag whose name says credential
-//     (secret.IsCredentialName: --token=..., --api-key ..., --key ...,
-//     --pin ..., --session=...), an argument that looks like a key
-//     (secret.LooksLikeKey), and the secret parts of a URL. This is a
-//     heuristic: put secrets in env, where they are always redacted.
+//   - args: shown, except what secret.ArgSecrets names (the value of a
+//     flag whose name says credential: --token=..., --api-key ..., --key
+//     ..., --pin ..., --session=...; an argument that looks like a key;
+//     the secret parts of a URL), the rule the scrubber uses too. This is
+//     a heuristic: put secrets in env, where they are always redacted.
 //   - command, cwd, ca_file, schedule, forbid: shown as written.
 
 import (
@@ -204,44 +204,43 @@ func RedactURL(raw string) string {
 	return s
 }
 
-// RedactArgs returns a server's arguments as they may be printed.
+// RedactArgs returns a server's arguments as they may be printed: the
+// spans secret.ArgSecrets names (the rule the scrubber uses too) become
+// "<redacted>", or stay as written where they are a pure ${...} reference.
 func RedactArgs(args []string) []string {
 	if args == nil {
 		return nil
 	}
 	out := make([]string, len(args))
-	secretNext := false
 	for i, a := range args {
-		t, err := parseTemplate(a)
-		pure := err == nil && pureReference(t)
-		switch {
-		case pure:
+		// A literal default in a reference is a secret written in the file,
+		// wherever it stands.
+		if t, err := parseTemplate(a); err == nil && pureReference(t) {
 			out[i] = RedactValue(a)
-		case secretNext:
-			out[i] = Redacted
-		case strings.HasPrefix(a, "-") && strings.Contains(a, "="):
-			name, value, _ := strings.Cut(a, "=")
-			out[i] = name + "=" + redactArgValue(value, secret.IsCredentialName(name))
-		case strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://"):
-			out[i] = RedactURL(a)
-		case !strings.HasPrefix(a, "-") && secret.LooksLikeKey(a):
-			out[i] = Redacted
-		default:
+		} else {
 			out[i] = a
 		}
-		secretNext = strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && secret.IsCredentialName(a)
+	}
+	spans := secret.ArgSecrets(args)
+	for i := 0; i < len(spans); {
+		j := i
+		var inArg []secret.Span
+		for ; j < len(spans) && spans[j].Arg == spans[i].Arg; j++ {
+			inArg = append(inArg, spans[j].Span)
+		}
+		a := spans[i].Arg
+		out[a] = secret.Replace(args[a], inArg, redactPart)
+		i = j
 	}
 	return out
 }
 
-func redactArgValue(v string, credential bool) string {
-	switch {
-	case v == "":
-		return ""
-	case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"):
-		return RedactURL(v)
-	case credential || secret.LooksLikeKey(v):
-		return RedactValue(v)
+// redactPart is a secret part of an argument or a URL as it may be
+// printed: a pure reference as written (RedactValue), anything else
+// Redacted.
+func redactPart(part string) string {
+	if strings.Contains(part, "${") {
+		return RedactValue(part)
 	}
-	return v
+	return Redacted
 }

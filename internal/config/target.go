@@ -39,8 +39,11 @@ func (s Server) Target(lookup func(string) (string, bool)) (probe.Target, error)
 // whether it has a value now. The credentials are the env and header
 // values whose name says credential (secret.IsCredentialName: the rule the
 // scrubber and the redaction use) and the auth: block's client_secret and
-// refresh_token, named "env:NAME", "header:NAME", "auth:client_secret",
-// "auth:refresh_token" (never by value). One is missing (Present false,
+// refresh_token, and the credentials written in the arguments or the URL
+// (secret.ArgSecrets, secret.URLSecrets: "--api-key ${KEY}",
+// "--token=${T}", a URL's userinfo or api_key= query), named "env:NAME",
+// "header:NAME", "auth:client_secret", "auth:refresh_token",
+// "arg:--api-key", "arg:userinfo", "url:api_key" (never by value). One is missing (Present false,
 // Why saying what was empty) when a reference in it without a default,
 // ${VAR}, ${env:VAR}, ${file:PATH} or ${input:ID}, expanded to an empty
 // value (what CI gives an unset secret, an emptied token file), or when a
@@ -186,29 +189,46 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 		}
 		if s.CAFile != "" {
 			t.CAFile = resolvePath(expand("tls.ca_file", s.CAFile), s.baseDir, lookup)
+			if len(errs) == 0 || all {
+				t.CA = s.readCA(t.CAFile, &errs)
+			}
+		}
+	}
+	// present notes whether a credential written inside a longer value is
+	// there, without expanding the value again: an argument's flag value, a
+	// URL's userinfo or api_key= (secret.ArgSecrets, secret.URLSecrets), an
+	// auth: block's secret (OAuth reads those at every probe, and reports
+	// what cannot be read).
+	present := func(name, value string) {
+		if value == "" {
+			return
+		}
+		var why []string
+		cx := x
+		cx.empty = func(w string) { why = append(why, w) }
+		_, err := cx.expand(value)
+		if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
+			why, err = append(why, ee.msg), nil
+		}
+		if err == nil {
+			given = append(given, probe.GivenCredential{Credential: name, Present: len(why) == 0, Why: strings.Join(why, "; ")})
+		}
+	}
+	if len(errs) == 0 || all {
+		for _, sp := range secret.ArgSecrets(s.Args) {
+			if sp.Credential {
+				present("arg:"+sp.Name, s.Args[sp.Arg][sp.Start:sp.End])
+			}
+		}
+		for _, sp := range secret.URLSecrets(s.URL) {
+			if sp.Credential {
+				present("url:"+sp.Name, s.URL[sp.Start:sp.End])
+			}
 		}
 	}
 	if a := s.Auth; a != nil {
-		// OAuth reads these at every probe, and reports what cannot be
-		// read; here only whether they are there.
-		for _, f := range []struct{ name, value string }{
-			{"auth:client_secret", a.ClientSecret},
-			{"auth:refresh_token", a.RefreshToken},
-		} {
-			if f.value == "" {
-				continue
-			}
-			var why []string
-			cx := x
-			cx.empty = func(w string) { why = append(why, w) }
-			_, err := cx.expand(f.value)
-			if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
-				why, err = append(why, ee.msg), nil
-			}
-			if err == nil {
-				given = append(given, probe.GivenCredential{Credential: f.name, Present: len(why) == 0, Why: strings.Join(why, "; ")})
-			}
-		}
+		present("auth:client_secret", a.ClientSecret)
+		present("auth:refresh_token", a.RefreshToken)
 	}
 	if len(errs) > 0 {
 		return probe.Target{}, given, errs
@@ -225,6 +245,10 @@ func credentialKey(name string) string {
 		return joinKey("headers", key)
 	case "auth":
 		return joinKey("auth", key)
+	case "arg":
+		return "args (" + key + ")"
+	case "url":
+		return "url (" + key + ")"
 	}
 	return joinKey(kind, key)
 }
@@ -251,16 +275,40 @@ func (s Server) readEnvFile(path string, lookup func(string) (string, bool), err
 	return env
 }
 
-// resolvePath resolves an expanded path: "~/" against $HOME, a relative
+// readCA reads the server's CA file (ReadCA) once, as the target is built:
+// the probe gets the bytes. A problem is appended to errs.
+func (s Server) readCA(path string, errs *[]error) []byte {
+	data, err := ReadCA(path)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("server %q (%s) tls.ca_file: %s: %s; fix the path or the file", s.Name, s.Source, path, describeFileError(err)))
+		return nil
+	}
+	return data
+}
+
+// ReadCA reads a CA file through the bounded reader (a FIFO there hung a
+// probe past SIGTERM) and tests it as the probe does (probe.CertPool), so
+// that a file without a certificate fails config check, not every probe.
+func ReadCA(path string) ([]byte, error) {
+	data, err := readfile.Read(path, maxConfigBytes)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := probe.CertPool(data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// resolvePath resolves an expanded path: "~/" by expandHome, a relative
 // path against base.
 func resolvePath(p, base string, lookup func(string) (string, bool)) string {
 	if p == "" {
 		return p
 	}
-	if rest, ok := strings.CutPrefix(p, "~/"); ok && lookup != nil {
-		if home, ok := lookup("HOME"); ok && home != "" {
-			return filepath.Join(home, rest)
-		}
+	if strings.HasPrefix(p, "~/") {
+		p, _ = expandHome(p, lookup)
+		return p
 	}
 	if filepath.IsAbs(p) || base == "" {
 		return p
@@ -287,11 +335,6 @@ func (s Server) checkPaths(t probe.Target, lookup func(string) (string, bool)) [
 	if t.Dir != "" {
 		if fi, err := os.Stat(t.Dir); err != nil || !fi.IsDir() {
 			problem("cwd", "%s is not a directory; create it or fix cwd", t.Dir)
-		}
-	}
-	if t.CAFile != "" {
-		if _, err := readfile.Read(t.CAFile, maxConfigBytes); err != nil {
-			problem("tls.ca_file", "cannot read %s (%s); fix the path", t.CAFile, describeFileError(err))
 		}
 	}
 	return errs

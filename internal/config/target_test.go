@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -114,6 +115,7 @@ servers:
 		`server "many" ` + f + ` env.B: cannot read secret file DIR/secrets/missing: no such file or directory; create it or fix the ${file:...} path`,
 		`server "perms" ` + f + ` command: DIR/bin/not-executable is not an executable file (not executable); fix the path or build it`,
 		`server "remote" ` + f + ` url: variable REMOTE_URL is not set: set REMOTE_URL or use ${REMOTE_URL:-} for an empty default`,
+		`server "remote" ` + f + ` tls.ca_file: DIR/ca.pem: no such file or directory; fix the path or the file`,
 		`server "spawn" ` + f + ` command: no-such-binary-mcpwatch is not found in PATH; install it or give its full path`,
 		`server "spawn" ` + f + ` cwd: DIR/nowhere is not a directory; create it or fix cwd`,
 	}
@@ -145,6 +147,41 @@ func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		if _, err := Load("testdata/full.yml"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A server's CA file is read once, as the target is built, by the bounded
+// reader, and tested as the probe tests it: a file without PEM fails
+// config check (it passed, and failed every probe), and a FIFO is refused
+// at once (a probe hung on one past SIGTERM). The probe gets the bytes.
+func TestCAFileReadWithTheTarget(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "nopem.pem"), "not a certificate\n")
+	fifo := filepath.Join(dir, "fifo.pem")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(filepath.Join("testdata", "certs", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "ca.pem"), string(ca))
+	for file, want := range map[string]string{
+		"nopem.pem": "tls.ca_file: " + filepath.Join(dir, "nopem.pem") + ": holds no PEM certificate",
+		"fifo.pem":  "tls.ca_file: " + fifo + ": a named pipe (FIFO), not a regular file",
+		"ca.pem":    "",
+	} {
+		cfg := &Config{Servers: []Server{{Name: "remote", Source: "f.yml", URL: "https://x.example.com/mcp", CAFile: filepath.Join(dir, file)}}}
+		errs := cfg.Check(mapLookup(nil))
+		switch {
+		case want == "" && len(errs) > 0:
+			t.Errorf("%s: %v", file, errs)
+		case want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), want)):
+			t.Errorf("%s: %v, want %q", file, errs, want)
+		}
+		if target, err := cfg.Servers[0].Target(mapLookup(nil)); want == "" && (err != nil || string(target.CA) != string(ca)) {
+			t.Errorf("%s: target CA %d bytes, %v", file, len(target.CA), err)
 		}
 	}
 }

@@ -95,19 +95,9 @@ func validEnvName(k string) bool {
 	return k != "" && !strings.ContainsAny(k, "=\x00")
 }
 
-func validHeaderName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if isNameByte(c) || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
-}
+// validHeaderName is probe.ValidHeaderName: the probe refuses what load
+// lets through otherwise.
+func validHeaderName(k string) bool { return probe.ValidHeaderName(k) }
 
 func parseEra(s string) (probe.Era, bool) {
 	switch e := probe.Era(s); e {

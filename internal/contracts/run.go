@@ -125,7 +125,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = probe.Wait
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -134,17 +134,6 @@ func (o Options) withDefaults() Options {
 		o.Destructive = func(string) bool { return false }
 	}
 	return o
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Permit says whether a contract's tool may be called, from the tool's

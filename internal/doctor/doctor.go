@@ -98,12 +98,6 @@ type Report struct {
 	Verified []string `json:"verified"`
 }
 
-// Exit codes of mcpwatch doctor's verdict; mcpwatch check's own.
-const (
-	ExitSound   = 0
-	ExitFinding = 78
-)
-
 // doctor is one examination.
 type doctor struct {
 	opts     Options

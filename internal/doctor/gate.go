@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 )
 
 // candidate is one command of a CI step that runs mcpwatch check: a gate,
@@ -254,13 +256,13 @@ func (d *doctor) judgeFlags(c *candidate, all []*candidate) {
 	}}
 	if file.system == systemGitHub {
 		reqs = append(reqs, req{
-			ok:      func(o *candidate) bool { return o.flags.Format == "github" },
+			ok:      func(o *candidate) bool { return o.flags.Format == preflight.FormatGitHub },
 			flag:    "--format github",
 			problem: "has no --format github: no annotation on the pull request and no summary on the run's page, only lines in the job log",
 		})
 	} else {
 		reqs = append(reqs, req{
-			ok:      func(o *candidate) bool { return o.flags.Format == "junit" && o.flags.Output != "" },
+			ok:      func(o *candidate) bool { return o.flags.Format == preflight.FormatJUnit && o.flags.Output != "" },
 			flag:    "--format junit --output mcp-preflight.xml",
 			problem: "writes no JUnit report (--format junit --output FILE): the merge request shows nothing of the check",
 		})

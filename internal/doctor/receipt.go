@@ -3,6 +3,8 @@ package doctor
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
 )
 
 // judgeReceipt: a later step of the same job uploads the receipt (GitHub:
@@ -103,7 +105,7 @@ func (d *doctor) gitlabArtifacts(c *candidate, receipt string) {
 	} else {
 		c.note("receipt: %s, kept as an artifact of job %s whether the check passes or fails", receipt, j.id)
 	}
-	if c.flags.Format == "junit" && c.flags.Output != "" {
+	if c.flags.Format == preflight.FormatJUnit && c.flags.Output != "" {
 		report := c.cwdPath(c.flags.Output)
 		var junit []string
 		for _, p := range a.junit {

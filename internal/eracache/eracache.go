@@ -7,9 +7,10 @@
 // The cache is a small JSON file beside the lock (never in the lock, whose
 // plain form other tools read too). It is a hint and nothing more: a
 // missing, unreadable or corrupt file is an empty cache, an entry is
-// dropped when its server's command or URL changed, a probe that follows a
-// wrong hint detects the era afresh (package probe), and a failed probe
-// forgets its server's entry.
+// dropped when its server's target changed (SameTarget), a probe that
+// follows a wrong hint detects the era afresh (package probe), and a probe
+// that fails in a way a change of era explains forgets its server's entry
+// (ForgetsEra). The daemon remembers by the same two rules.
 package eracache
 
 import (
@@ -98,8 +99,9 @@ func (c *Cache) Hint(s config.Server) probe.Era {
 	return e.Era
 }
 
-// Learn records the era a probe of s found; a failed probe forgets it, so
-// that the next run detects it.
+// Learn records the era a probe of s found; a probe that failed in a way
+// a change of era explains (ForgetsEra) forgets it, so that the next run
+// detects it.
 func (c *Cache) Learn(s config.Server, res *probe.Result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -111,7 +113,7 @@ func (c *Cache) Learn(s config.Server, res *probe.Result) {
 			c.entries[s.Name] = e
 			c.changed = true
 		}
-	case !res.OK && had && res.Reason != probe.ReasonCanceled:
+	case !res.OK && had && ForgetsEra(res.Reason):
 		delete(c.entries, s.Name)
 		c.changed = true
 	}
@@ -151,11 +153,31 @@ func (c *Cache) Save() error {
 	return nil
 }
 
-// targetKey hashes what reaches a server, as configured. Only the hash is
-// stored: an argument could hold a literal credential.
+// SameTarget is the one rule of a server's identity for the era
+// remembered of it, the daemon's between probes and this cache's between
+// runs: the same command, arguments, directory, URL, transport and pinned
+// era. A rotated credential (an env value, a header, an auth: block) is the
+// same server, and keeps its era.
+func SameTarget(a, b config.Server) bool { return targetKey(a) == targetKey(b) }
+
+// ForgetsEra is the one rule of which failed probes forget the era: those
+// that suggest the server was replaced or upgraded (a protocol error, an
+// error answer, an HTTP status, a closed connection, an exit). A timeout
+// or a refused connection says nothing of the era a server speaks, and
+// keeps it.
+func ForgetsEra(reason probe.Reason) bool {
+	switch reason {
+	case probe.ReasonProtocol, probe.ReasonRPCError, probe.ReasonHTTPStatus, probe.ReasonClosed, probe.ReasonExited:
+		return true
+	}
+	return false
+}
+
+// targetKey hashes what reaches a server, as configured (SameTarget). Only
+// the hash is stored: an argument could hold a literal credential.
 func targetKey(s config.Server) string {
 	var b bytes.Buffer
-	for _, part := range append([]string{s.Command, s.Dir, s.URL, string(s.Transport)}, s.Args...) {
+	for _, part := range append([]string{s.Command, s.Dir, s.URL, string(s.Transport), string(s.Era)}, s.Args...) {
 		b.WriteString(strings.ReplaceAll(part, "\x00", ""))
 		b.WriteByte(0)
 	}

@@ -54,9 +54,15 @@ func TestLearnSaveLoad(t *testing.T) {
 	if c.Hint(report) != probe.EraLegacy {
 		t.Error("a canceled probe dropped the hint")
 	}
+	// A timeout says nothing of the era (the daemon kept it, check dropped
+	// it); a protocol error does.
 	c.Learn(report, &probe.Result{Reason: probe.ReasonTimeout})
+	if c.Hint(report) != probe.EraLegacy {
+		t.Error("a timeout dropped the hint")
+	}
+	c.Learn(report, &probe.Result{Reason: probe.ReasonProtocol})
 	if c.Hint(report) != "" {
-		t.Error("a failed probe kept the hint")
+		t.Error("a probe failed by a change of era kept the hint")
 	}
 	c.Keep([]string{"report"})
 	if c.Hint(remote) != "" {
@@ -128,5 +134,36 @@ func TestLoadNeverBlocks(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("Load of a named pipe has not returned after a minute: it blocks")
+	}
+}
+
+// The one rule of a server's identity for its era: a rotated credential
+// keeps it (the daemon dropped it, check kept it), a new command, URL or
+// pinned era does not. The daemon and this cache both ask SameTarget and
+// ForgetsEra.
+func TestSameTarget(t *testing.T) {
+	a := config.Server{Name: "s", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer old"}}
+	rotated := a
+	rotated.Headers = map[string]string{"Authorization": "Bearer new"}
+	rotated.Env = map[string]string{"TOKEN": "x"}
+	if !SameTarget(a, rotated) {
+		t.Error("a rotated header is another target")
+	}
+	for name, change := range map[string]func(*config.Server){
+		"url":       func(s *config.Server) { s.URL = "https://other.example.com/mcp" },
+		"transport": func(s *config.Server) { s.Transport = probe.TransportSSE },
+		"era":       func(s *config.Server) { s.Era = probe.EraLegacy },
+		"args":      func(s *config.Server) { s.Args = []string{"x"} },
+	} {
+		b := a
+		change(&b)
+		if SameTarget(a, b) {
+			t.Errorf("a new %s is the same target", name)
+		}
+	}
+	for _, r := range []probe.Reason{probe.ReasonTimeout, probe.ReasonCanceled, probe.ReasonConnection} {
+		if ForgetsEra(r) {
+			t.Errorf("ForgetsEra(%s)", r)
+		}
 	}
 }

@@ -198,3 +198,25 @@ func inClass(tok token, r rune) bool {
 	}
 	return in != tok.neg
 }
+
+// FuzzEscape: an escaped name is a valid pattern that matches the name,
+// whatever it holds (path.Match's escaping, checked by path.Match, let
+// through names a forbid glob reads otherwise: "a/[b" is path.Match's
+// error but a class to the glob).
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"delete_*", `a\b`, "x[y", "a/[b", "?", "]", "é*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if name == "" || !utf8.ValidString(name) {
+			return
+		}
+		re, err := Compile(Escape(name))
+		if err != nil {
+			t.Fatalf("Escape(%q) = %q: %v", name, Escape(name), err)
+		}
+		if !re.MatchString(name) {
+			t.Fatalf("Escape(%q) = %q does not match it", name, Escape(name))
+		}
+	})
+}

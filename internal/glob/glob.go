@@ -25,6 +25,21 @@ func Check(pattern string) error {
 	return err
 }
 
+// Escape returns the pattern that matches name and nothing else: every
+// character a pattern reads ("*", "?", "[", "\\") is made literal with "\\".
+// A name the configuration lists as a name, not a pattern (an imported
+// client's forbidden tools), goes through it.
+func Escape(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 var globs sync.Map // pattern -> *regexp.Regexp: patterns come from configuration, so the set is small
 
 // Compile returns the regular expression of pattern, cached: patterns come

@@ -4,11 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/readfile"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -53,22 +52,18 @@ func RegistrationFile(refreshTokenFile string) string { return refreshTokenFile 
 const maxRegistrationBytes = 64 << 10
 
 // readRegistration reads a registration file; a missing one is
-// fs.ErrNotExist. Only a regular file is read (a FIFO would hang).
+// fs.ErrNotExist. It goes through the bounded reader, refusing what ssh
+// would: anything but a regular file (a FIFO there hung login, check and
+// serve), and a file that is not the user's own or that others may write
+// (one planted in a shared directory would pick the client the refresh
+// token is sent as).
 func readRegistration(path string) (*registration, error) {
-	f, err := os.Open(path) //nolint:gosec // G304: the file beside the configured refresh token
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }() // read-only
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxRegistrationBytes+1))
+	b, err := readfile.ReadPrivate(path, maxRegistrationBytes)
 	if err != nil {
 		return nil, err
 	}
 	var r registration
-	if len(b) > maxRegistrationBytes || json.Unmarshal(b, &r) != nil || r.ClientID == "" {
+	if json.Unmarshal(b, &r) != nil || r.ClientID == "" {
 		return nil, fmt.Errorf("%s is not a client registration mcpwatch login wrote", path)
 	}
 	return &r, nil

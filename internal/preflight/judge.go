@@ -37,7 +37,7 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool, static [
 		for _, f := range verdict.Judge(res, sr.Diff, strict) {
 			p := failedProbe(f, res)
 			if !locked {
-				p.Details = append(p.Details, fmt.Sprintf("not locked yet: run 'mcpwatch lock --server %s' once it answers", s.Name))
+				p.Details = append(p.Details, fmt.Sprintf("not locked yet: run 'mcpwatch lock --server %s' once it answers", sanitize.ShellQuote(s.Name)))
 			}
 			sr.add(p)
 		}
@@ -81,7 +81,7 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), toolList(f.Tools))
 	case verdict.KindSchemaChanged:
 		p.Message = fmt.Sprintf("input schema changed -> %s", toolList(f.Tools))
-		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + s.Name + "' once the change is reviewed"}
+		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + sanitize.ShellQuote(s.Name) + "' once the change is reviewed"}
 	case verdict.KindDescriptionChanged:
 		p.Message = fmt.Sprintf("description changed -> %s", toolList(f.Tools))
 		p.Details = []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}
@@ -89,7 +89,7 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 		p.Message = fmt.Sprintf("%s more than once -> %s", count(len(f.Tools), "tool name listed", "tool names listed"), toolList(f.Tools))
 		p.Details = []string{"only the first definition is compared with the lock; an agent may be given another one"}
 	case verdict.KindUnlocked:
-		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), s.Name)
+		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), sanitize.ShellQuote(s.Name))
 	case verdict.KindExtra:
 		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), toolList(f.Tools))
 	default:

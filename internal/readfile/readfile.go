@@ -45,12 +45,54 @@ var ErrStalled = errors.New("the file system did not answer")
 // what is wrong ("a named pipe, not a regular file", "larger than the
 // limit of 1 MiB").
 func Read(path string, limit int64) ([]byte, error) {
+	return readBounded(path, limit, nil)
+}
+
+// ErrNotPrivate is the error (wrapped) for a file ReadPrivate refuses.
+var ErrNotPrivate = errors.New("not private")
+
+// ReadPrivate is Read for a file that holds what another user must not
+// choose: the client mcpwatch login kept beside a refresh token. As ssh
+// does for its keys and configuration, it refuses a file that is not the
+// user's own or that others may write (a file planted in a shared
+// directory, mode 0644 in a 1777 /tmp, would make mcpwatch send the
+// refresh token as a client another user picked). The check is on the
+// file opened, so a rename in between cannot slip another one in.
+func ReadPrivate(path string, limit int64) ([]byte, error) {
+	return readBounded(path, limit, private)
+}
+
+// private refuses a file not owned by this process's user, or writable by
+// its group or by others.
+func private(info fs.FileInfo) error {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil // not a Unix file system's: nothing to tell
+	}
+	if uid := os.Getuid(); int(st.Uid) != uid {
+		return notPrivateError{fmt.Sprintf("owned by uid %d, not by this user (uid %d)", st.Uid, uid)}
+	}
+	if info.Mode().Perm()&0o022 != 0 {
+		return notPrivateError{fmt.Sprintf("writable by others (mode %04o)", info.Mode().Perm())}
+	}
+	return nil
+}
+
+type notPrivateError struct{ why string }
+
+func (e notPrivateError) Error() string {
+	return e.why + "; it must be the user's own and writable by no one else (chmod go-w)"
+}
+
+func (notPrivateError) Is(target error) bool { return target == ErrNotPrivate }
+
+func readBounded(path string, limit int64, check func(fs.FileInfo) error) ([]byte, error) {
 	if _, busy := stalled.Load(path); busy {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: stalledError{again: true}}
 	}
 	done := make(chan result, 1)
 	go func() {
-		b, err := read(path, limit)
+		b, err := read(path, limit, check)
 		done <- result{b, err}
 	}()
 	timer := time.NewTimer(timeout)
@@ -80,12 +122,17 @@ type result struct {
 }
 
 // read is the read itself; a test replaces it to stall.
-var read = func(path string, limit int64) ([]byte, error) {
+var read = func(path string, limit int64, check func(fs.FileInfo) error) ([]byte, error) {
 	f, info, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read-only
+	if check != nil {
+		if err := check(info); err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+	}
 	if info.Size() > limit {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError{limit}}
 	}

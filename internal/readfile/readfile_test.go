@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 
@@ -68,7 +69,7 @@ func TestReadStalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		real := read
-		read = func(path string, limit int64) ([]byte, error) {
+		read = func(path string, limit int64, _ func(fs.FileInfo) error) ([]byte, error) {
 			<-release
 			return []byte("late"), nil
 		}
@@ -93,5 +94,38 @@ func TestSize(t *testing.T) {
 		if got := size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// ReadPrivate refuses a file others may write, as ssh does; the user's own
+// 0600 file is read. (Another user's file needs a second user to test:
+// the uid check is the same comparison.)
+func TestReadPrivate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "client.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadPrivate(path, 10); err != nil || string(b) != "{}" {
+		t.Fatalf("ReadPrivate of a 0600 file: %q, %v", b, err)
+	}
+	for _, mode := range []os.FileMode{0o620, 0o602, 0o666} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadPrivate(path, 10)
+		if !errors.Is(err, ErrNotPrivate) || !strings.Contains(err.Error(), "writable by others") {
+			t.Errorf("mode %04o: %v, want ErrNotPrivate", mode, err)
+		}
+		if _, err := Read(path, 10); err != nil {
+			t.Errorf("Read of mode %04o: %v", mode, err)
+		}
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	if _, err := ReadPrivate(fifo, 10); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("a FIFO: %v, want ErrNotRegular", err)
 	}
 }

@@ -16,8 +16,12 @@ import (
 // What counts as a secret, and where it is replaced by config.Redacted:
 //
 //   - Every expanded env and header value, the credential after a header's
-//     scheme word ("Bearer <token>"), and what ${...} references put into
-//     the arguments and the URL (not the URL's host).
+//     scheme word ("Bearer <token>"), what ${...} references put into
+//     the arguments and the URL (not the URL's host), and the secrets an
+//     argument or the URL carries as written, by the rule config check's
+//     redaction follows (secret.ArgSecrets: "--api-key VALUE",
+//     "--token=VALUE", a URL's userinfo and query values, a key-like
+//     argument), so that what is redacted there is scrubbed here.
 //   - A value of minSecretLen characters or more is replaced wherever it
 //     appears. A shorter value is replaced only where it stands as a whole
 //     word (not next to a letter or a digit: the whole of a server name or
@@ -89,6 +93,22 @@ func newScrubber(written, expanded probe.Target) scrubber {
 		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
 			add(strings.TrimSpace(cred), secret.IsCredentialName(name))
 		}
+	}
+	// The secrets an argument or the URL carries as written, by the rule
+	// config check's redaction follows (secret.ArgSecrets): what is
+	// redacted there is scrubbed here. The URL's host is never one.
+	addSpan := func(text string, sp secret.Span) {
+		v := text[sp.Start:sp.End]
+		add(v, sp.Credential)
+		if _, password, ok := strings.Cut(v, ":"); ok && sp.Name == "userinfo" {
+			add(password, true) // a server may say the password alone
+		}
+	}
+	for _, sp := range secret.ArgSecrets(expanded.Args) {
+		addSpan(expanded.Args[sp.Arg], sp.Span)
+	}
+	for _, sp := range secret.URLSecrets(expanded.URL) {
+		addSpan(expanded.URL, sp)
 	}
 	if len(written.Args) == len(expanded.Args) {
 		for i, a := range written.Args {
@@ -166,8 +186,23 @@ func forms(v string, credential bool) []pattern {
 		}
 		out = append(out, pattern{text: string(h), run: isHexDigit})
 	}
+	for _, digits := range []string{hexDigits, upperHex} {
+		// Hex with colons between the bytes, as fingerprints and key dumps
+		// print it ("de:ad:be:ef").
+		h := make([]byte, 0, 3*len(v))
+		for i := 0; i < len(v); i++ {
+			if i > 0 {
+				h = append(h, ':')
+			}
+			h = append(h, digits[v[i]>>4], digits[v[i]&0xf])
+		}
+		out = append(out, pattern{text: string(h), run: isHexOrColon})
+	}
 	for _, f := range base64Cores(v) {
 		out = append(out, pattern{text: f, run: isBase64Char})
+	}
+	for _, f := range base32Cores(v) {
+		out = append(out, pattern{text: f, run: isBase32Char})
 	}
 	return out
 }
@@ -182,7 +217,27 @@ func forms(v string, credential bool) []pattern {
 func base64Cores(v string) []string {
 	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 	var out []string
-	for k := 0; k < 3; k++ {
+	for _, core := range encodedCores(v, 6, std) {
+		out = append(out, core, strings.NewReplacer("+", "-", "/", "_").Replace(core))
+	}
+	return out
+}
+
+// base32Cores are base64Cores for base32 (RFC 4648, five bits a
+// character, five byte offsets), in its upper-case alphabet.
+func base32Cores(v string) []string {
+	return encodedCores(v, 5, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+}
+
+// encodedCores encodes v, after each possible offset k of a group, with
+// characters of width bits from alphabet, and keeps the characters whose
+// bits all come from v: those of four characters or more.
+func encodedCores(v string, width int, alphabet string) []string {
+	var out []string
+	for k := 0; k < width; k++ {
+		if k > 0 && 8*k%width == 0 {
+			break // the same alignment as a smaller offset
+		}
 		bits := make([]byte, 0, 8*(k+len(v)))
 		for i := 0; i < k; i++ {
 			bits = append(bits, make([]byte, 8)...)
@@ -192,29 +247,34 @@ func base64Cores(v string) []string {
 				bits = append(bits, v[i]>>b&1)
 			}
 		}
-		// Character i covers bits [6i, 6i+6): it is v's alone when
-		// 8k <= 6i and 6i+6 <= 8(k+len(v)).
-		first, end := (8*k+5)/6, 8*(k+len(v))/6
+		// Character i covers bits [width*i, width*(i+1)): it is v's alone
+		// when 8k <= width*i and width*(i+1) <= 8(k+len(v)).
+		first, end := (8*k+width-1)/width, 8*(k+len(v))/width
 		if end-first < 4 {
 			continue
 		}
-		var core []byte
+		core := make([]byte, 0, end-first)
 		for i := first; i < end; i++ {
 			n := 0
-			for _, b := range bits[6*i : 6*i+6] {
+			for _, b := range bits[width*i : width*i+width] {
 				n = n<<1 | int(b)
 			}
-			core = append(core, std[n])
+			core = append(core, alphabet[n])
 		}
 		out = append(out, string(core))
-		urlForm := strings.NewReplacer("+", "-", "/", "_").Replace(string(core))
-		out = append(out, urlForm)
 	}
 	return out
 }
 
 func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isHexOrColon(c byte) bool { return c == ':' || isHexDigit(c) }
+
+// isBase32Char is a character of base32, either case, padding aside.
+func isBase32Char(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '2' <= c && c <= '7'
 }
 
 // isBase64Char is a character of either base64 alphabet, padding aside.
@@ -312,10 +372,18 @@ func (s scrubber) escapedMatches(v string) []span {
 	}
 	var out []span
 	queue := []decoded{{text: v}}
-	for range maxDecodes {
+	for round := range maxDecodes {
 		var next []decoded
+		kinds := escapeKinds
+		if round > 0 {
+			// HTML references and lookalikes are undone on the text as
+			// said, not again on each decoding: the decodings kept stay
+			// as few as with two kinds (a hostile 4 MiB string is
+			// decoded into at most 16 copies).
+			kinds = escapeKinds[:2]
+		}
 		for _, d := range queue {
-			for _, kind := range []escapeKind{percentEscapes, backslashEscapes} {
+			for _, kind := range kinds {
 				text, ok := unescape(d.text, kind)
 				if !ok {
 					continue
@@ -334,12 +402,6 @@ func (s scrubber) escapedMatches(v string) []span {
 		queue = next
 	}
 	return out
-}
-
-// mayEscape reports whether text holds the mark of an escape unescape
-// undoes (two searches of one byte are faster than one of either).
-func mayEscape(text string) bool {
-	return strings.IndexByte(text, '%') >= 0 || strings.IndexByte(text, '\\') >= 0
 }
 
 // span is the byte range [start, end) of a string.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -270,5 +272,98 @@ func BenchmarkScrubEscaped(b *testing.B) {
 				s.str(v)
 			}
 		})
+	}
+}
+
+// What config check redacts of a server's arguments, the scrubber removes
+// from what the server says: both read secret.ArgSecrets. Before, the
+// scrubber knew only values from ${...}, and a literal "--api-key VALUE"
+// was redacted in the report's config but printed in clear in the
+// server's stderr tail beside it.
+func TestScrubberArgsAsRedacted(t *testing.T) {
+	cases := []struct {
+		args   []string
+		secret string
+	}{
+		{[]string{"--api-key", "sk-live-0123456789"}, "sk-live-0123456789"},
+		{[]string{"--token=hunter22"}, "hunter22"},
+		{[]string{"--password", "pw"}, "pw"}, // short, but a credential by its flag
+		{[]string{"--access-token", "abc.def"}, "abc.def"},
+		{[]string{"--secret=s3"}, "s3"},
+		{[]string{"run", "https://api.example.com/mcp?api_key=q-key-42&mode=ro"}, "q-key-42"},
+		{[]string{"postgresql://mcp:dbpass1@127.0.0.1/app"}, "dbpass1"},
+		{[]string{"--db=postgresql://mcp:dbpass2@127.0.0.1/app"}, "dbpass2"},
+		{[]string{"a1b2c3d4e5f6a7b8c9d0e1f2a3b4"}, "a1b2c3d4e5f6a7b8c9d0e1f2a3b4"},
+	}
+	for _, tc := range cases {
+		target := probe.Target{Command: "server", Args: tc.args}
+		if got := strings.Join(config.RedactArgs(tc.args), " "); strings.Contains(got, tc.secret) {
+			t.Errorf("RedactArgs(%q) = %q shows %q", tc.args, got, tc.secret)
+		}
+		s := newScrubber(target, target)
+		said := "error: rejected " + tc.secret + ", see --help"
+		if got := s.str(said); strings.Contains(got, tc.secret) {
+			t.Errorf("args %q: scrubbed %q = %q: redacted in config check, shown here", tc.args, said, got)
+		}
+	}
+	// Settings stay readable.
+	target := probe.Target{Command: "server", Args: []string{"--port", "8080", "--mode=ro"}}
+	if got, said := newScrubber(target, target).str("listening on 8080, mode ro"), "listening on 8080, mode ro"; got != said {
+		t.Errorf("settings scrubbed: %q", got)
+	}
+}
+
+// Secret forms that passed into tool names: HTML-escaped (&amp;, &#NN;,
+// &#xHH;), with no-break or other Unicode spaces, as base32, as hex with
+// colons, and in fullwidth characters. Each is scrubbed now.
+func TestScrubberMoreForms(t *testing.T) {
+	const secret = "sk-live&key 4242"
+	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_TOKEN": secret}})
+	hexColons := func(upper bool) string {
+		var parts []string
+		for _, c := range []byte(secret) {
+			parts = append(parts, fmt.Sprintf("%02x", c))
+		}
+		h := strings.Join(parts, ":")
+		if upper {
+			h = strings.ToUpper(h)
+		}
+		return h
+	}
+	fullwidth := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			if r > ' ' && r < 0x7f {
+				r += 0xff01 - '!'
+			} else if r == ' ' {
+				r = 0x3000
+			}
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	for name, form := range map[string]string{
+		"html named":        "sk-live&amp;key 4242",
+		"html decimal":      "&#115;&#107;-live&#38;key&#32;4242",
+		"html hex":          "sk-live&#x26;key&#x20;4242",
+		"no-break space":    "sk-live&key\u00a04242",
+		"narrow nbsp":       "sk-live&key\u202f4242",
+		"zero-width inside": "sk-li\u200bve&key 4242",
+		"fullwidth":         fullwidth(secret),
+		"base32":            base32.StdEncoding.EncodeToString([]byte(secret)),
+		"base32 in a run":   base32.StdEncoding.EncodeToString([]byte("user:" + secret)),
+		"hex with colons":   hexColons(false),
+		"HEX WITH COLONS":   hexColons(true),
+	} {
+		got := s.str("tool_" + form + "_x")
+		if !strings.Contains(got, "<redacted>") {
+			t.Errorf("%s: %q scrubbed to %q", name, "tool_"+form+"_x", got)
+		}
+	}
+	// Text without the secret keeps its entities, spaces and width.
+	for _, text := range []string{"a &amp; b", "ｆｕｌｌ", "a\u00a0b", "de:ad:be:ef"} {
+		if got := s.str(text); got != text {
+			t.Errorf("%q scrubbed to %q", text, got)
+		}
 	}
 }

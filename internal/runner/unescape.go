@@ -27,28 +27,67 @@ type escapeKind int
 const (
 	percentEscapes escapeKind = iota
 	backslashEscapes
+	// htmlEscapes are HTML's character references: &amp;, &lt;, &#NN;,
+	// &#xHH; and the like.
+	htmlEscapes
+	// lookalikes are the characters that show as others: fullwidth forms
+	// ("ｓｋ－ｌｉｖｅ" for "sk-live"), no-break and other Unicode spaces
+	// (read as a space), and zero-width characters (read as nothing).
+	lookalikes
 )
 
-func (k escapeKind) mark() byte {
-	if k == backslashEscapes {
-		return '\\'
+// escapeKinds are every kind, in the order they are tried.
+var escapeKinds = []escapeKind{percentEscapes, backslashEscapes, htmlEscapes, lookalikes}
+
+// index is where the first escape of the kind may start in s, -1 for
+// nowhere.
+func (k escapeKind) index(s string) int {
+	switch k {
+	case backslashEscapes:
+		return strings.IndexByte(s, '\\')
+	case htmlEscapes:
+		return strings.IndexByte(s, '&')
+	case lookalikes:
+		for i := 0; i < len(s); i++ {
+			if isLookalikeLead(s[i]) {
+				return i
+			}
+		}
+		return -1
 	}
-	return '%'
+	return strings.IndexByte(s, '%')
+}
+
+// isLookalikeLead is the first byte of the UTF-8 of a lookalike: U+00A0
+// (C2), U+2000-U+2060 (E2), U+3000 (E3), U+FEFF and U+FF01-U+FF5E (EF).
+func isLookalikeLead(c byte) bool { return c == 0xc2 || c == 0xe2 || c == 0xe3 || c == 0xef }
+
+// mayEscape reports whether text holds the mark of an escape unescape
+// undoes.
+func mayEscape(text string) bool {
+	if strings.IndexByte(text, '%') >= 0 || strings.IndexByte(text, '\\') >= 0 || strings.IndexByte(text, '&') >= 0 {
+		return true
+	}
+	for i := 0; i < len(text); i++ {
+		if isLookalikeLead(text[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // eachEscape calls f for each escape of kind in s, in order: the bytes
 // s[at:at+n] decode to b (valid only during the call).
 func eachEscape(s string, kind escapeKind, f func(at, n int, b []byte)) {
-	mark := kind.mark()
 	var buf [utf8.UTFMax]byte
-	for i := strings.IndexByte(s, mark); i >= 0 && i < len(s); {
+	for i := kind.index(s); i >= 0 && i < len(s); {
 		n, b := escapeAt(s[i:], kind, buf[:0])
 		if n > 0 {
 			f(i, n, b)
 		} else {
 			n = 1
 		}
-		next := strings.IndexByte(s[i+n:], mark)
+		next := kind.index(s[i+n:])
 		if next < 0 {
 			return
 		}
@@ -59,6 +98,12 @@ func eachEscape(s string, kind escapeKind, f func(at, n int, b []byte)) {
 // escapeAt decodes the escape at the start of s (which starts with the
 // kind's mark) into buf: its length in s, 0 when s starts with none.
 func escapeAt(s string, kind escapeKind, buf []byte) (int, []byte) {
+	switch kind {
+	case htmlEscapes:
+		return htmlEscapeAt(s, buf)
+	case lookalikes:
+		return lookalikeAt(s, buf)
+	}
 	if kind == percentEscapes {
 		if len(s) >= 3 && isHexDigit(s[1]) && isHexDigit(s[2]) {
 			return 3, append(buf, unhex(s[1])<<4|unhex(s[2]))
@@ -114,7 +159,7 @@ func simpleEscape(c byte) (byte, bool) {
 // unescape undoes the escapes of kind in s, once; ok is false when s has
 // none.
 func unescape(s string, kind escapeKind) (decoded string, ok bool) {
-	if strings.IndexByte(s, kind.mark()) < 0 {
+	if kind.index(s) < 0 {
 		return "", false
 	}
 	var b strings.Builder
@@ -234,4 +279,68 @@ func unhex(c byte) byte {
 		return c - 'A' + 10
 	}
 	return c - '0'
+}
+
+// htmlEscapeAt decodes the character reference at the start of s (which
+// starts with "&"): a named one of the few a server's HTML escaping
+// writes, or a numeric one, decimal or hex, with its ";".
+func htmlEscapeAt(s string, buf []byte) (int, []byte) {
+	end := strings.IndexByte(s, ';')
+	if end < 2 || end > 10 {
+		return 0, nil
+	}
+	name := s[1:end]
+	switch name {
+	case "amp":
+		return end + 1, append(buf, '&')
+	case "lt":
+		return end + 1, append(buf, '<')
+	case "gt":
+		return end + 1, append(buf, '>')
+	case "quot":
+		return end + 1, append(buf, '"')
+	case "apos":
+		return end + 1, append(buf, '\'')
+	case "nbsp":
+		return end + 1, append(buf, ' ')
+	}
+	if name[0] != '#' || len(name) < 2 {
+		return 0, nil
+	}
+	digits, base := name[1:], rune(10)
+	if digits[0] == 'x' || digits[0] == 'X' {
+		digits, base = digits[1:], 16
+	}
+	if digits == "" {
+		return 0, nil
+	}
+	var r rune
+	for _, c := range []byte(digits) {
+		switch {
+		case base == 10 && '0' <= c && c <= '9', base == 16 && isHexDigit(c):
+			r = r*base + rune(unhex(c))
+		default:
+			return 0, nil
+		}
+	}
+	if !utf8.ValidRune(r) || r == 0 {
+		return 0, nil
+	}
+	return end + 1, utf8.AppendRune(buf, r)
+}
+
+// lookalikeAt reads the lookalike at the start of s: a fullwidth form as
+// its ASCII character, a Unicode space as a space, a zero-width character
+// as nothing.
+func lookalikeAt(s string, buf []byte) (int, []byte) {
+	r, n := utf8.DecodeRuneInString(s)
+	switch {
+	case r >= 0xff01 && r <= 0xff5e:
+		return n, append(buf, byte(r-0xff01+'!'))
+	case r == 0x00a0, r >= 0x2000 && r <= 0x200a, r == 0x202f, r == 0x205f, r == 0x3000:
+		return n, append(buf, ' ')
+	case r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff:
+		return n, buf[:0:0]
+	}
+	return 0, nil
 }

@@ -56,6 +56,13 @@ func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// Line is the one way a text is cut to one line for a message, a quote, a
+// comment or a table cell: OneLine, then Truncate to n bytes (a cut ends
+// between runes and is marked "…"). Whatever s holds, the result is at
+// most n bytes and the ellipsis: 300 bytes that are not UTF-8, cut to
+// 200, are 200 of them and "…".
+func Line(s string, n int) string { return Truncate(OneLine(s), n) }
+
 // LastLines returns the last n lines of a stderr tail (every line when n
 // is 0 or less), without the blank lines and white space at its end and
 // without each line's "\r". Nil for a tail with nothing in it.

@@ -95,3 +95,22 @@ func TestLastLines(t *testing.T) {
 		t.Errorf("LastLine of nothing = %q", got)
 	}
 }
+
+// Line is the one cut to one line: the canary's comments, the daemon's
+// header errors and the credential quote agreed on no answer for bytes
+// that are not UTF-8 (300 of them became 9 bytes one way and 203 the
+// other), nor on the mark ("..." or "…").
+func TestLine(t *testing.T) {
+	for _, b := range []byte{0x80, 0xff, 'a'} {
+		s := strings.Repeat(string([]byte{b}), 300)
+		if got := Line(s, 200); len(got) != 200+len(Ellipsis) || !strings.HasSuffix(got, Ellipsis) {
+			t.Errorf("Line(300 × %#x, 200) is %d bytes, want 200 and the ellipsis", b, len(got))
+		}
+	}
+	if got := Line("a\n  b\tc  ", 10); got != "a b c" {
+		t.Errorf("Line on one line = %q", got)
+	}
+	if got := Line("héllo wörld", 2); got != "h…" {
+		t.Errorf("Line cut inside a rune = %q", got)
+	}
+}
