@@ -47,6 +47,7 @@ type endpoints struct {
 	cimd             bool
 	pkceMethods      []string
 	offlineAccess    bool
+	issParameter     bool // the authorization response always carries iss (RFC 9207)
 	// found says how, for messages ("resource metadata at ..., metadata at ...").
 	found string
 }
@@ -72,6 +73,9 @@ type serverMetadata struct {
 	// ClientIDMetadataDocument is the MCP authorization spec's (2025-11-25)
 	// flag for OAuth Client ID Metadata Documents.
 	ClientIDMetadataDocument bool `json:"client_id_metadata_document_supported"`
+	// IssParameter is RFC 9207's promise to send iss with every
+	// authorization response.
+	IssParameter bool `json:"authorization_response_iss_parameter_supported"`
 }
 
 // errNotFound is a metadata URL that answered 404: the next one is tried.
@@ -228,8 +232,8 @@ func (d discovery) serverEndpoints(ctx context.Context, issuer string, defaults 
 		authMethods: md.TokenAuthMethods, grants: md.GrantTypes,
 		authorizationURL: md.AuthorizationEndp, registrationURL: md.RegistrationEndpoint,
 		cimd: md.ClientIDMetadataDocument, pkceMethods: md.CodeChallenge,
-		offlineAccess: slices.Contains(md.ScopesSupported, "offline_access"),
-		found:         "authorization server metadata at " + show(mdURL)}, nil
+		offlineAccess: slices.Contains(md.ScopesSupported, "offline_access"), issParameter: md.IssParameter,
+		found: "authorization server metadata at " + show(mdURL)}, nil
 }
 
 // firstFound GETs each URL in turn and decodes the first one that answers

@@ -113,6 +113,9 @@ type AuthConfig struct {
 	// of the metadata.
 	NoRefreshTokenOnCode bool
 	NoPKCE               bool
+	// NoIssInAnswer leaves iss out of the authorization response although
+	// the metadata promises it (RFC 9207), as a mix-up would.
+	NoIssInAnswer bool
 }
 
 // TokenRequest is what a client sent to the token endpoint.
