@@ -221,8 +221,21 @@ func (d discovery) serverEndpoints(ctx context.Context, issuer string, defaults 
 	case err != nil:
 		return nil, err
 	}
+	note := ""
 	if strings.TrimSuffix(md.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
-		return nil, fmt.Errorf("the metadata at %s is for issuer %s, not %s (RFC 8414 section 3.3)", show(mdURL), show(md.Issuer), show(issuer))
+		if !defaults || !sameOrigin(md.Issuer, iu) {
+			return nil, fmt.Errorf("the metadata at %s is for issuer %s, not %s (RFC 8414 section 3.3)", show(mdURL), show(md.Issuer), show(issuer))
+		}
+		// A 2025-03-26 server without protected resource metadata: its
+		// origin is its authorization server by that revision's rule,
+		// and the document came from that origin. An issuer on the same
+		// origin under another path names no other party, so there is
+		// nothing to mix up, and the issuer is taken as the document
+		// says (the iss mcpwatch login expects, the audience of a
+		// private_key_jwt assertion). One on another origin is still
+		// refused: a server could otherwise claim another authorization
+		// server's identity.
+		note = " (issuer " + show(md.Issuer) + ", on the server's own origin: accepted for a 2025-03-26 server)"
 	}
 	tu, err := url.Parse(md.TokenEndpoint)
 	if md.TokenEndpoint == "" || err != nil || tu.Host == "" || !d.acceptable(tu) {
@@ -233,7 +246,7 @@ func (d discovery) serverEndpoints(ctx context.Context, issuer string, defaults 
 		authorizationURL: md.AuthorizationEndp, registrationURL: md.RegistrationEndpoint,
 		cimd: md.ClientIDMetadataDocument, pkceMethods: md.CodeChallenge,
 		offlineAccess: slices.Contains(md.ScopesSupported, "offline_access"), issParameter: md.IssParameter,
-		found: "authorization server metadata at " + show(mdURL)}, nil
+		found: "authorization server metadata at " + show(mdURL) + note}, nil
 }
 
 // firstFound GETs each URL in turn and decodes the first one that answers
@@ -323,6 +336,13 @@ func coversResource(declared, ours string) bool {
 		d = canonicalResource(u)
 	}
 	return d == ours || strings.HasPrefix(ours, d+"/")
+}
+
+// sameOrigin reports whether raw is an absolute URL on u's origin: the
+// same scheme, host and port.
+func sameOrigin(raw string, u *url.URL) bool {
+	v, err := url.Parse(raw)
+	return err == nil && v.Host != "" && originOf(v) == originOf(u)
 }
 
 func originURL(u *url.URL) string {

@@ -197,3 +197,28 @@ func newHostileAS(t *testing.T, authorizePath string) hostileAS {
 	})
 	return hostileAS{mcpURL: srv.URL + "/mcp"}
 }
+
+// A 2025-03-26 server's metadata that names an issuer on another origin
+// is refused: it would claim another authorization server's identity.
+func TestLegacyIssuerOnAnotherOriginRefused(t *testing.T) {
+	cfg := probetest.AuthConfig{Legacy20250326: true, ClientID: "mcpwatch-test", ClientSecret: "client-secret-value-1234"}
+	as := probetest.NewAuthServer(cfg)
+	kit := probetest.NewServer(probetest.Config{})
+	t.Cleanup(kit.Close)
+	one := httptest.NewServer(as.Mux(kit))
+	t.Cleanup(one.Close)
+	as.SetURL("http://127.0.0.1:1") // the issuer its metadata names
+	url := one.URL + "/mcp"
+	c, err := oauth.New(oauth.Config{Server: "remote", ServerURL: url, Grant: oauth.GrantClientCredentials,
+		ClientID: "mcpwatch-test", ClientSecret: "client-secret-value-1234"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, c, url, "")
+	if res.OK || !strings.Contains(res.Error, "is for issuer http://127.0.0.1:1, not "+one.URL+" (RFC 8414 section 3.3)") {
+		t.Errorf("probe: ok=%v %s: %s, want the issuer refused", res.OK, res.Reason, res.Error)
+	}
+	if n := len(as.Requests()); n != 0 {
+		t.Errorf("%d token requests, want none", n)
+	}
+}
