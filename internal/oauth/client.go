@@ -270,6 +270,9 @@ func (c *Client) renew(ctx context.Context, base http.RoundTripper, ch *probe.Ch
 func (c *Client) stepUp(ctx context.Context, base http.RoundTripper, ch *probe.Challenge) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stored != nil && c.cfg.Grant == GrantRefreshToken {
+		return "", c.storedShort(ch)
+	}
 	scopes := slices.Clone(c.asked)
 	for _, s := range strings.Fields(ch.Scope) {
 		if !slices.Contains(scopes, s) {
@@ -317,18 +320,19 @@ func (f fetcher) Token() (*oauth2.Token, error) { return f() }
 // fetch gets a new access token at the token endpoint and caches it; a
 // rotated refresh token is written back first. The caller holds c.mu.
 func (c *Client) fetch(ctx context.Context, base http.RoundTripper, scopes []string) (*oauth2.Token, error) {
-	ep := c.ep
-	hc := c.httpClient(base, ep.serverLocal)
-	if c.cfg.Grant == GrantAuthorizationCode {
-		return c.signIn(ctx, hc, scopes)
-	}
 	if c.stored != nil && c.cfg.Grant == GrantRefreshToken {
+		// Before discovery, which a stored token does without.
 		tok, err := c.storedToken()
 		if err != nil {
 			return nil, err
 		}
 		c.token = tok
 		return tok, nil
+	}
+	ep := c.ep
+	hc := c.httpClient(base, ep.serverLocal)
+	if c.cfg.Grant == GrantAuthorizationCode {
+		return c.signIn(ctx, hc, scopes)
 	}
 	refreshToken := c.refreshToken()
 	if c.cfg.Grant == GrantRefreshToken && refreshToken == "" {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -99,4 +100,14 @@ func (c *Client) storedRefused(ch *probe.Challenge) error {
 	return &probe.Failure{Reason: probe.ReasonUnauthorized, HTTPStatus: 401, Challenge: ch, Err: fmt.Errorf(
 		"server %q: the server refused the access token 'mcpwatch login' stored in %s (HTTP 401%s), and without a refresh token there is no other to get: run 'mcpwatch login %s' to sign in again",
 		c.cfg.Server, c.cfg.RefreshTokenFile, note, c.cfg.Server)}
+}
+
+// storedShort is a 403 insufficient_scope to the stored access token: no
+// refresh token can ask for more, so a person signs in again with the
+// scope the server names.
+func (c *Client) storedShort(ch *probe.Challenge) error {
+	scope := sanitize.Truncate(ch.Scope, 200)
+	return &probe.Failure{Reason: probe.ReasonForbidden, HTTPStatus: 403, Challenge: ch, Err: fmt.Errorf(
+		"server %q: HTTP 403 insufficient_scope: the server asks for scope %q, and the access token 'mcpwatch login' stored in %s cannot be renewed with more (no refresh token): set auth.scopes to %q and run 'mcpwatch login %s' again",
+		c.cfg.Server, scope, c.cfg.RefreshTokenFile, scope, c.cfg.Server)}
 }

@@ -222,3 +222,26 @@ func TestLegacyIssuerOnAnotherOriginRefused(t *testing.T) {
 		t.Errorf("%d token requests, want none", n)
 	}
 }
+
+// A 403 insufficient_scope to a stored access token: there is no refresh
+// token to ask for more with (nor, before this, any discovery), so the
+// probe fails naming the scope and the login to run.
+func TestStoredAccessTokenStepUp(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="mcp:write"`)
+		http.Error(w, "Forbidden", http.StatusForbidden)
+	}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/mcp"
+	file := filepath.Join(t.TempDir(), "remote.refresh")
+	c, err := oauth.New(oauth.Config{Server: "remote", ServerURL: url, Grant: oauth.GrantRefreshToken,
+		RefreshToken: `{"kind":"mcpwatch-access-token","access_token":"stored-token-1"}`, RefreshTokenFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, c, url, probe.TransportHTTP)
+	want := `HTTP 403 insufficient_scope: the server asks for scope "mcp:write", and the access token 'mcpwatch login' stored in ` + file
+	if res.OK || res.Reason != probe.ReasonForbidden || !strings.Contains(res.Error, want) || !strings.Contains(res.Error, "run 'mcpwatch login remote' again") {
+		t.Fatalf("probe: ok=%v %s: %s\nwant forbidden and %q", res.OK, res.Reason, res.Error, want)
+	}
+}
