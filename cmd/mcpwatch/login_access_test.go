@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,9 +58,11 @@ func TestLoginAccessTokenAloneThenServe(t *testing.T) {
 		t.Fatalf("remote is %s (%s: %s), want ok with the stored access token", st.State, st.Reason, st.Error)
 	}
 	metrics := scrape(t, base+"/metrics")
-	want := fmt.Sprintf(`mcpwatch_credential_expiry_timestamp_seconds{credential="oauth_stored_access_token",server="remote"} %d`, expiry.Unix())
-	if !strings.Contains(metrics, want) {
-		t.Errorf("metrics lack %s", want)
+	series := `mcpwatch_credential_expiry_timestamp_seconds{credential="oauth_stored_access_token",server="remote"} `
+	line := grepLines(metrics, series)
+	got, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, series)), 64)
+	if err != nil || math.Abs(got-float64(expiry.UnixNano())/1e9) > 0.001 {
+		t.Errorf("metrics: %q (%v), want %s at the stored expiry %s", line, err, series, expiry)
 	}
 
 	// The token as the clock leaves it 120 s on: expired.

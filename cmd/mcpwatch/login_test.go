@@ -144,16 +144,19 @@ func TestLoginFailuresAndAdHoc(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		consent probetest.Consent
+		timeout string // the login's --timeout
 		want    string
 	}{
-		{"denied", probetest.ConsentDeny, "login, authorization: consent was denied in the browser"},
-		{"wrong state", probetest.ConsentWrongState, "FAILED (timeout): login for --url"},
+		{"denied", probetest.ConsentDeny, "5m", "login, authorization: consent was denied in the browser"},
+		// The only answer has another state: ignored, so the login waits
+		// for its own until --timeout.
+		{"wrong state", probetest.ConsentWrongState, "3s", "FAILED (timeout): login for --url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, url := loginFixture(t, probetest.AuthConfig{Registration: true, Consent: tc.consent})
 			dir := t.TempDir()
-			r := runBin(t, dir, map[string]string{"BROWSER": testBrowser(t)}, "login", "--timeout", "3s", "--url", url, "--oauth-refresh-token", "${file:rt}")
+			r := runBin(t, dir, map[string]string{"BROWSER": testBrowser(t)}, "login", "--timeout", tc.timeout, "--url", url, "--oauth-refresh-token", "${file:rt}")
 			if r.code != exitFailed || !strings.Contains(r.stdout, tc.want) {
 				t.Errorf("login: %s\nwant exit 1 and %q", r, tc.want)
 			}
