@@ -69,7 +69,7 @@ func accessTokenExpiry(tok *oauth2.Token) time.Time {
 // token's file, as a refresh token is written: atomically, mode 0600,
 // never through a symbolic link.
 func storeAccessToken(file string, st *storedAccess) error {
-	b, err := json.Marshal(st)
+	b, err := json.Marshal(st) //nolint:gosec // G117: the token is meant for this file, written 0600 as a refresh token is
 	if err != nil {
 		return err
 	}

@@ -129,11 +129,11 @@ func TestLoginIgnoresStrangerCallback(t *testing.T) {
 	inner := b.hc
 	b.hc = &http.Client{Timeout: 10 * time.Second, Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if redirect := r.URL.Query().Get("redirect_uri"); redirect != "" && stranger == 0 {
-			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, redirect+"?state=forged&code=stolen", nil)
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, redirect+"?state=forged&code=stolen", nil) //nolint:gosec // G704: the login's own loopback redirect URI
 			if err != nil {
 				return nil, err
 			}
-			resp, err := inner.Do(req)
+			resp, err := inner.Do(req) //nolint:gosec // G704: the login's own loopback redirect URI
 			if err != nil {
 				return nil, err
 			}
