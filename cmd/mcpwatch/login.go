@@ -53,6 +53,10 @@ Step by step:
   4. the code is exchanged (PKCE S256, the resource parameter); the refresh
      token is written to the file, atomically, mode 0600, never through a
      symlink; then the server is probed with the new access token.
+     An authorization server that grants an access token alone: that is
+     stored there instead (same file rules, with its expiry from
+     expires_in or a JWT exp) and used until it expires; then the server
+     is credential_missing until you run login again.
 
 Scopes: auth.scopes, else the 401 challenge's, else the server's
 scopes_supported; offline_access is added when the authorization server
@@ -270,15 +274,29 @@ func reportLogin(w io.Writer, server string, obs runner.Observation) int {
 	}
 	fmt.Fprintf(w, "signed in: %s, at authorization server %s\n", server, sanitize.Text(o.Issuer))
 	fmt.Fprintf(w, "  client         %s (%s)\n", sanitize.Text(o.ClientID), how)
-	fmt.Fprintf(w, "  refresh token  stored in %s (mode 0600)\n", o.RefreshTokenFile)
+	if o.AccessTokenOnly {
+		fmt.Fprintf(w, "  access token   stored in %s (mode 0600)\n", o.RefreshTokenFile)
+	} else {
+		fmt.Fprintf(w, "  refresh token  stored in %s (mode 0600)\n", o.RefreshTokenFile)
+	}
 	if o.RegistrationFile != "" {
 		fmt.Fprintf(w, "  client kept    in %s (mode 0600): the daemon refreshes as this client\n", o.RegistrationFile)
 	}
 	if len(o.Scopes) > 0 {
 		fmt.Fprintf(w, "  scopes         %s\n", sanitize.Text(strings.Join(o.Scopes, " ")))
 	}
+	if o.AccessTokenOnly {
+		// No refresh token: the sign-in lasts as long as the access token.
+		if o.Expiry.IsZero() {
+			fmt.Fprintf(w, "  no refresh token: the access token does not say it expires, so mcpwatch watches with it until the server refuses it; then run 'mcpwatch login %s' again\n", server)
+		} else {
+			fmt.Fprintf(w, "  no refresh token: mcpwatch watches until %s, then run 'mcpwatch login %s' again (McpCredentialExpiringSoon warns ahead)\n",
+				o.Expiry.UTC().Format(time.RFC3339), server)
+		}
+		fmt.Fprintf(w, "  to sign in once for good: %s\n", sanitize.Text(o.NoRefreshHint))
+	}
 	if !res.OK {
-		fmt.Fprintf(w, "the refresh token is stored, but the probe with the new token FAILED (%s): %s\n", res.Reason, sanitize.Text(res.Error))
+		fmt.Fprintf(w, "the %s is stored, but the probe with the new token FAILED (%s): %s\n", map[bool]string{true: "access token", false: "refresh token"}[o.AccessTokenOnly], res.Reason, sanitize.Text(res.Error))
 		return exitFailed
 	}
 	fmt.Fprintf(w, "  probe          ok: %d %s with the new token\n", len(res.Tools), plural(len(res.Tools), "tool", "tools"))

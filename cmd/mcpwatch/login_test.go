@@ -136,25 +136,32 @@ func readToken(t *testing.T, path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// Denied consent and a forged state fail by name, exit 1, and store
-// nothing; an ad-hoc --url login works as a configured one does.
+// Denied consent fails by name, exit 1, and stores nothing; an answer
+// with another state is ignored, and the login waits for its own until
+// --timeout; an ad-hoc --url login works as a configured one does.
 func TestLoginFailuresAndAdHoc(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		consent probetest.Consent
+		timeout string // the login's --timeout
 		want    string
 	}{
-		{"denied", probetest.ConsentDeny, "login, authorization: consent was denied in the browser"},
-		{"wrong state", probetest.ConsentWrongState, "login, authorization: the answer carries another state than the request (a forged or stale sign-in), so it was refused"},
+		{"denied", probetest.ConsentDeny, "5m", "login, authorization: consent was denied in the browser"},
+		// The only answer has another state: ignored, so the login waits
+		// for its own until --timeout.
+		{"wrong state", probetest.ConsentWrongState, "3s", "FAILED (timeout): login for --url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, url := loginFixture(t, probetest.AuthConfig{Registration: true, Consent: tc.consent})
 			dir := t.TempDir()
-			r := runBin(t, dir, map[string]string{"BROWSER": testBrowser(t)}, "login", "--url", url, "--oauth-refresh-token", "${file:rt}")
+			r := runBin(t, dir, map[string]string{"BROWSER": testBrowser(t)}, "login", "--timeout", tc.timeout, "--url", url, "--oauth-refresh-token", "${file:rt}")
 			if r.code != exitFailed || !strings.Contains(r.stdout, tc.want) {
 				t.Errorf("login: %s\nwant exit 1 and %q", r, tc.want)
+			}
+			if tc.consent == probetest.ConsentWrongState && !strings.Contains(r.stdout, "requests to the redirect URI with another state than this sign-in's were ignored: 1") {
+				t.Errorf("login does not say it ignored an answer with another state:\n%s", r.stdout)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "rt")); err == nil {
 				t.Error("a failed login stored a refresh token")

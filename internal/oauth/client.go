@@ -55,6 +55,29 @@ type Client struct {
 	who           string // the client_id last used, for messages
 	lastRefresh   time.Time
 	failures      map[string]uint64
+	// stored is the access token mcpwatch login stored in the refresh
+	// token's file when it was granted no refresh token; nil otherwise.
+	stored *storedAccess
+	clock  func() time.Time // time.Now, but in tests
+}
+
+func (c *Client) now() time.Time {
+	if c.clock != nil {
+		return c.clock()
+	}
+	return time.Now()
+}
+
+// takeRefreshToken takes the refresh token file's content: a refresh
+// token, or an access token stored alone. The caller holds c.mu (or owns
+// c).
+func (c *Client) takeRefreshToken(content string) {
+	c.knownRT = content
+	if st, ok := parseStored(content); ok {
+		c.stored, c.refreshExpiry = st, time.Time{}
+		return
+	}
+	c.stored, c.refreshExpiry = nil, refreshTokenExpiry(nil, content)
 }
 
 // New returns the client of one server. cfg must be valid (Validate).
@@ -67,7 +90,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("the server URL is not a URL")
 	}
 	c := &Client{cfg: cfg, srv: u, failures: map[string]uint64{}}
-	c.knownRT, c.refreshExpiry = cfg.RefreshToken, refreshTokenExpiry(nil, cfg.RefreshToken)
+	c.takeRefreshToken(cfg.RefreshToken)
 	return c, nil
 }
 
@@ -77,8 +100,12 @@ func (c *Client) update(cfg Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cfg.RefreshToken != c.knownRT && cfg.RefreshToken != c.rotatedFrom {
-		// Someone put another refresh token in the file.
-		c.knownRT, c.refreshExpiry = cfg.RefreshToken, refreshTokenExpiry(nil, cfg.RefreshToken)
+		// Someone put another refresh token in the file (or a login
+		// stored another access token there).
+		c.takeRefreshToken(cfg.RefreshToken)
+		if c.token != nil && c.stored != nil && c.token.AccessToken != c.stored.AccessToken {
+			c.token = nil
+		}
 	}
 	c.cfg = cfg
 }
@@ -143,8 +170,11 @@ func (c *Client) Status() *probe.CredentialStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := &probe.CredentialStatus{OAuth: true, LastRefresh: c.lastRefresh, RefreshFailures: maps(c.failures)}
-	if c.token != nil && !c.token.Expiry.IsZero() {
+	if c.token != nil && !c.token.Expiry.IsZero() && c.stored == nil {
 		st.Expiries = append(st.Expiries, probe.CredentialExpiry{Credential: CredentialAccessToken, Expiry: c.token.Expiry, Renewed: true})
+	}
+	if c.stored != nil && !c.stored.Expiry.IsZero() {
+		st.Expiries = append(st.Expiries, probe.CredentialExpiry{Credential: CredentialStoredAccessToken, Expiry: c.stored.Expiry})
 	}
 	if !c.refreshExpiry.IsZero() {
 		st.Expiries = append(st.Expiries, probe.CredentialExpiry{Credential: CredentialRefreshToken, Expiry: c.refreshExpiry})
@@ -160,6 +190,9 @@ func (c *Client) Secrets() []string {
 	out := []string{c.cfg.ClientSecret, c.cfg.RefreshToken, c.rotatedTo, c.refusedToken, c.regSecret}
 	if c.token != nil {
 		out = append(out, c.token.AccessToken, c.token.RefreshToken)
+	}
+	if c.stored != nil {
+		out = append(out, c.stored.AccessToken)
 	}
 	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
 }
@@ -178,6 +211,15 @@ func maps(m map[string]uint64) map[string]uint64 {
 func (c *Client) current(ctx context.Context, base http.RoundTripper) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stored != nil && c.cfg.Grant == GrantRefreshToken {
+		// An access token stored alone: sent as it is, no discovery
+		// needed, until it expires.
+		tok, err := c.storedToken()
+		if err != nil {
+			return "", err
+		}
+		return tok.AccessToken, nil
+	}
 	if c.ep == nil {
 		return "", nil
 	}
@@ -200,6 +242,9 @@ func (c *Client) renew(ctx context.Context, base http.RoundTripper, ch *probe.Ch
 	local := c.serverLocal(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stored != nil && c.cfg.Grant == GrantRefreshToken && sent == c.stored.AccessToken {
+		return "", c.storedRefused(ch)
+	}
 	if c.ep == nil {
 		ep, err := discover(ctx, c.httpClient(base, local), c.srv, local, c.cfg.TokenURL, usesAssertion(c.cfg), ch)
 		if err != nil {
@@ -225,6 +270,9 @@ func (c *Client) renew(ctx context.Context, base http.RoundTripper, ch *probe.Ch
 func (c *Client) stepUp(ctx context.Context, base http.RoundTripper, ch *probe.Challenge) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stored != nil && c.cfg.Grant == GrantRefreshToken {
+		return "", c.storedShort(ch)
+	}
 	scopes := slices.Clone(c.asked)
 	for _, s := range strings.Fields(ch.Scope) {
 		if !slices.Contains(scopes, s) {
@@ -272,6 +320,15 @@ func (f fetcher) Token() (*oauth2.Token, error) { return f() }
 // fetch gets a new access token at the token endpoint and caches it; a
 // rotated refresh token is written back first. The caller holds c.mu.
 func (c *Client) fetch(ctx context.Context, base http.RoundTripper, scopes []string) (*oauth2.Token, error) {
+	if c.stored != nil && c.cfg.Grant == GrantRefreshToken {
+		// Before discovery, which a stored token does without.
+		tok, err := c.storedToken()
+		if err != nil {
+			return nil, err
+		}
+		c.token = tok
+		return tok, nil
+	}
 	ep := c.ep
 	hc := c.httpClient(base, ep.serverLocal)
 	if c.cfg.Grant == GrantAuthorizationCode {

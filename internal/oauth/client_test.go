@@ -140,6 +140,12 @@ func TestDiscoveryAndClientAuth(t *testing.T) {
 			metadata: "/.well-known/oauth-authorization-server",
 		},
 		{
+			name:     "2025-03-26: the origin's metadata names an issuer under a path of the same origin",
+			cfg:      probetest.AuthConfig{Legacy20250326: true, IssuerPath: "/oauth", MetadataAtRoot: true},
+			method:   probetest.AuthBasic,
+			metadata: "/.well-known/oauth-authorization-server",
+		},
+		{
 			name:   "2025-03-26: no metadata at all, the default /token endpoint",
 			cfg:    probetest.AuthConfig{Legacy20250326: true, Metadata: probetest.MetadataNone},
 			method: probetest.AuthBasic,

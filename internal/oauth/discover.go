@@ -47,6 +47,7 @@ type endpoints struct {
 	cimd             bool
 	pkceMethods      []string
 	offlineAccess    bool
+	issParameter     bool // the authorization response always carries iss (RFC 9207)
 	// found says how, for messages ("resource metadata at ..., metadata at ...").
 	found string
 }
@@ -72,6 +73,9 @@ type serverMetadata struct {
 	// ClientIDMetadataDocument is the MCP authorization spec's (2025-11-25)
 	// flag for OAuth Client ID Metadata Documents.
 	ClientIDMetadataDocument bool `json:"client_id_metadata_document_supported"`
+	// IssParameter is RFC 9207's promise to send iss with every
+	// authorization response.
+	IssParameter bool `json:"authorization_response_iss_parameter_supported"`
 }
 
 // errNotFound is a metadata URL that answered 404: the next one is tried.
@@ -217,8 +221,21 @@ func (d discovery) serverEndpoints(ctx context.Context, issuer string, defaults 
 	case err != nil:
 		return nil, err
 	}
+	note := ""
 	if strings.TrimSuffix(md.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
-		return nil, fmt.Errorf("the metadata at %s is for issuer %s, not %s (RFC 8414 section 3.3)", show(mdURL), show(md.Issuer), show(issuer))
+		if !defaults || !sameOrigin(md.Issuer, iu) {
+			return nil, fmt.Errorf("the metadata at %s is for issuer %s, not %s (RFC 8414 section 3.3)", show(mdURL), show(md.Issuer), show(issuer))
+		}
+		// A 2025-03-26 server without protected resource metadata: its
+		// origin is its authorization server by that revision's rule,
+		// and the document came from that origin. An issuer on the same
+		// origin under another path names no other party, so there is
+		// nothing to mix up, and the issuer is taken as the document
+		// says (the iss mcpwatch login expects, the audience of a
+		// private_key_jwt assertion). One on another origin is still
+		// refused: a server could otherwise claim another authorization
+		// server's identity.
+		note = " (issuer " + show(md.Issuer) + ", on the server's own origin: accepted for a 2025-03-26 server)"
 	}
 	tu, err := url.Parse(md.TokenEndpoint)
 	if md.TokenEndpoint == "" || err != nil || tu.Host == "" || !d.acceptable(tu) {
@@ -228,8 +245,8 @@ func (d discovery) serverEndpoints(ctx context.Context, issuer string, defaults 
 		authMethods: md.TokenAuthMethods, grants: md.GrantTypes,
 		authorizationURL: md.AuthorizationEndp, registrationURL: md.RegistrationEndpoint,
 		cimd: md.ClientIDMetadataDocument, pkceMethods: md.CodeChallenge,
-		offlineAccess: slices.Contains(md.ScopesSupported, "offline_access"),
-		found:         "authorization server metadata at " + show(mdURL)}, nil
+		offlineAccess: slices.Contains(md.ScopesSupported, "offline_access"), issParameter: md.IssParameter,
+		found: "authorization server metadata at " + show(mdURL) + note}, nil
 }
 
 // firstFound GETs each URL in turn and decodes the first one that answers
@@ -319,6 +336,13 @@ func coversResource(declared, ours string) bool {
 		d = canonicalResource(u)
 	}
 	return d == ours || strings.HasPrefix(ours, d+"/")
+}
+
+// sameOrigin reports whether raw is an absolute URL on u's origin: the
+// same scheme, host and port.
+func sameOrigin(raw string, u *url.URL) bool {
+	v, err := url.Parse(raw)
+	return err == nil && v.Host != "" && originOf(v) == originOf(u)
 }
 
 func originURL(u *url.URL) string {

@@ -62,8 +62,15 @@ type LoginOutcome struct {
 	Reused           bool
 	RegistrationFile string // where the client is kept; "" for a configured one
 	RefreshTokenFile string
-	RedirectURI      string
-	Scopes           []string // granted, as the token says, else asked
+	// AccessTokenOnly is set when the authorization server granted no
+	// refresh token: the access token was stored in RefreshTokenFile, to
+	// be used until Expiry (zero: it does not say it expires).
+	// NoRefreshHint says how to get a refresh token next time.
+	AccessTokenOnly bool
+	Expiry          time.Time
+	NoRefreshHint   string
+	RedirectURI     string
+	Scopes          []string // granted, as the token says, else asked
 }
 
 // LastLogin is what the client's last sign-in did; nil before one.
@@ -126,7 +133,7 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 		scopes = append(slices.Clone(scopes), "offline_access")
 	}
 	verifier := oauth2.GenerateVerifier()
-	cb.state, cb.issuer = rand.Text(), ep.issuer
+	cb.state, cb.issuer, cb.issRequired = rand.Text(), ep.issuer, ep.issParameter
 	style, err := c.authenticate(ep, who, url.Values{})
 	if err != nil {
 		return nil, err
@@ -140,7 +147,11 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 		conf.ClientSecret = who.secret
 	}
 	resource := oauth2.SetAuthURLParam("resource", ep.resource)
-	authURL := conf.AuthCodeURL(cb.state, oauth2.S256ChallengeOption(verifier), resource)
+	// The authorization endpoint is the server's choice, and x/oauth2
+	// keeps it as written: C1 controls or bidirectional overrides in it
+	// would act on the terminal it is printed to, or show another URL
+	// than the one opened.
+	authURL := printableURL(conf.AuthCodeURL(cb.state, oauth2.S256ChallengeOption(verifier), resource))
 
 	l := c.cfg.Login
 	wait := "until the sign-in finishes"
@@ -157,16 +168,20 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 		if !errors.Is(err, context.DeadlineExceeded) {
 			return nil, c.loginFailure(probe.ReasonCanceled, "authorization", "the login was canceled before an answer came back to the redirect URI %s", cb.redirect)
 		}
+		ignored := ""
+		if n := cb.strangers.Load(); n > 0 {
+			ignored = fmt.Sprintf("; requests to the redirect URI with another state than this sign-in's were ignored: %d", n)
+		}
 		return nil, c.loginFailure(probe.ReasonTimeout, "authorization",
 			"no answer came back to the redirect URI %s before the deadline: finish signing in in the browser (the URL is above), or allow more time with --timeout; "+
-				"an authorization server that shows an error page instead of sending the browser back does not accept that redirect URI: register http://127.0.0.1%s (any port, RFC 8252) for client %q, or pass --redirect-port",
-			cb.redirect, callbackPath, who.id)
+				"an authorization server that shows an error page instead of sending the browser back does not accept that redirect URI: register http://127.0.0.1%s (any port, RFC 8252) for client %q, or pass --redirect-port%s",
+			cb.redirect, callbackPath, who.id, ignored)
 	}
 	switch answer.kind {
 	case "denied":
 		return nil, c.loginFailure(probe.ReasonUnauthorized, "authorization",
 			"consent was denied in the browser (%s): run 'mcpwatch login %s' again and allow access, or ask the authorization server's administrator why client %q is refused", answer.problem, c.cfg.Server, who.id)
-	case "state", "issuer":
+	case "issuer":
 		return nil, c.loginFailure(probe.ReasonUnauthorized, "authorization",
 			"%s: run 'mcpwatch login %s' again, and open only the URL it prints", answer.problem, c.cfg.Server)
 	case "error":
@@ -202,14 +217,23 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 		return nil, c.loginFailure(probe.ReasonUnauthorized, "token exchange", "the token endpoint issued a token of type %q, not Bearer", safeCode(strings.ToLower(tok.TokenType)))
 	}
 	if tok.RefreshToken == "" {
-		ask := "allow client " + strconv.Quote(who.id) + " refresh tokens on the authorization server"
-		if !ep.offlineAccess {
-			ask += ", or ask for offline_access (auth.scopes) if it issues them only then"
+		// An access token alone is a sign-in too: it is stored where the
+		// refresh token would be, and used until it expires.
+		st := &storedAccess{Kind: storedKind, AccessToken: tok.AccessToken, Expiry: accessTokenExpiry(tok), Issuer: ep.issuer}
+		if err := storeAccessToken(c.cfg.RefreshTokenFile, st); err != nil {
+			return nil, c.loginFailure(probe.ReasonConfig, "store", "could not store the access token: %v; make the directory writable, or point auth.refresh_token elsewhere", err)
 		}
-		return nil, c.loginFailure(probe.ReasonUnauthorized, "token exchange",
-			"no refresh token granted: the authorization server issued an access token alone, so mcpwatch could not go on signing in unattended; %s", ask)
-	}
-	if err := atomicfile.WriteSecret(c.cfg.RefreshTokenFile, []byte(tok.RefreshToken+"\n")); err != nil {
+		out.AccessTokenOnly, out.Expiry = true, st.Expiry
+		out.NoRefreshHint = "allow client " + strconv.Quote(who.id) + " refresh tokens on the authorization server"
+		if !ep.offlineAccess {
+			out.NoRefreshHint += ", or ask for offline_access (auth.scopes) if it issues them only then"
+		}
+		if st.Expiry.IsZero() {
+			tok.Expiry = time.Time{}
+		} else {
+			tok.Expiry = st.Expiry
+		}
+	} else if err := atomicfile.WriteSecret(c.cfg.RefreshTokenFile, []byte(tok.RefreshToken+"\n")); err != nil {
 		return nil, c.loginFailure(probe.ReasonConfig, "store", "could not store the refresh token: %v; make the directory writable, or point auth.refresh_token elsewhere", err)
 	}
 	if who.reg != nil {
@@ -425,4 +449,21 @@ func (c *Client) register(ctx context.Context, hc *http.Client, ep *endpoints, r
 	c.regSecret = r.ClientSecret
 	return &registration{Issuer: ep.issuer, ClientID: r.ClientID, ClientSecret: r.ClientSecret, AuthMethod: method,
 		RedirectURIs: []string{redirect}, RegisteredBy: RegisteredDynamically, SecretExpiresAt: r.SecretExpiresAt}, nil
+}
+
+// printableURL percent-encodes every byte of a URL outside visible ASCII
+// (controls, spaces, and all of UTF-8 past ASCII, so C1 controls and
+// bidirectional overrides too). A browser sends a path or query so
+// encoded as it would have sent the characters: the URL means the same,
+// and printed it is what it is.
+func printableURL(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

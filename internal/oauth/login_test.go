@@ -239,8 +239,7 @@ func TestLoginReusesTheRegisteredClient(t *testing.T) {
 	}
 }
 
-// Denied consent, a forged state, a server that grants no refresh token,
-// no PKCE, and no answer at all: each fails naming the step and the fix,
+// Denied consent, a forged state, a missing iss, no PKCE, and no answer at all: each fails naming the step and the fix,
 // and stores nothing.
 func TestLoginFailures(t *testing.T) {
 	for _, tc := range []struct {
@@ -254,10 +253,12 @@ func TestLoginFailures(t *testing.T) {
 	}{
 		{name: "denied", as: probetest.AuthConfig{Consent: probetest.ConsentDeny}, reason: probe.ReasonUnauthorized,
 			want: []string{"login, authorization: consent was denied in the browser", "access_denied", "run 'mcpwatch login remote' again and allow access"}},
-		{name: "wrong state", as: probetest.AuthConfig{Consent: probetest.ConsentWrongState}, reason: probe.ReasonUnauthorized,
-			want: []string{"login, authorization: the answer carries another state than the request", "open only the URL it prints"}},
-		{name: "no refresh token", as: probetest.AuthConfig{NoRefreshTokenOnCode: true}, reason: probe.ReasonUnauthorized,
-			want: []string{"login, token exchange: no refresh token granted", "refresh tokens", "offline_access"}},
+		// An answer with another state is ignored: the sign-in waits on
+		// for its own, which never comes here.
+		{name: "wrong state", as: probetest.AuthConfig{Consent: probetest.ConsentWrongState}, reason: probe.ReasonTimeout, timeout: 3 * time.Second,
+			want: []string{"login, authorization: no answer came back", "requests to the redirect URI with another state than this sign-in's were ignored: 1"}},
+		{name: "no iss although promised", as: probetest.AuthConfig{NoIssInAnswer: true}, reason: probe.ReasonUnauthorized,
+			want: []string{"login, authorization: the answer carries no iss", "authorization_response_iss_parameter_supported", "mix-up", "open only the URL it prints"}},
 		{name: "no PKCE", as: probetest.AuthConfig{NoPKCE: true}, reason: probe.ReasonUnauthorized,
 			want: []string{"code_challenge_methods_supported", "without PKCE"}},
 		{name: "wrong redirect: the server shows an error page, and nothing comes back", as: probetest.AuthConfig{RedirectURIs: []string{"http://127.0.0.1/elsewhere"}},

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
@@ -21,13 +22,21 @@ const callbackPath = "/callback"
 // section 7.3: http://127.0.0.1:PORT/callback, the port the system gave
 // unless one is asked for). The first request to the callback path with a
 // state, a code or an error is the answer; the browser is shown a page
-// that says what came of it.
+// that says what came of it. A request with another state is not the
+// answer: it is shown an error page and ignored, so that no other local
+// process can end a sign-in by calling the redirect URI first.
 type callback struct {
 	redirect string // http://127.0.0.1:PORT/callback
 	state    string // what the answer's state must be
 	issuer   string // what its iss must be, when it sends one (RFC 9207)
-	srv      *http.Server
-	done     chan struct{} // closed when Serve has returned
+	// issRequired is set when the authorization server says it sends iss
+	// (authorization_response_iss_parameter_supported): an answer
+	// without one is then refused.
+	issRequired bool
+	// strangers counts the requests ignored for another state.
+	strangers atomic.Int64
+	srv       *http.Server
+	done      chan struct{} // closed when Serve has returned
 
 	once sync.Once
 	got  chan callbackAnswer // buffered: the first answer
@@ -87,14 +96,22 @@ func (cb *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := cb.judge(q)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	if a.kind == "state" {
+		// Not this sign-in's answer (forged, or a stale tab's): the
+		// sign-in goes on waiting for its own.
+		cb.strangers.Add(1)
+		w.WriteHeader(http.StatusBadRequest)
+		writePage(w, "Not this sign-in", "mcpwatch login ignored this answer: "+a.problem+". If you are signing in, finish in the tab that 'mcpwatch login' opened, or open the URL it printed.")
+		return
+	}
 	first := false
 	cb.once.Do(func() {
 		first = true
 		cb.got <- a
 	})
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'")
 	switch {
 	case !first:
 		w.WriteHeader(http.StatusConflict)
@@ -112,7 +129,7 @@ func (cb *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (cb *callback) judge(q url.Values) callbackAnswer {
 	switch {
 	case q.Get("state") != cb.state:
-		return callbackAnswer{kind: "state", problem: "the answer carries another state than the request (a forged or stale sign-in), so it was refused"}
+		return callbackAnswer{kind: "state", problem: "the answer carries another state than the request (a forged or stale sign-in)"}
 	case q.Get("error") != "":
 		code := safeCode(q.Get("error"))
 		desc := sanitize.OneLine(sanitize.Truncate(q.Get("error_description"), 200))
@@ -128,6 +145,8 @@ func (cb *callback) judge(q url.Values) callbackAnswer {
 			kind = "denied"
 		}
 		return callbackAnswer{kind: kind, problem: problem, errCode: code}
+	case q.Get("iss") == "" && cb.issRequired:
+		return callbackAnswer{kind: "issuer", problem: "the answer carries no iss, although the authorization server's metadata says it sends one (authorization_response_iss_parameter_supported, RFC 9207): it may come from another authorization server (a mix-up), so it was refused"}
 	case q.Get("iss") != "" && cb.issuer != "" && trimSlash(q.Get("iss")) != trimSlash(cb.issuer):
 		return callbackAnswer{kind: "issuer", problem: "the answer names another authorization server (iss) than the one asked (a mix-up), so it was refused"}
 	case q.Get("code") == "":

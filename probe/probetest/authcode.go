@@ -147,7 +147,9 @@ func (a *AuthServer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	back, _ := url.Parse(req.RedirectURI)
 	answer := func(v url.Values) {
-		v.Set("iss", a.issuer(r))
+		if !a.cfg.NoIssInAnswer {
+			v.Set("iss", a.issuer(r))
+		}
 		back.RawQuery = v.Encode()
 		http.Redirect(w, r, back.String(), http.StatusFound)
 	}

@@ -92,6 +92,10 @@ type AuthConfig struct {
 	// metadata at all: the authorization server is the MCP server's origin.
 	NoResourceMetadataInChallenge bool
 	Legacy20250326                bool
+	// MetadataAtRoot publishes the metadata at the root well-known URL
+	// even with an IssuerPath, whose issuer then differs from the URL it
+	// is found at (as some 2025-03-26 servers have it).
+	MetadataAtRoot bool
 
 	// The authorization code grant, served when Grants lists
 	// authorization_code (see authcode.go): an authorization endpoint that
@@ -113,6 +117,9 @@ type AuthConfig struct {
 	// of the metadata.
 	NoRefreshTokenOnCode bool
 	NoPKCE               bool
+	// NoIssInAnswer leaves iss out of the authorization response although
+	// the metadata promises it (RFC 9207), as a mix-up would.
+	NoIssInAnswer bool
 }
 
 // TokenRequest is what a client sent to the token endpoint.
@@ -302,10 +309,12 @@ func (a *AuthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *AuthServer) metadataPath() string {
-	switch a.cfg.Metadata {
-	case MetadataOAuth:
+	switch {
+	case a.cfg.Metadata == MetadataOAuth && a.cfg.MetadataAtRoot:
+		return "/.well-known/oauth-authorization-server"
+	case a.cfg.Metadata == MetadataOAuth:
 		return "/.well-known/oauth-authorization-server" + a.cfg.IssuerPath
-	case MetadataOIDC:
+	case a.cfg.Metadata == MetadataOIDC:
 		return "/.well-known/openid-configuration" + a.cfg.IssuerPath
 	}
 	return "-" // none
