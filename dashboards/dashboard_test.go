@@ -73,6 +73,11 @@ func TestDashboardHasThePanelsAsked(t *testing.T) {
 			t.Errorf("dashboard lacks %s", want)
 		}
 	}
+	// Each table of the Credentials row, and OAuth clients, links a server
+	// to its row.
+	if n := strings.Count(raw, `var-server=${__value.raw:percentencode}`); n != 5 {
+		t.Errorf("%d server links, want 5 (the four credential tables and OAuth clients)", n)
+	}
 }
 
 // TestCheckCatchesMistakes breaks the committed dashboard one way at a time
