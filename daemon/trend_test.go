@@ -163,6 +163,10 @@ func TestStatusPageRejectedCredentialWithHistory(t *testing.T) {
 			t.Errorf("the server page lacks %s", want)
 		}
 	}
+	// One probe kept: its cell, no line.
+	if one, _ := serverHTML(t, d, "bad-timeout"); !strings.Contains(one, "the last 1<") || strings.Contains(one, "<dt>Probe duration") {
+		t.Errorf("the server page of one probe draws a line, or no strip")
+	}
 	t.Logf("status page: %d bytes; server page: %d bytes; the row of gh-rejected: %d bytes", len(page), len(server), len(row))
 	if dir := os.Getenv("MCPWATCH_SHOTS"); dir != "" {
 		for name, html := range map[string]string{"status-rejected.html": page, "server-rejected.html": server} {
