@@ -142,8 +142,8 @@ func TestEveryAlertMetricHasAPanel(t *testing.T) {
 // TestUncoveredAlertMetricIsReported: an alert reading a metric no panel
 // selects is named, so the test above can fail.
 func TestUncoveredAlertMetricIsReported(t *testing.T) {
-	d, err := decodeStrict([]byte(strings.Replace(readDashboard(t),
-		`min by (server, credential) (mcpwatch_credential_present{`, `min by (server, credential) (mcpwatch_credential_presence{`, -1)))
+	d, err := decodeStrict([]byte(strings.ReplaceAll(readDashboard(t),
+		`min by (server, credential) (mcpwatch_credential_present{`, `min by (server, credential) (mcpwatch_credential_presence{`)))
 	if err != nil {
 		t.Fatal(err)
 	}
