@@ -229,3 +229,24 @@ func (r *ring) add(rec keptRecord) {
 	}
 	r.items = append(r.items, rec)
 }
+
+// trendPoint is one kept probe as the pages draw it: the level of its
+// state (its colour), whether it listed the server's tools (no failure
+// reason) and how many, and how long it took. Read straight from the kept
+// records, without making a Record of each.
+type trendPoint struct {
+	level    verdict.Level
+	listed   bool
+	duration time.Duration
+	tools    int32
+}
+
+// trend appends the last probes, oldest first, to dst: the ring of every
+// probe, so the strip and the sparklines show them in the order they ran.
+func (h *history) trend(dst []trendPoint) []trendPoint {
+	for _, k := range h.all.items {
+		w := k.words.Value()
+		dst = append(dst, trendPoint{level: w.state.Level(), listed: w.reason == "", duration: k.duration, tools: k.tools})
+	}
+	return dst
+}

@@ -104,6 +104,8 @@ type row struct {
 	UpstreamProblem string
 	// Calls are the server's canary calls.
 	Calls callsView
+	// Trend draws the server's kept probes: states, durations, tools.
+	Trend trendView
 }
 
 type reasonCount struct {
@@ -420,8 +422,13 @@ func (d *Daemon) indexView(q indexQuery, now time.Time) indexView {
 	to := min(from+q.perPage, len(entries))
 	view.From, view.To = from+1, to
 	view.Rows = make([]row, 0, to-from)
+	var points []trendPoint // reused from row to row
 	for i := from; i < to; i++ {
-		view.Rows = append(view.Rows, newIndexRow(*entries[i].status, now))
+		r := newIndexRow(*entries[i].status, now)
+		if srv, ok := d.lookup(r.Name); ok {
+			r.Trend, points = srv.trend(points)
+		}
+		view.Rows = append(view.Rows, r)
 	}
 	if view.Pages > 1 {
 		at := func(n int) string { l := q; l.page = n; return l.href() }
@@ -530,6 +537,7 @@ func (d *Daemon) handleServerPage(w http.ResponseWriter, r *http.Request) {
 		Now:     now.UTC().Format(time.RFC3339),
 		Row:     newRow(dt, now),
 	}
+	view.Row.Trend, _ = s.trend(nil)
 	for _, rec := range dt.History {
 		view.History = append(view.History, historyRow{
 			Record:  rec,

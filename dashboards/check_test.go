@@ -174,7 +174,10 @@ var (
 	rangeSelector = regexp.MustCompile(`\[([^\]]*)\]`)
 	rateCall      = regexp.MustCompile(`\b(rate|irate|increase)\(\s*[a-zA-Z_:][a-zA-Z0-9_:]*\s*(\{[^}]*\})?\s*\[([^\]]*)\]`)
 	identifier    = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
-	mcpwatch      = regexp.MustCompile(`\bmcpwatch_[a-zA-Z0-9_]+`)
+	// mcpwatch's own names, and the OpenTelemetry MCP client histogram it
+	// exports: a change of that histogram's form (native instead of
+	// _bucket series) shows here as a panel querying a name that is gone.
+	mcpwatch = regexp.MustCompile(`\b(?:mcpwatch|mcp_client)_[a-zA-Z0-9_]+`)
 )
 
 // checkQueries applies the PromQL conventions to panel queries: every

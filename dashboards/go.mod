@@ -7,6 +7,7 @@ replace github.com/mcpwatch/mcpwatch => ..
 require (
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/mcpwatch/mcpwatch v0.0.0-00010101000000-000000000000
+	go.yaml.in/yaml/v3 v3.0.5
 )
 
 require (

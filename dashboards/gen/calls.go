@@ -24,14 +24,14 @@ func calls() []cog.Builder[dashboard.Panel] {
 			WithTarget(instant(`count(max by (server, tool) (mcpwatch_call_success{`+one+`}) == 0) or vector(0)`, false)),
 		newTable().
 			Title("Failing tool calls").
-			Description("Tools whose last canary call failed; the status page shows the failed assertion and what came back.").
+			Description("Tools whose last canary call failed, and why (mcpwatch_call_last_failure_info); the status page shows the failed assertion and what came back.").
 			Datasource(datasource()).Unit("none").
 			Height(8).Span(18).
 			NoValue("Every contracted tool passed its last call").
-			WithTarget(instant(`mcpwatch_call_success{`+one+`} == 0`, true)).
+			WithTarget(instant(`mcpwatch_call_last_failure_info{`+one+`} == 1`, true)).
 			WithTransformation(organize(
 				[]string{"Time", "Value", "__name__", "job"},
-				map[string]string{"server": "Server", "tool": "Tool", "instance": "mcpwatch"})),
+				map[string]string{"server": "Server", "tool": "Tool", "reason": "Reason", "instance": "mcpwatch"})),
 		statetimeline.NewPanelBuilder().
 			Title("Call result").
 			Description("Whether the last canary call of each contracted tool passed, over time.").

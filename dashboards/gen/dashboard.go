@@ -46,6 +46,10 @@ func build() (dashboard.Dashboard, error) {
 		b = b.WithVariable(v)
 	}
 
+	b = b.WithRow(dashboard.NewRowBuilder("Credentials"))
+	for _, p := range credentials() {
+		b = b.WithPanel(p)
+	}
 	b = b.WithRow(dashboard.NewRowBuilder("All servers"))
 	for _, p := range overview() {
 		b = b.WithPanel(p)
@@ -250,26 +254,21 @@ func overview() []cog.Builder[dashboard.Panel] {
 			Height(8).Span(12).
 			WithTarget(series(`mcpwatch_probe_duration_seconds{`+fleet+`}`, "{{server}}")),
 
-		newTable().
-			Title("Credentials expiring").
-			Description("Time left before each credential mcpwatch sends expires, soonest first: JWT headers and env values (their exp) and OAuth refresh tokens whose lifetime is known. OAuth access tokens are left out: mcpwatch renews them. Under a week opens a ticket, under a day pages (McpCredentialExpiringSoon).").
-			Datasource(datasource()).Unit("s").
-			Height(8).Span(12).
-			NoValue("No credential with a known expiry").
-			WithTarget(instant(`sort(min by (server, credential) (mcpwatch_credential_expiry_timestamp_seconds{`+fleet+`,credential!="oauth_access_token"}) - time())`, true)).
-			WithTransformation(organize(
-				[]string{"Time"},
-				map[string]string{"server": "Server", "credential": "Credential", "Value": "Expires in"})).
-			OverrideByName("Expires in", append(colorBackground(),
-				dashboard.DynamicConfigValue{Id: "thresholds", Value: map[string]any{
-					"mode": "absolute", "steps": []map[string]any{{"color": "red", "value": nil}, {"color": "orange", "value": 86400}, {"color": "green", "value": 7 * 86400}}}})),
 		timeseries.NewPanelBuilder().
-			Title("OAuth token request failures").
-			Description("Failed OAuth token requests per second by server and reason (invalid_grant: the refresh token is expired or revoked; see the runbook of McpCredentialRefreshFailing).").
-			Datasource(datasource()).Unit("ops").Min(0).
+			Title("Request latency by method").
+			Description("p50 and p95 of each request mcpwatch sends to the servers, by MCP method (initialize, tools/list, tools/call, ...), failed requests included, from the OpenTelemetry histogram mcp_client_operation_duration_seconds. A slow method across servers points at the network or a shared gateway; one server alone, at that server.").
+			Datasource(datasource()).Unit("s").Min(0).
 			Height(8).Span(12).
-			WithTarget(series(`sum by (server, reason) (rate(mcpwatch_credential_refresh_failures_total{`+fleet+`}[$__rate_interval])) > 0`,
-				"{{server}}: {{reason}}")),
+			WithTarget(series(`histogram_quantile(0.5, sum by (le, mcp_method_name) (rate(mcp_client_operation_duration_seconds_bucket{`+fleet+`}[$__rate_interval])))`, "p50 {{mcp_method_name}}")).
+			WithTarget(series(`histogram_quantile(0.95, sum by (le, mcp_method_name) (rate(mcp_client_operation_duration_seconds_bucket{`+fleet+`}[$__rate_interval])))`, "p95 {{mcp_method_name}}")),
+		timeseries.NewPanelBuilder().
+			Title("Change listeners").
+			Description("Streams on which servers announce changes of their tools (watch_changes): how many are up and how many are down and being reconnected, and the announcements per second by server (each re-probes the server at once).").
+			Datasource(datasource()).Unit("short").Min(0).
+			Height(8).Span(12).
+			WithTarget(series(`count(mcpwatch_change_listener_up{`+fleet+`} == 1) or vector(0)`, "up")).
+			WithTarget(series(`count(mcpwatch_change_listener_up{`+fleet+`} == 0) or vector(0)`, "down")).
+			WithTarget(series(`sum by (server) (rate(mcpwatch_change_notifications_total{`+fleet+`}[$__rate_interval])) > 0`, "announced {{server}}")),
 	}
 }
 
@@ -341,17 +340,27 @@ func serverDetail() []cog.Builder[dashboard.Panel] {
 			Title("Missing tools of $server").
 			Description("Locked tools the last successful probe of $server did not list.").
 			Datasource(datasource()).Unit("none").
-			Height(7).Span(8).
+			Height(7).Span(6).
 			NoValue("No locked tool is missing").
 			WithTarget(instant(`mcpwatch_tool_missing{`+one+`} == 1`, true)).
 			WithTransformation(organize(
 				[]string{"Time", "Value", "__name__", "job", "instance", "server"},
 				map[string]string{"tool": "Missing tool"})),
 		newTable().
+			Title("Forbidden tools of $server").
+			Description("Tools the last probe of $server listed that match one of its forbid patterns (at most 50; Tool surface has the count). Pages (McpForbiddenToolPresent).").
+			Datasource(datasource()).Unit("none").
+			Height(7).Span(6).
+			NoValue("No forbidden tool is offered").
+			WithTarget(instant(`mcpwatch_tool_forbidden{`+one+`} == 1`, true)).
+			WithTransformation(organize(
+				[]string{"Time", "Value", "__name__", "job", "instance", "server"},
+				map[string]string{"tool": "Forbidden tool"})),
+		newTable().
 			Title("Server info").
 			Description("What $server said about itself in its last successful probe: transport, protocol era and version, name and version.").
 			Datasource(datasource()).Unit("none").
-			Height(7).Span(16).
+			Height(7).Span(12).
 			WithTarget(instant(`mcpwatch_server_info{`+one+`}`, true)).
 			WithTransformation(organize(
 				[]string{"Time", "Value", "__name__", "job"},
@@ -389,12 +398,19 @@ func daemon() []cog.Builder[dashboard.Panel] {
 			Height(8).Span(8).
 			WithTarget(series(`histogram_quantile(0.5, sum by (le, instance) (rate(mcpwatch_schedule_lag_seconds_bucket{`+fleet+`}[$__rate_interval])))`, "p50 {{instance}}")).
 			WithTarget(series(`histogram_quantile(0.99, sum by (le, instance) (rate(mcpwatch_schedule_lag_seconds_bucket{`+fleet+`}[$__rate_interval])))`, "p99 {{instance}}")),
+		timeseries.NewPanelBuilder().
+			Title("Skipped probes by reason").
+			Description("Scheduled probes and calls that did not run, per second by reason: still_queued (defaults.concurrency too small for the fleet), still_running (a server slower than its interval), late (mcpwatch starved of CPU or suspended), calls_still_waiting. A skipped firing is not made up.").
+			Datasource(datasource()).Unit("ops").Min(0).
+			Height(8).Span(24).
+			WithTarget(series(`sum by (instance, reason) (rate(mcpwatch_probes_skipped_total{`+fleet+`}[$__rate_interval])) > 0`, "{{instance}}: {{reason}}")),
 		newTable().
 			Title("mcpwatch instances").
-			Description("Version of each mcpwatch, whether its last config reload succeeded (a failed one keeps the previous config) and when the config was last loaded, and whether its lock file reads (a failed read keeps the last good lock) and when it was last read.").
+			Description("Each mcpwatch: whether Prometheus scrapes it (up; McpwatchDown pages when not), its version, whether its last config reload succeeded (a failed one keeps the previous config) and when the config was last loaded, and whether its lock file reads (a failed read keeps the last good lock) and when it was last read.").
 			Datasource(datasource()).Unit("none").
 			Height(6).Span(24).
 			WithTarget(instant(`mcpwatch_build_info{`+fleet+`}`, true).RefId("build")).
+			WithTarget(instant(`up{`+fleet+`}`, true).RefId("up")).
 			WithTarget(instant(`mcpwatch_config_last_reload_successful{`+fleet+`}`, true).RefId("reload")).
 			WithTarget(instant(`1000 * mcpwatch_config_last_reload_success_timestamp_seconds{`+fleet+`}`, true).RefId("loaded")).
 			WithTarget(instant(`mcpwatch_lock_last_read_successful{`+fleet+`}`, true).RefId("lock")).
@@ -403,10 +419,12 @@ func daemon() []cog.Builder[dashboard.Panel] {
 			WithTransformation(organize(
 				[]string{"Time", "__name__", "job", "Value #build"},
 				map[string]string{
-					"instance": "mcpwatch", "version": "Version", "revision": "Revision", "branch": "Branch",
+					"instance": "mcpwatch", "Value #up": "Scraped", "version": "Version", "revision": "Revision", "branch": "Branch",
 					"goversion": "Go", "Value #reload": "Last reload", "Value #loaded": "Config loaded",
 					"Value #lock": "Lock read", "Value #lockread": "Lock last read",
 				})).
+			OverrideByName("Scraped", append(colorBackground(),
+				dashboard.DynamicConfigValue{Id: "mappings", Value: okFailed()})).
 			OverrideByName("Last reload", append(colorBackground(),
 				dashboard.DynamicConfigValue{Id: "mappings", Value: okFailed()})).
 			OverrideByName("Config loaded", []dashboard.DynamicConfigValue{{Id: "unit", Value: "dateTimeAsIso"}}).

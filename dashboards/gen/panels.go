@@ -90,3 +90,14 @@ func newTable() *table.PanelBuilder {
 	return table.NewPanelBuilder().
 		Footer(common.NewTableFooterOptionsBuilder().Show(false).Reducer([]string{}))
 }
+
+// serverLink makes a table's Server column open this dashboard on that
+// server: its row ("Server $server") shows it, with the time range, data
+// source, jobs and instances kept.
+func serverLink() []dashboard.DynamicConfigValue {
+	return []dashboard.DynamicConfigValue{{Id: "links", Value: []map[string]any{{
+		"title": "Open the row of ${__value.raw}",
+		"url": "/d/${__dashboard.uid}?${__url_time_range}&${datasource:queryparam}&${job:queryparam}&${instance:queryparam}" +
+			"&var-server=${__value.raw:percentencode}",
+	}}}}
+}
