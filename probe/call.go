@@ -221,7 +221,7 @@ func (sc *sessionCaller) Call(ctx context.Context, tool string, arguments json.R
 		}
 		var rpcErr *RPCError
 		if errors.As(err, &rpcErr) {
-			out.RPCMessage = sanitize.Truncate(sanitize.OneLine(rpcErr.Message), 500)
+			out.RPCMessage = sanitize.Line(rpcErr.Message, 500)
 		}
 		out.Error = sanitize.OneLine(err.Error())
 		out.Answered = false

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 )
 
 // word is one word of a text, lower case, with where it stands in it.
@@ -391,13 +393,10 @@ func hit(kind Kind, text string, ws []word, i, n int, source string) Outcome {
 	return Outcome{Kind: kind, Marker: marker, Source: source, Quote: quoteAround(text, ws[i].start, ws[i+n-1].end)}
 }
 
-// quote puts s on one line, at most maxQuoteBytes, cut at a rune boundary.
+// quote puts s on one line, at most maxQuoteBytes with its "…", cut at a
+// rune boundary: sanitize's one rule for cutting text to a line.
 func quote(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxQuoteBytes {
-		return s
-	}
-	return s[:runeStart(s, maxQuoteBytes-len("…"))] + "…"
+	return sanitize.Line(s, maxQuoteBytes-len(sanitize.Ellipsis))
 }
 
 // quoteAround is quote, but when the marker (s[start:end]) would be cut

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
@@ -290,7 +291,7 @@ func (d *doctor) checkContracts(servers []config.Server, lock *lockstore.Lock, t
 		if len(unlocked) > 0 {
 			d.add(finding("contracts", file, line,
 				fmt.Sprintf("server %q expects %s, which the lock does not hold: check does not fail when %s", s.Name, strings.Join(unlocked, ", "), plural(len(unlocked), "it goes", "they go")),
-				fmt.Sprintf("run mcpwatch lock --server %s once the server lists %s, and commit the lock", s.Name, plural(len(unlocked), "it", "them"))))
+				fmt.Sprintf("run mcpwatch lock --server %s once the server lists %s, and commit the lock", sanitize.ShellQuote(s.Name), plural(len(unlocked), "it", "them"))))
 		}
 	}
 	if len(files) > 0 {
