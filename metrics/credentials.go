@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
-	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 )
@@ -38,14 +40,16 @@ func renderCredentialExpiry(t *TextWriter, st *status.Server) {
 	}
 }
 
-// renderRefreshFailures writes every known reason from 0, as the probe
+// renderRefreshFailures writes every reason the OAuth client counts, each
+// from 0 (the client's status lists the whole bounded set), as the probe
 // failures do, so increase() counts the first failure.
 func renderRefreshFailures(t *TextWriter, st *status.Server) {
 	if !credentials(st).oauth {
 		return
 	}
-	for _, r := range oauth.FailureReasons {
-		t.sample(float64(st.Last.Credentials.RefreshFailures[r]), r)
+	counts := st.Last.Credentials.RefreshFailures
+	for _, r := range slices.Sorted(maps.Keys(counts)) {
+		t.sample(float64(counts[r]), r)
 	}
 }
 

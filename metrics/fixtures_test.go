@@ -8,6 +8,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/credential"
+	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
@@ -50,6 +51,17 @@ func tools(names ...string) []probe.Tool {
 	return out
 }
 
+// refreshFailures are the counts an OAuth client's status carries: every
+// reason it knows, from 0, and n failures of one.
+func refreshFailures(reason string, n uint64) map[string]uint64 {
+	m := map[string]uint64{}
+	for _, r := range oauth.FailureReasons {
+		m[r] = 0
+	}
+	m[reason] = n
+	return m
+}
+
 // fixtureStatuses is a realistic daemon state, sorted by name:
 //   - github: OK over HTTP, everything locked is there, one extra tool, one
 //     schema change;
@@ -67,7 +79,7 @@ func fixtureStatuses() []status.Server {
 		Timings: probe.Timings{Connect: ms(120), Handshake: ms(80), Pages: []time.Duration{ms(150), ms(50)}, Total: ms(400)},
 		Credentials: &probe.CredentialStatus{
 			OAuth: true, LastRefresh: base.Add(-time.Minute),
-			RefreshFailures: map[string]uint64{"invalid_grant": 1},
+			RefreshFailures: refreshFailures("invalid_grant", 1),
 			Expiries: []probe.CredentialExpiry{
 				{Credential: "oauth_access_token", Expiry: base.Add(time.Hour), Renewed: true},
 				{Credential: "oauth_refresh_token", Expiry: base.Add(30 * 24 * time.Hour)},

@@ -169,7 +169,7 @@ var _ probe.Authorizer = (*Client)(nil)
 func (c *Client) Status() *probe.CredentialStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &probe.CredentialStatus{OAuth: true, LastRefresh: c.lastRefresh, RefreshFailures: maps(c.failures)}
+	st := &probe.CredentialStatus{OAuth: true, LastRefresh: c.lastRefresh, RefreshFailures: failureCounts(c.failures)}
 	if c.token != nil && !c.token.Expiry.IsZero() && c.stored == nil {
 		st.Expiries = append(st.Expiries, probe.CredentialExpiry{Credential: CredentialAccessToken, Expiry: c.token.Expiry, Renewed: true})
 	}
@@ -197,10 +197,14 @@ func (c *Client) Secrets() []string {
 	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
 }
 
-func maps(m map[string]uint64) map[string]uint64 {
-	out := make(map[string]uint64, len(m))
-	for k, v := range m {
-		out[k] = v
+// failureCounts copies the counts of failed token requests with every
+// reason of FailureReasons present, from 0: whoever reads the status (the
+// metrics, which export each from 0 so that increase() sees the first
+// failure) gets the bounded set without knowing this package.
+func failureCounts(m map[string]uint64) map[string]uint64 {
+	out := make(map[string]uint64, len(FailureReasons))
+	for _, r := range FailureReasons {
+		out[r] = m[r]
 	}
 	return out
 }
