@@ -69,8 +69,8 @@ const (
 )
 
 // reasonInOutput finds the reasons check names: "failed (credential_rejected)",
-// "(timeout)", "(exited)".
-var reasonInOutput = regexp.MustCompile(`\((credential_[a-z]+|upstream_[a-z]+|timeout|exited|[a-z]+_error|[a-z]+_failed)\)`)
+// "(timeout)", "(exited)", and the summary's "failed: credential_rejected on 1".
+var reasonInOutput = regexp.MustCompile(`\((credential_[a-z]+|upstream_[a-z]+|timeout|exited|[a-z]+_error|[a-z]+_failed)\)|failed: (credential_[a-z]+|upstream_[a-z]+|[a-z]+_failed) on \d`)
 
 // TestNewcomerCredentials is the acceptance of a dead credential recognised
 // on the servers people run today: for each of the nine, a plain .mcp.json
@@ -201,8 +201,8 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 
 	reasons := []string{}
 	for _, m := range reasonInOutput.FindAllStringSubmatch(check.stdout, -1) {
-		if !slices.Contains(reasons, m[1]) {
-			reasons = append(reasons, m[1])
+		if r := m[1] + m[2]; !slices.Contains(reasons, r) {
+			reasons = append(reasons, r)
 		}
 	}
 	got := fmt.Sprintf("check %d", check.code)

@@ -111,4 +111,22 @@ func TestInstallPlausible(t *testing.T) {
 	if !installPlausible(config.Server{Command: "uvx", Args: []string{"mcp-server-git"}}, "", cache) {
 		t.Error("uvx: install not called plausible")
 	}
+	// npx runs a package of the project's node_modules, or of a folder
+	// above where the server starts, without installing it.
+	project := t.TempDir()
+	local := filepath.Join(project, "node_modules", "@notionhq", "notion-mcp-server")
+	if err := os.MkdirAll(local, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(local, "package.json"), []byte(`{"name":"@notionhq/notion-mcp-server"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	below := filepath.Join(project, "agents", "ops")
+	if err := os.MkdirAll(below, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other.Dir = below
+	if installPlausible(other, "", cache) {
+		t.Error("a package in the node_modules above where the server starts: install called plausible")
+	}
 }

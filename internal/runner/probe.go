@@ -271,7 +271,8 @@ func Installing(res *probe.Result, s config.Server) *probe.Result {
 }
 
 // installPlausible: npm said on stderr that it installs, or the command is
-// npx (or npm exec) and its package is not in npm's npx cache (cache);
+// npx (or npm exec) and its package is neither in a node_modules folder
+// where the server starts (or above it) nor in npm's npx cache (cache);
 // any other installer (uvx, docker run...) keeps the benefit of the
 // doubt.
 func installPlausible(s config.Server, stderr, cache string) bool {
@@ -283,11 +284,37 @@ func installPlausible(s config.Server, stderr, cache string) bool {
 		}
 	}
 	pkg, ok := npxPackage(s)
-	if !ok || cache == "" {
+	if !ok {
+		return true
+	}
+	if installedNearby(s.Dir, pkg) {
+		return false
+	}
+	if cache == "" {
 		return true
 	}
 	found, _ := filepath.Glob(filepath.Join(cache, "_npx", "*", "node_modules", filepath.FromSlash(pkg), "package.json"))
 	return len(found) == 0
+}
+
+// installedNearby: npx runs a package installed in the node_modules of the
+// folder it starts in (dir, else mcpwatch's own), or of a folder above it,
+// without installing anything.
+func installedNearby(dir, pkg string) bool {
+	dir, err := filepath.Abs(dir) // "" is the working directory
+	if err != nil {
+		return false
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json")); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
 
 // npxPackage is the package an npx (or npm exec) command runs, without its
