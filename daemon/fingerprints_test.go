@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	probepkg "github.com/mcpwatch/mcpwatch/probe"
 )

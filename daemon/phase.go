@@ -4,7 +4,7 @@ import (
 	"hash/fnv"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/shard"
+	"github.com/mcpwatch/mcpwatch/internal/util/shard"
 )
 
 // phased is an @every schedule whose firings after the first sit on a grid

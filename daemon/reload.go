@@ -12,7 +12,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/eracache"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
-	"github.com/mcpwatch/mcpwatch/internal/shard"
+	"github.com/mcpwatch/mcpwatch/internal/util/shard"
 )
 
 // serverPlan is a configured server with its schedule read.

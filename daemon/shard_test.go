@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
-	"github.com/mcpwatch/mcpwatch/internal/shard"
+	"github.com/mcpwatch/mcpwatch/internal/util/shard"
 )
 
 // fleetConfig is n HTTP servers that are never probed in these tests (the

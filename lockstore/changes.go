@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // Change is what relocking did to one server, for a person to review.

@@ -2,7 +2,7 @@ package lockstore
 
 import (
 	"encoding/json"
-	"github.com/mcpwatch/mcpwatch/internal/glob"
+	"github.com/mcpwatch/mcpwatch/internal/util/glob"
 	"regexp"
 	"slices"
 	"strings"
@@ -123,7 +123,7 @@ func Compare(e Entry, locked bool, observed []Observed, forbid []string) Diff {
 	return d
 }
 
-// forbidPattern is a glob (see internal/glob) with the literal text it must start
+// forbidPattern is a glob (see internal/util/glob) with the literal text it must start
 // and end with, so that most names are rejected without running the matcher.
 type forbidPattern struct {
 	pattern, prefix, suffix string

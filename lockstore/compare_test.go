@@ -2,7 +2,7 @@ package lockstore
 
 import (
 	"encoding/json"
-	"github.com/mcpwatch/mcpwatch/internal/glob"
+	"github.com/mcpwatch/mcpwatch/internal/util/glob"
 	"reflect"
 	"testing"
 )

@@ -1,6 +1,6 @@
 package lockstore
 
-import "github.com/mcpwatch/mcpwatch/internal/atomicfile"
+import "github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
 
 // Write replaces the lock file atomically (see atomicfile.Write): a failed
 // write leaves the old lock as it was.

@@ -3,7 +3,7 @@ package metrics
 import (
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 
-	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/status"
 )
 
 // The canary-call families: one series per contracted tool, rendered from

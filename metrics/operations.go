@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

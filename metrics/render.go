@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/daemon/status"
+	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // Canary calls: tools/call within the session that listed the tools, under

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/dialguard"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
-	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/internal/util/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 )
 
 // maxResponseHeaderBytes bounds what a hostile server can make us hold in

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // maxErrorBody bounds what is read of a non-2xx body: enough for a

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // A response that comes as an event stream: reading it to the answer, and

@@ -3,7 +3,7 @@ package probe
 import (
 	"encoding/json"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // initializeResult is what mcpwatch reads of an initialize result.

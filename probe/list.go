@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // tools/list and its pages, and what a probe keeps of the server's own words about

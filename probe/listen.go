@@ -26,7 +26,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // ErrNoStream is Listen's error when the server offers no stream to

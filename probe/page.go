@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // A tools/list page is decoded in one pass, straight into the result's

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // Defaults of Options.

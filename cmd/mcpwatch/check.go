@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/spf13/pflag"
 
-	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
 )
 
 const checkHelp = `Usage:

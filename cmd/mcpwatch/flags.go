@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
 )
 
 // Every subcommand defines its flags in one place, its newXFlagSet; the

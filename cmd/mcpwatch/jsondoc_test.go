@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 )
 
 // Every JSON document mcpwatch writes has one shape (see jsondoc):

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
-	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 	"io"
 	"strings"
 	"time"
@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 

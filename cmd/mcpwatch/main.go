@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mcpwatch/mcpwatch/internal/suggest"
+	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
 )
 
 // Exit codes are part of the interface.

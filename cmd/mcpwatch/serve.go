@@ -22,8 +22,8 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/daemon"
 	"github.com/mcpwatch/mcpwatch/internal/config"
-	"github.com/mcpwatch/mcpwatch/internal/memlimit"
-	"github.com/mcpwatch/mcpwatch/internal/shard"
+	"github.com/mcpwatch/mcpwatch/internal/util/memlimit"
+	"github.com/mcpwatch/mcpwatch/internal/util/shard"
 )
 
 const serveHelp = `Usage:

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
 // newLogger builds the daemon's logger as Prometheus components log: to

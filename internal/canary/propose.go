@@ -21,7 +21,7 @@ import (
 	"unicode"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

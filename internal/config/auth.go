@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
 // Auth is a server's auth: block, kept unexpanded like every other value:

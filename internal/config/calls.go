@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
 // decodeCalls reads a server's call keys into s. o is the server's object.

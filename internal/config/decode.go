@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/suggest"
+	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
 )
 
 // FieldError is a problem with one key of one file. Its message names the

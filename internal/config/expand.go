@@ -35,7 +35,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
 // Sentinel kinds of ExpandError, for errors.Is.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 )
 
 // Fuzz targets for the ${...} expander, which reads every string of a
@@ -160,7 +160,7 @@ func FuzzRedactArgs(f *testing.F) {
 		flag := "--" + name
 		if strings.Contains(name, "=") || strings.HasPrefix(value, "-") || value == "" ||
 			strings.HasPrefix(value, "http://") || strings.HasPrefix(value, "https://") {
-			return // a URL is shown by the URL rules (FuzzRedactURL in internal/secret)
+			return // a URL is shown by the URL rules (FuzzRedactURL in internal/util/secret)
 		}
 		tmpl, err := parseTemplate(value)
 		pure := err == nil && pureReference(tmpl)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
 // With HOME unset, "~/" had four answers: the lock stayed literal, a CA

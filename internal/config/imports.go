@@ -35,8 +35,8 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/discover"
-	"github.com/mcpwatch/mcpwatch/internal/jsonc"
-	"github.com/mcpwatch/mcpwatch/internal/suggest"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsonc"
+	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -74,9 +74,9 @@ import (
 	"github.com/knadh/koanf/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
 
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
-	"github.com/mcpwatch/mcpwatch/internal/suggest"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/glob"
+	"github.com/mcpwatch/mcpwatch/internal/util/glob"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

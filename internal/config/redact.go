@@ -21,8 +21,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
-	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
-	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/glob"
+	"github.com/mcpwatch/mcpwatch/internal/util/glob"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

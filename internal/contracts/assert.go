@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/credential"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

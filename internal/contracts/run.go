@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/credential"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -20,8 +20,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/jsonc"
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsonc"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
 // Host says where to look.

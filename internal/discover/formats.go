@@ -20,7 +20,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/mcpwatch/mcpwatch/internal/jsonc"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsonc"
 )
 
 // entry is one server definition read from a file.

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/jsonc"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsonc"
 )
 
 // Parsed is a client config file, decoded.

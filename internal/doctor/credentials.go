@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
-	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -9,7 +9,7 @@
 // GitLab CI's .gitlab-ci.yml with the project's YAML library, every value
 // with its line, and the shell of their steps with a small reader of its
 // own (shell.go). Everything it prints of those files passes through
-// internal/sanitize, when a finding is made.
+// internal/util/sanitize, when a finding is made.
 package doctor
 
 import (
@@ -25,8 +25,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // Options say where doctor looks, and how it reads mcpwatch check's flags.

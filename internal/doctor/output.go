@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 )
 
 // WriteText writes the report for people: the verdict, the gate judged,
@@ -31,7 +31,7 @@ func WriteText(w io.Writer, r *Report) error {
 	return b.Flush()
 }
 
-// WriteJSON writes the report as a JSON document (internal/jsondoc:
+// WriteJSON writes the report as a JSON document (internal/util/jsondoc:
 // schema_version first).
 func WriteJSON(w io.Writer, r *Report) error {
 	return jsondoc.Write(w, r)

@@ -23,9 +23,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"github.com/mcpwatch/mcpwatch/internal/config"
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

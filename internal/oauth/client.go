@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
-	"github.com/mcpwatch/mcpwatch/internal/dialguard"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
-	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

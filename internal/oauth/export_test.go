@@ -3,7 +3,7 @@ package oauth
 import (
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/util/dialguard"
 )
 
 // SetNetwork gives a client a network of its own: names that resolve to

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
-	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 )
 
 // WriteJSON writes the full report as indented JSON.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
-	"github.com/mcpwatch/mcpwatch/internal/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )

@@ -28,8 +28,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/dialguard"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/dialguard"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // Def is one server to watch, from an entry.
@@ -276,7 +276,7 @@ func (d Def) dest() string {
 
 // privateRemote says why a remote's URL is not a public https one, or "":
 // the rule the OAuth client applies to what a server publishes
-// (internal/dialguard). A host given by name is checked here only when it
+// (internal/util/dialguard). A host given by name is checked here only when it
 // names this machine (localhost); what it resolves to is checked as the
 // probe dials.
 func privateRemote(raw string) string {

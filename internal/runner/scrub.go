@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
-	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 

@@ -22,13 +22,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/atomicfile"
 	"github.com/mcpwatch/mcpwatch/internal/canary"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
-	"github.com/mcpwatch/mcpwatch/internal/readfile"
-	"github.com/mcpwatch/mcpwatch/internal/secret"
+	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/canary"
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // WriteText writes what init did, for people: the lock, each server's

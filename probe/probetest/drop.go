@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // replay is a reply DropStream kept for the GET that resumes its stream.

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // ErrExitAtOnce is what ServeStdio returns for ExitAtOnce, after writing the
