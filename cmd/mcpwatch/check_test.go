@@ -453,7 +453,9 @@ func TestCheckNoSecretInAnyOutput(t *testing.T) {
 			t.Errorf("%s holds the token:\n%s", name, text)
 		}
 	}
-	assertContains(t, "text", outputs["text --output"], "  - echo: probe failed (exited)", "| rejected token <redacted>",
+	// The echo server dies saying its token was rejected: read from its
+	// stderr, that is credential_rejected, quoted with the token scrubbed.
+	assertContains(t, "text", outputs["text --output"], "  - echo: credential env:REPORT_API_TOKEN rejected: rejected token <redacted>", "| rejected token <redacted>",
 		"  info: hostile: 1 extra tool not in the lock -> leak_<redacted>")
 	assertContains(t, "receipt", outputs["json receipt"], `"kind": "mcpwatch.preflight"`, `"name": "echo"`,
 		`"name": "literal"`, `"REPORT_API_TOKEN": "<redacted>"`, `"name": "remote"`, `"Authorization": "Bearer ${REPORT_API_TOKEN}"`,

@@ -118,7 +118,7 @@ func TestInitPinnedServers(t *testing.T) {
 		"search_repositories (vetted: the catalogue's entry server-github) watches env:GITHUB_PERSONAL_ACCESS_TOKEN",
 		"memory", "read_graph", "given no credential",
 		"slack_list_channels (vetted: the catalogue's entry server-slack) watches env:SLACK_BOT_TOKEN",
-		"query (vetted: the catalogue's entry server-postgres) watches args[1]:password",
+		"query (vetted: the catalogue's entry server-postgres) watches arg:userinfo",
 	} {
 		if !strings.Contains(r.stdout, row) {
 			t.Errorf("the table lacks %q", row)

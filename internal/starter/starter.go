@@ -315,11 +315,14 @@ func (s *Server) watched(obs preflight.Observation, dir string) canary.Server {
 			w.Credentials = append(w.Credentials, g.Credential)
 		}
 	}
-	// A database server takes its password in a URL argument: not a
-	// credential the probe checks, but one a canary can watch all the same.
-	for i, a := range obs.Server.Args {
-		if secret.URLHasPassword(a) {
-			w.Credentials = append(w.Credentials, fmt.Sprintf("args[%d]:password", i))
+	// A database server takes its password in a URL argument. Written as a
+	// reference it is a credential the probe checks (arg:userinfo, in
+	// Given); written literally, it is still one a canary can watch.
+	if !slices.Contains(w.Credentials, "arg:userinfo") {
+		for i, a := range obs.Server.Args {
+			if secret.URLHasPassword(a) {
+				w.Credentials = append(w.Credentials, fmt.Sprintf("args[%d]:password", i))
+			}
 		}
 	}
 	if s.File == "" {
