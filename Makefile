@@ -49,7 +49,7 @@ CC_CHECK = printf 'int main(void) { return 0; }\n' | "$$($(GO) env CC)" -x c -o 
 NO_RACE  = no working C compiler ('$$($(GO) env CC)'): the race detector needs cgo, which needs one
 # Regression guards that measure the heap or a render time skip under -race, whose shadow memory
 # and slowdown make such figures meaningless: after the race run, make test runs them without it.
-NORACE_GUARDS = ^(TestRetainedMemoryPerServer|TestRetainedMemoryHugeTools|TestStatusPage10000UnderASecond)$$
+NORACE_GUARDS = ^(TestRetainedMemoryPerServer|TestRetainedMemoryHugeTools|TestStatusPage10000UnderASecond|TestStatusPage10000WithHistoryUnderASecond)$$
 
 # go test runs with -json through internal/tools/testskips, which prints what plain go test does
 # and then every test that skipped, with its reason: a test skipped for want of node and the pinned
