@@ -56,14 +56,20 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 		conns     *connTracker
 	)
 	if opts.Conns != nil {
-		transport = opts.Conns.transport(connKey{origin: originOf(target), ca: caSum, insecure: t.InsecureSkipVerify}, tlsConfig)
+		// A guarded target never takes a connection an unguarded one
+		// dialed: that one's address was never checked.
+		transport = opts.Conns.transport(connKey{origin: originOf(target), ca: caSum, insecure: t.InsecureSkipVerify, publicOnly: t.PublicOnly}, tlsConfig)
 	} else {
 		transport = newTransport(tlsConfig)
 		conns = &connTracker{open: map[*trackedConn]struct{}{}}
 		transport.DialContext = conns.wrap(transport.DialContext)
 	}
 	limit := max(opts.MaxRedirects, 0)
-	var rt http.RoundTripper = &headerTransport{base: transport, origin: originOf(target), headers: t.Headers}
+	var base http.RoundTripper = transport
+	if t.PublicOnly {
+		base = publicOnly(transport, t.PublicOnlyFix)
+	}
+	var rt http.RoundTripper = &headerTransport{base: base, origin: originOf(target), headers: t.Headers}
 	if t.Auth != nil {
 		rt = t.Auth.RoundTripper(rt)
 	}
@@ -88,19 +94,56 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 	return &httpClient{Client: client, conns: conns, target: target, redirects: limit}, nil
 }
 
+// Tests point a host name at loopback through these: guardNetwork is how
+// a PublicOnly target's names resolve (the system's when zero), baseDial
+// how every transport dials (net.Dialer's when nil). Set only by tests,
+// before the transports they concern are made.
+var (
+	guardNetwork dialguard.Network
+	baseDial     dialFunc
+)
+
 // newTransport is net/http's default transport with our bounds.
 func newTransport(tlsConfig *tls.Config) *http.Transport {
 	base, _ := http.DefaultTransport.(*http.Transport)
 	transport := base.Clone()
 	transport.TLSClientConfig = tlsConfig
-	// A request that carries a dial policy (an OAuth client's discovery
-	// and token requests) is dialed only within it; the probe's own
-	// requests carry none.
+	if baseDial != nil {
+		transport.DialContext = baseDial
+	}
+	// A request that carries a dial policy (a PublicOnly target's, an
+	// OAuth client's discovery and token requests) is dialed only within
+	// it; the other probes' requests carry none.
 	transport.DialContext = dialguard.Dial(transport.DialContext)
 	transport.MaxResponseHeaderBytes = maxResponseHeaderBytes
 	transport.IdleConnTimeout = 30 * time.Second
 	return transport
 }
+
+// publicOnly sends every request through base dialed to public addresses
+// only, and turns a refused dial into a config failure that says what
+// the address was and how to allow it: a policy, not a connection problem,
+// and nothing was sent.
+func publicOnly(base http.RoundTripper, fix string) http.RoundTripper {
+	guarded := dialguard.Transport(base, guardNetwork, func(*http.Request) dialguard.Reach { return dialguard.Public })
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := guarded.RoundTrip(req)
+		var refused *dialguard.RefusedError
+		if errors.As(err, &refused) {
+			msg := fmt.Sprintf("this server may reach only public addresses: %s resolved to %s, and no request was sent",
+				sanitize.Truncate(refused.Host, 255), refused.Addr)
+			if fix != "" {
+				msg += "; " + fix
+			}
+			return nil, &Failure{Reason: ReasonConfig, Err: errors.New(msg)}
+		}
+		return resp, err
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // httpClient is the client of one probe.
 type httpClient struct {
@@ -153,9 +196,10 @@ type ConnPool struct {
 }
 
 type connKey struct {
-	origin   string
-	ca       string // hash of the CA file's contents; "" for the system roots
-	insecure bool
+	origin     string
+	ca         string // hash of the CA file's contents; "" for the system roots
+	insecure   bool
+	publicOnly bool // its connections were dialed to public addresses only
 }
 
 type pooledTransport struct {
@@ -335,7 +379,7 @@ func CertPool(pem []byte) (*x509.CertPool, error) {
 // headerTransport adds the target's configured headers (credentials, as a
 // rule) to requests for the target's origin, and to no other.
 type headerTransport struct {
-	base    *http.Transport
+	base    http.RoundTripper
 	origin  string
 	headers map[string]string
 }

@@ -121,6 +121,15 @@ type Target struct {
 	// Auth, when set, authorizes every request (OAuth); Headers should then
 	// hold no Authorization.
 	Auth Authorizer
+	// PublicOnly keeps every connection of the probe, redirects included,
+	// to public addresses: the rule is checked on the addresses a host name
+	// resolves to, as the connection is dialed, so a public-looking name
+	// that resolves to 127.0.0.1, 10.0.0.7 or 169.254.169.254 is refused
+	// before any request (and so any header) leaves. A server whose URL and
+	// headers someone else chose (a registry) gets it. PublicOnlyFix is the
+	// next step a refusal names ("set private_remotes: true ...").
+	PublicOnly    bool
+	PublicOnlyFix string
 
 	// Era pins the protocol era; EraAuto (or empty) detects it.
 	Era Era

@@ -225,6 +225,12 @@ func (l *Loader) registryServers(file string, im importSpec, inputs map[string]i
 		}
 		d := &decoder{file: src.registry}
 		if s, ok := clientServer(d, KeyPath(def0.Name), def0.Name, def0.Spec, filepath.Dir(file), inputs); ok {
+			// The load-time rule (registry.Options.PrivateRemotes) sees
+			// only the URL; what its host resolves to is checked as the
+			// probe dials.
+			if s.URL != "" && !src.private {
+				s.publicOnly = fmt.Sprintf("it came from a registry: set private_remotes: true on %s %s to allow it", file, im.key)
+			}
 			out = append(out, s)
 		} else {
 			errs = append(errs, d.errs...)

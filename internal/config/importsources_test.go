@@ -220,12 +220,13 @@ func TestLoadRegistryPrivateRemotes(t *testing.T) {
 	}, ",")+"]")
 	path := filepath.Join(dir, "mcpwatch.yml")
 	for _, tc := range []struct {
-		yml  string
-		want string
+		yml     string
+		want    string
+		private bool
 	}{
-		{"imports:\n  - registry: ./servers.json\n", "io.x/public"},
+		{"imports:\n  - registry: ./servers.json\n", "io.x/public", false},
 		{"imports:\n  - {registry: ./servers.json, private_remotes: true}\n",
-			"io.x/localhost io.x/loopback io.x/metadata io.x/plain io.x/private io.x/public io.x/v6"},
+			"io.x/localhost io.x/loopback io.x/metadata io.x/plain io.x/private io.x/public io.x/v6", true},
 	} {
 		writeFile(t, path, tc.yml)
 		cfg, err := new(Loader).Load(path)
@@ -235,6 +236,19 @@ func TestLoadRegistryPrivateRemotes(t *testing.T) {
 		var names []string
 		for _, s := range cfg.Servers {
 			names = append(names, s.Name)
+			// What a name resolves to is checked as the probe dials,
+			// unless private_remotes allows any address.
+			target, err := s.Target(func(string) (string, bool) { return "", false })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := !tc.private; target.PublicOnly != want {
+				t.Errorf("%s: %s: target.PublicOnly %v, want %v", tc.yml, s.Name, target.PublicOnly, want)
+			}
+			if tc.private == (target.PublicOnlyFix != "") ||
+				!tc.private && !strings.Contains(target.PublicOnlyFix, "set private_remotes: true on "+path+" imports[0]") {
+				t.Errorf("%s: %s: PublicOnlyFix %q", tc.yml, s.Name, target.PublicOnlyFix)
+			}
 		}
 		sort.Strings(names)
 		if got := strings.Join(names, " "); got != tc.want {

@@ -177,6 +177,9 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 	}
 	if s.URL != "" {
 		t.URL = expand("url", s.URL)
+		if s.publicOnly != "" {
+			t.PublicOnly, t.PublicOnlyFix = true, s.publicOnly
+		}
 		if len(s.Headers) > 0 {
 			t.Headers = make(map[string]string, len(s.Headers))
 			for _, k := range sortedKeys(s.Headers) {

@@ -124,6 +124,11 @@ type Server struct {
 	baseDir string
 	// workspace answers ${workspaceFolder} for servers imported from VS Code.
 	workspace string
+	// publicOnly, for a registry server imported without private_remotes,
+	// is the next step a refused address names: its probes connect only
+	// to public addresses (probe.Target.PublicOnly), since the registry
+	// chose its URL and headers. Empty: any address.
+	publicOnly string
 }
 
 // input is a VS Code input: resolved from an environment variable or a file,

@@ -4,11 +4,14 @@
 // server's) cannot aim the client's credentials at a loopback, private or
 // link-local address: the rule is checked on the address actually dialed,
 // so a public-looking name that resolves to 127.0.0.1 is refused as surely
-// as http://127.0.0.1 itself.
+// as http://127.0.0.1 itself. The probe uses it likewise for the MCP
+// requests of a server a registry listed (probe.Target.PublicOnly), whose
+// URL and headers the registry chose.
 //
-// Requests that carry no policy (the MCP requests themselves) are dialed
-// as they always were. It does not decide which URLs are acceptable (the
-// OAuth client checks schemes); it only keeps a dial inside its Reach.
+// Requests that carry no policy (the MCP requests of a server the user
+// configured) are dialed as they always were. It does not decide which
+// URLs are acceptable (the OAuth client and the registry import check
+// schemes); it only keeps a dial inside its Reach.
 package dialguard
 
 import (
