@@ -28,7 +28,7 @@ func callHook(s config.Server, auto int, retries bool, given []string, out *[]co
 				return slices.ContainsFunc(s.Contracts, func(k contracts.Contract) bool { return k.Tool == tool })
 			})...)
 		}
-		*out = contracts.Run(ctx, newSpaced(c, callGap, time.Now, sleep), tools, all, contracts.Options{
+		*out = contracts.Run(ctx, newSpaced(c, callGap, time.Now, probe.Wait), tools, all, contracts.Options{
 			Timeout: s.CallTimeout,
 			Retries: retries,
 			// The catalogue's vetted canary of this server is called on
@@ -72,17 +72,6 @@ func (s *spaced) Call(ctx context.Context, tool string, args json.RawMessage) *p
 	}
 	s.last = s.now()
 	return s.c.Call(ctx, tool, args)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // notCalled are the outcomes of contracts whose tools could not be called
