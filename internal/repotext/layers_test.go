@@ -21,16 +21,7 @@ const module = "github.com/mcpwatch/mcpwatch/"
 // here, naming both ends; the fix is to move the code, or the map with a
 // reason.
 func TestMapIsTheImportOrder(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(doc), "\n## The packages\n")
-	section, _, _ = strings.Cut(section, "\n## ")
+	root, section := packageMap(t)
 	// The map's packages, in order: the first word of each line of its
 	// code blocks.
 	order := map[string]int{}

@@ -14,22 +14,13 @@ import (
 // cannot leave the map behind: a maintainer finds each one there, with its
 // job.
 func TestEveryPackageIsOnTheMap(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(doc), "\n## The packages\n")
-	section, _, _ = strings.Cut(section, "\n## ")
+	root, section := packageMap(t)
 	named := map[string]bool{}
 	for _, m := range regexp.MustCompile("[A-Za-z0-9_./-]+").FindAllString(section, -1) {
 		named[strings.Trim(m, "`.,")] = true
 	}
 	packages := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -57,4 +48,21 @@ func TestEveryPackageIsOnTheMap(t *testing.T) {
 			t.Errorf("package %s is not on the map of docs/development.md (The packages): add it, with its job", pkg)
 		}
 	}
+}
+
+// packageMap is the repository's root and the section "The packages" of
+// docs/development.md.
+func packageMap(t *testing.T) (root, section string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ = strings.Cut(string(doc), "\n## The packages\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	return root, section
 }
