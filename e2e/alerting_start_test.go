@@ -20,8 +20,8 @@ const slackStartToken = "xoxp-e2e-start-0000-0000"
 // TestAlertingRevokedAtStart runs the page path for a stdio server that
 // dies at start on a revoked credential, with nothing to call: the pinned
 // slack-mcp-server (a Go binary) checks its token with Slack's auth.test
-// before it reads a byte of MCP, and exits with "invalid_auth" on its
-// stderr when Slack refuses it. mcpwatch serve probes it against a Slack
+// before it reads a byte of MCP, and exits with Slack's error on its
+// stderr when Slack refuses it ("token_revoked" for a revoked token). mcpwatch serve probes it against a Slack
 // stand-in it reaches through a loopback HTTPS proxy (its own documented
 // SLACK_MCP_PROXY and SLACK_MCP_SERVER_CA); Prometheus evaluates the
 // project's rules, Alertmanager routes to a webhook here. A healthy stack
@@ -117,8 +117,8 @@ servers:
 	t.Logf("page: %s", page)
 	for _, a := range page.alertsNamed("McpCredentialRejected", "slack") {
 		if a.Labels["severity"] != "critical" || a.Labels["credential"] != "env:SLACK_MCP_XOXP_TOKEN" ||
-			!strings.Contains(a.Annotations["summary"]+a.Annotations["description"], "invalid_auth") {
-			t.Errorf("McpCredentialRejected for slack: labels %v, annotations %v (want env:SLACK_MCP_XOXP_TOKEN named, the server's invalid_auth quoted)", a.Labels, a.Annotations)
+			!strings.Contains(a.Annotations["summary"]+a.Annotations["description"], "token_revoked") {
+			t.Errorf("McpCredentialRejected for slack: labels %v, annotations %v (want env:SLACK_MCP_XOXP_TOKEN named, the server's token_revoked quoted)", a.Labels, a.Annotations)
 		}
 	}
 	for _, a := range page.Alerts {
