@@ -127,4 +127,3 @@ func nativePerServer(b *testing.B, n, calls int) int {
 	}
 	return buf.Len()
 }
-
