@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/mcpwatch/mcpwatch/daemon/status"
 	"github.com/mcpwatch/mcpwatch/metrics"
@@ -122,6 +124,28 @@ func TestHandlerFleetOperations(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("series\n%q, want\n%q", got, want)
+	}
+	// Protobuf carries native buckets besides the classic ones, for a
+	// Prometheus with native histograms on; OpenMetrics the classic ones.
+	_, raw := fetch(t, h, protobufAccept)
+	var native bool
+	dec := expfmt.NewDecoder(bytes.NewReader(raw), expfmt.NewFormat(expfmt.TypeProtoDelim))
+	for {
+		var pmf dto.MetricFamily
+		if err := dec.Decode(&pmf); err != nil {
+			break
+		}
+		if pmf.GetName() == metrics.OperationDurationName {
+			for _, m := range pmf.GetMetric() {
+				native = native || m.GetHistogram().GetSchema() != 0 || len(m.GetHistogram().GetPositiveSpan()) > 0
+			}
+		}
+	}
+	if !native {
+		t.Errorf("no native buckets in the protobuf exposition of %s", metrics.OperationDurationName)
+	}
+	if _, om := fetch(t, h, prometheusAccept); !bytes.Contains(om, []byte(metrics.OperationDurationName+`_bucket{error_type="",mcp_method_name="tools/list",network_transport="pipe",le="0.01"} 1`)) {
+		t.Errorf("OpenMetrics lacks the classic buckets of the fleet's histogram")
 	}
 	if log.String() != "" {
 		t.Errorf("logged: %s", log)
