@@ -90,6 +90,10 @@ type Options struct {
 	// PeerURLs are the status pages of the other replicas or shards, linked
 	// from this one.
 	PeerURLs []string
+	// PerServerHistograms exports the request histogram per server, tool
+	// and protocol version, as /probe does, instead of the fleet's one
+	// (metrics.PerServerOperations).
+	PerServerHistograms bool
 	// Probe probes one server once. Default runner.Probe; a test gives a
 	// function that answers without a server (see ProbeFunc).
 	Probe ProbeFunc

@@ -40,7 +40,11 @@ func (d *Daemon) Handler() http.Handler {
 	// The servers' series are written straight from their statuses, then
 	// the registry of mcpwatch's own metrics; an error of that registry is
 	// logged and the rest still served.
-	mux.Handle("GET /metrics", metrics.NewHandler(d, d.reg, stdLogFor(d.log.Named("metrics"))))
+	var opts []metrics.HandlerOption
+	if d.opts.PerServerHistograms {
+		opts = append(opts, metrics.PerServerOperations())
+	}
+	mux.Handle("GET /metrics", metrics.NewHandler(d, d.reg, stdLogFor(d.log.Named("metrics")), opts...))
 	mux.Handle("GET /probe", sameSiteOnly(http.HandlerFunc(d.handleProbe)))
 	mux.HandleFunc("GET /api/v1/servers", d.handleAPIServers)
 	mux.HandleFunc("GET /api/v1/servers/{name}", d.handleAPIServer)

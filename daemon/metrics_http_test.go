@@ -89,6 +89,37 @@ func parseExposition(t *testing.T, body string) map[string]*dto.MetricFamily {
 	return mfs
 }
 
+// checkFleetOperations checks the fleet's histogram of requests, /metrics'
+// default: the servers' tools/list requests counted over stdio, by method,
+// outcome and transport only.
+func checkFleetOperations(t *testing.T, mf *dto.MetricFamily) {
+	t.Helper()
+	if mf == nil || mf.GetType() != dto.MetricType_HISTOGRAM {
+		t.Fatalf("%s missing, or not a histogram: %v", metrics.OperationDurationName, mf)
+	}
+	var lists uint64
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			labels[lp.GetName()] = lp.GetValue()
+		}
+		for _, name := range []string{"server", "gen_ai_tool_name", "mcp_protocol_version"} {
+			if _, ok := labels[name]; ok {
+				t.Errorf("a series of the fleet's histogram labelled %s: %v", name, labels)
+			}
+		}
+		if labels["network_transport"] != "pipe" {
+			t.Errorf("a series labelled %v: want network_transport pipe", labels)
+		}
+		if labels["mcp_method_name"] == "tools/list" && labels["error_type"] == "" {
+			lists += m.GetHistogram().GetSampleCount()
+		}
+	}
+	if lists < 2 {
+		t.Errorf("%d answered tools/list counted, want at least one a server", lists)
+	}
+}
+
 // checkOperations checks the histogram of requests of a scrape: each
 // server probed over stdio has its tools/list requests counted, answered,
 // with OpenTelemetry's buckets, and no series is of another server.
@@ -184,7 +215,7 @@ func TestMetricsEndpoint(t *testing.T) {
 			if got := strings.Join(serverLabels(mfs["mcpwatch_probe_success"]), "|"); got != "report|"+quoted {
 				t.Errorf("probe_success for servers %q, want both, the quoted name intact", got)
 			}
-			checkOperations(t, mfs[metrics.OperationDurationName], "report", quoted)
+			checkFleetOperations(t, mfs[metrics.OperationDurationName])
 		})
 	}
 
@@ -208,4 +239,28 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 		checkOperations(t, mfs[metrics.OperationDurationName], "report")
 	})
+}
+
+// With PerServerHistograms, /metrics has the request histogram per server,
+// as /probe has it, and no fleet's histogram beside it.
+func TestMetricsPerServerHistograms(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "mcp-tools.lock.json", reportLock)
+	writeFile(t, dir, "token", "example-token\n")
+	server := stdioServer(probetest.Config{Behavior: probetest.TokenGated}, map[string]string{"REPORT_API_TOKEN": "${file:token}"})
+	path := writeConfig(t, dir, map[string]any{
+		"defaults": map[string]any{"schedule": "@every 1h"},
+		"servers":  map[string]any{"report": server},
+	})
+	h := start(t, path, Options{PerServerHistograms: true})
+	h.waitState("report", verdict.StateOK)
+	waitFor(t, "readiness after the first round", h.d.Ready)
+	resp, body := h.rawGet("/metrics", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics = %d: %s", resp.StatusCode, body)
+	}
+	checkOperations(t, parseExposition(t, body)[metrics.OperationDurationName], "report")
+	if n := strings.Count(body, "# TYPE "+metrics.OperationDurationName+" "); n != 1 {
+		t.Errorf("%d families %s, want 1", n, metrics.OperationDurationName)
+	}
 }

@@ -244,6 +244,9 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 	}
 	lock := d.lock.current(lockPath)
 	t := s.recordResult(run.trigger, res, obs.Tools, lock, cfg.Forbid, obs.Calls)
+	if !d.opts.PerServerHistograms {
+		d.self.ObserveOperations(res)
+	}
 	d.firstDone(s.name)
 	d.considerWatch(s, cfg, res)
 

@@ -45,6 +45,7 @@ type Daemon struct {
 	probesSkipped    *prometheus.CounterVec
 	scheduleLag      prometheus.Histogram
 	shardInfo        *prometheus.GaugeVec
+	operations       *prometheus.HistogramVec // the fleet's requests (operations.go)
 }
 
 // NewDaemon registers mcpwatch's own metrics on reg: build info, config
@@ -89,12 +90,13 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 			Help: "The shard of the fleet this mcpwatch probes, value 1: index in [0, total). It probes the servers whose name hashes to its index (md5, as Prometheus's hashmod relabelling); index 0 of total 1 is the whole fleet. Every replica of a shard exports the same labels, so alert rules can tell which shards have a replica up.",
 		}, []string{"index", "total"}),
 	}
+	d.operations = newFleetOperations()
 	d.SetShard(0, 1)
 	for _, r := range SkipReasons {
 		d.probesSkipped.WithLabelValues(r) // every reason from 0, so increase() counts the first skip
 	}
 	for _, c := range []prometheus.Collector{
-		d.reloadSuccessful, d.reloadTimestamp, d.lockSuccessful, d.lockTimestamp, d.probesInFlight, d.probesSkipped, d.scheduleLag, d.shardInfo,
+		d.reloadSuccessful, d.reloadTimestamp, d.lockSuccessful, d.lockTimestamp, d.probesInFlight, d.probesSkipped, d.scheduleLag, d.shardInfo, d.operations,
 		versioncollector.NewCollector("mcpwatch"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -68,14 +68,39 @@ type Handler struct {
 
 var _ http.Handler = (*Handler)(nil)
 
+// HandlerOption changes what a Handler renders.
+type HandlerOption func(*handlerOptions)
+
+type handlerOptions struct{ perServerOperations bool }
+
+// PerServerOperations renders mcp_client_operation_duration_seconds per
+// server, method, tool, outcome, protocol version and transport from the
+// statuses, instead of the fleet's histogram of own (the daemon then must
+// not call Daemon.ObserveOperations). It costs about 3 kB of text a kind of request
+// and server.
+func PerServerOperations() HandlerOption {
+	return func(o *handlerOptions) { o.perServerOperations = true }
+}
+
 // NewHandler returns the /metrics handler over src and own (the registry of
 // NewRegistry). Errors of a scrape go to log, which may be nil.
-func NewHandler(src status.Source, own prometheus.Gatherer, log Logger) *Handler {
+func NewHandler(src status.Source, own prometheus.Gatherer, log Logger, opts ...HandlerOption) *Handler {
+	var o handlerOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	h := &Handler{src: src, own: own, log: log, rendered: map[string]bool{}}
 	for _, f := range newDescs().all {
 		h.rendered[f.name] = true
 	}
-	h.writers.New = func() any { return NewTextWriter() }
+	if !o.perServerOperations {
+		delete(h.rendered, OperationDurationName) // own's fleet histogram is served
+	}
+	h.writers.New = func() any {
+		tw := NewTextWriter()
+		tw.fleetOperations = !o.perServerOperations
+		return tw
+	}
 	h.serve = compress(http.HandlerFunc(h.serveUncompressed))
 	return h
 }

@@ -36,10 +36,10 @@ func (l *logLines) String() string {
 }
 
 // newHandler is the /metrics handler of a daemon over src.
-func newHandler(src status.Source) (*metrics.Handler, *metrics.Daemon, *logLines) {
+func newHandler(src status.Source, opts ...metrics.HandlerOption) (*metrics.Handler, *metrics.Daemon, *logLines) {
 	reg, d := metrics.NewRegistry()
 	log := &logLines{}
-	return metrics.NewHandler(src, reg, log), d, log
+	return metrics.NewHandler(src, reg, log, opts...), d, log
 }
 
 // scrape reads /metrics from h as Prometheus does.
@@ -53,8 +53,10 @@ func scrape(t testing.TB, h http.Handler) []*dto.MetricFamily {
 	return parseText(t, body)
 }
 
+// With per-server histograms, /metrics has every family, and the
+// per-server ones exactly as WriteText writes them.
 func TestHandlerServesEverything(t *testing.T) {
-	h, d, log := newHandler(newSource(fixtureStatuses()...))
+	h, d, log := newHandler(newSource(fixtureStatuses()...), metrics.PerServerOperations())
 	d.ReloadSucceeded(base)
 	mfs := scrape(t, h)
 	for _, name := range metrics.Names() {

@@ -3,6 +3,9 @@ package metrics
 import (
 	"cmp"
 	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -54,21 +57,15 @@ func RecordOperations(prev []status.OperationSeries, res *probe.Result) []status
 	}
 	out := slices.Clone(prev)
 	version := labelValue(res.ProtocolVersion, maxInfoLabelBytes)
-	transport := operationTransportTCP
-	if res.Transport == probe.TransportStdio {
-		transport = operationTransportPipe
-	}
+	transport := operationTransport(res)
 	copied := make([]bool, len(out)) // a series already copied by this call may be written
 	for _, op := range res.Operations {
 		key := status.OperationSeries{
 			Method:          labelValue(op.Method, maxInfoLabelBytes),
 			Tool:            labelValue(op.Tool, maxToolLabelBytes),
-			ErrorType:       labelValue(string(op.Error), maxInfoLabelBytes),
+			ErrorType:       operationErrorType(op),
 			ProtocolVersion: version,
 			Transport:       transport,
-		}
-		if op.Error == "" && op.ToolError {
-			key.ErrorType = operationToolError
 		}
 		i, found := slices.BinarySearchFunc(out, key, compareOperationLabels)
 		if !found {
@@ -92,6 +89,23 @@ func RecordOperations(prev []status.OperationSeries, res *probe.Result) []status
 	return out
 }
 
+// operationTransport is the network_transport of res's requests.
+func operationTransport(res *probe.Result) string {
+	if res.Transport == probe.TransportStdio {
+		return operationTransportPipe
+	}
+	return operationTransportTCP
+}
+
+// operationErrorType is the error_type of op: the probe's reason,
+// tool_error for a call answered isError: true, empty when answered.
+func operationErrorType(op probe.Operation) string {
+	if op.Error == "" && op.ToolError {
+		return operationToolError
+	}
+	return labelValue(string(op.Error), maxInfoLabelBytes)
+}
+
 // compareOperationLabels orders series by their labels.
 func compareOperationLabels(a, b status.OperationSeries) int {
 	return cmp.Or(
@@ -109,5 +123,47 @@ func renderOperations(t *TextWriter, st *status.Server) {
 	for i := range st.Operations {
 		s := &st.Operations[i]
 		t.histogram(s.Counts, s.Count, s.Sum, s.Method, s.Tool, s.ErrorType, s.ProtocolVersion, s.Transport)
+	}
+}
+
+// The fleet's histogram: the default form of the family on /metrics. The
+// requests of every server are counted in one histogram by method, outcome
+// and transport, with no server, tool or protocol version label: a
+// handful of series for the whole fleet, where the per-server form has
+// 17 lines for each server, method and tool (91 MB a scrape at 10,000
+// servers). Its labels are values of mcpwatch's code (probe methods and
+// reasons), never a server's words, so the set stays bounded. Latency per
+// server stays in the gauges of the last probe and call
+// (mcpwatch_probe_phase_duration_seconds, mcpwatch_call_duration_seconds),
+// and the per-server histogram on /probe and on request
+// (PerServerOperations).
+const operationFleetHelpTxt = "Duration of each request mcpwatch sent to its servers, all servers together, from sending it to its answer or failure: server/discover, initialize, every tools/list page and every canary tools/call (each attempt), by method, error_type (the probe's failure reason, rpc_error for a JSON-RPC error, tool_error for a call answered isError: true; empty when answered) and network_transport (pipe for stdio, tcp for HTTP). OpenTelemetry's mcp.client.operation.duration, with its recommended buckets (and native buckets in the protobuf exposition). Counted since mcpwatch started; per server (with gen_ai_tool_name and mcp_protocol_version) with --metrics.per-server-histograms, and always on /probe."
+
+// newFleetOperations is the fleet's histogram, registered by NewDaemon. It
+// has classic buckets for the text formats and native ones for a
+// Prometheus that negotiates protobuf with native histograms on.
+func newFleetOperations() *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:                            OperationDurationName,
+		Help:                            operationFleetHelpTxt,
+		Buckets:                         OperationBuckets,
+		NativeHistogramBucketFactor:     1.1,
+		NativeHistogramMaxBucketNumber:  160,
+		NativeHistogramMinResetDuration: time.Hour,
+	}, []string{operationMethodLabel, operationErrorLabel, operationTransportLabel})
+}
+
+// ObserveOperations counts the requests of res in the fleet's histogram.
+// The daemon calls it for every recorded probe unless the histogram is
+// rendered per server (PerServerOperations): the two forms share a name,
+// and only one may be exported.
+func (d *Daemon) ObserveOperations(res *probe.Result) {
+	if len(res.Operations) == 0 {
+		return
+	}
+	transport := operationTransport(res)
+	for _, op := range res.Operations {
+		d.operations.WithLabelValues(labelValue(op.Method, maxInfoLabelBytes), operationErrorType(op), transport).
+			Observe(op.Duration.Seconds())
 	}
 }

@@ -1,10 +1,15 @@
 package metrics_test
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/metrics"
@@ -74,4 +79,89 @@ func describe(ops []status.OperationSeries) []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// By default /metrics has one histogram of requests for the fleet, by
+// method, outcome and transport: no server, tool or protocol version
+// label, none of the statuses' per-server series, and the buckets a
+// dashboard's sum by (le, mcp_method_name) reads. /probe keeps the server's
+// own.
+func TestHandlerFleetOperations(t *testing.T) {
+	statuses := fixtureStatuses()
+	h, d, log := newHandler(newSource(statuses...))
+	d.ObserveOperations(&probe.Result{Transport: probe.TransportHTTP, ProtocolVersion: "2026-07-28", Operations: []probe.Operation{
+		{Method: probe.MethodInitialize, Duration: 15 * time.Millisecond},
+		{Method: probe.MethodListTools, Duration: 30 * time.Millisecond},
+		{Method: probe.MethodCallTool, Tool: "get_me", Duration: 40 * time.Millisecond, ToolError: true},
+	}})
+	d.ObserveOperations(&probe.Result{Transport: probe.TransportStdio, ProtocolVersion: "2025-06-18", Operations: []probe.Operation{
+		{Method: probe.MethodListTools, Duration: 10 * time.Millisecond},
+		{Method: probe.MethodListTools, Duration: 10 * time.Second, Error: probe.ReasonTimeout},
+	}})
+	mfs := scrape(t, h)
+	mf := family(mfs, metrics.OperationDurationName)
+	if mf == nil || mf.GetType() != dto.MetricType_HISTOGRAM {
+		t.Fatalf("%s missing or not a histogram: %v", metrics.OperationDurationName, mf)
+	}
+	var got []string
+	for _, m := range mf.GetMetric() {
+		var labels []string
+		for _, lp := range m.GetLabel() {
+			labels = append(labels, lp.GetName()+"="+lp.GetValue())
+		}
+		h := m.GetHistogram()
+		if n := len(h.GetBucket()); n != len(metrics.OperationBuckets)+1 {
+			t.Errorf("%v: %d classic buckets, want %d and +Inf", labels, n, len(metrics.OperationBuckets))
+		}
+		got = append(got, fmt.Sprintf("%s: %d", strings.Join(labels, ","), h.GetSampleCount()))
+	}
+	want := []string{
+		"error_type=,mcp_method_name=initialize,network_transport=tcp: 1",
+		"error_type=,mcp_method_name=tools/list,network_transport=pipe: 1",
+		"error_type=,mcp_method_name=tools/list,network_transport=tcp: 1",
+		"error_type=timeout,mcp_method_name=tools/list,network_transport=pipe: 1",
+		"error_type=tool_error,mcp_method_name=tools/call,network_transport=tcp: 1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("series\n%q, want\n%q", got, want)
+	}
+	// Protobuf carries native buckets besides the classic ones, for a
+	// Prometheus with native histograms on; OpenMetrics the classic ones.
+	_, raw := fetch(t, h, protobufAccept)
+	var native bool
+	dec := expfmt.NewDecoder(bytes.NewReader(raw), expfmt.NewFormat(expfmt.TypeProtoDelim))
+	for {
+		var pmf dto.MetricFamily
+		if err := dec.Decode(&pmf); err != nil {
+			break
+		}
+		if pmf.GetName() == metrics.OperationDurationName {
+			for _, m := range pmf.GetMetric() {
+				native = native || m.GetHistogram().GetSchema() != 0 || len(m.GetHistogram().GetPositiveSpan()) > 0
+			}
+		}
+	}
+	if !native {
+		t.Errorf("no native buckets in the protobuf exposition of %s", metrics.OperationDurationName)
+	}
+	if _, om := fetch(t, h, prometheusAccept); !bytes.Contains(om, []byte(metrics.OperationDurationName+`_bucket{error_type="",mcp_method_name="tools/list",network_transport="pipe",le="0.01"} 1`)) {
+		t.Errorf("OpenMetrics lacks the classic buckets of the fleet's histogram")
+	}
+	if log.String() != "" {
+		t.Errorf("logged: %s", log)
+	}
+
+	// The server's own histogram is on /probe, as WriteServerText writes it.
+	for _, st := range statuses {
+		if len(st.Operations) == 0 {
+			continue
+		}
+		var b strings.Builder
+		if err := metrics.WriteServerText(&b, st); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), metrics.OperationDurationName+`_count{`) {
+			t.Errorf("/probe of %s lacks its request histogram", st.Name)
+		}
+	}
 }

@@ -43,6 +43,11 @@ type TextWriter struct {
 	server  string
 	om      bool // OpenMetrics headers (see family.omHeader)
 
+	// fleetOperations leaves the per-server request histogram out of
+	// WriteStatuses: the Handler serves the fleet's instead (see
+	// PerServerOperations). WriteServer always writes it.
+	fleetOperations bool
+
 	// Scratch reused between calls.
 	labels  []byte // a histogram series' labels
 	rows    []row
@@ -96,6 +101,9 @@ func (t *TextWriter) writeStatuses(w io.Writer, statuses []status.Server, om boo
 			t.buf = append(t.buf, ' ')
 			t.buf = appendFloat(t.buf, float64(len(t.rows)))
 			t.buf = append(t.buf, '\n')
+			continue
+		}
+		if t.fleetOperations && f.name == OperationDurationName {
 			continue
 		}
 		t.writeFamily(f)

@@ -115,6 +115,8 @@ type serveFlags struct {
 	ShardTotal int      `koanf:"shard.total"`
 	ShardPod   string   `koanf:"shard.from-pod-name"`
 	PeerURLs   []string `koanf:"web.peer-urls"`
+
+	PerServerHistograms bool `koanf:"metrics.per-server-histograms"`
 }
 
 // web is the exporter toolkit's view of the web flags.
@@ -135,6 +137,7 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringVar(&f.Era, "era", "", "protocol era of every server: auto, modern or legacy, overriding the configuration's (default: each server's own)")
 	fs.StringSliceVar(&f.PeerURLs, "web.peer-urls", nil, "status page `URL`s of the other replicas or shards, linked from this one (repeatable)")
 	fs.StringVar(&f.Replica, "replica", "", "this replica's `name` among those watching the same servers; NAME-0 and NAME-1 probe half an interval apart (default: the host name)")
+	fs.BoolVar(&f.PerServerHistograms, "metrics.per-server-histograms", false, "export mcp_client_operation_duration_seconds per server, tool and protocol version (about 3 kB of /metrics per server and kind of request) instead of one histogram for the fleet by method")
 	fs.IntVar(&f.ShardTotal, "shard.total", 1, "split the servers into this many shards")
 	fs.IntVar(&f.ShardIndex, "shard.index", 0, "probe only this shard, in [0, shard.total)")
 	fs.StringVar(&f.ShardPod, "shard.from-pod-name", "", "take --shard.index from this StatefulSet `pod` name's ordinal (mcpwatch-2 is shard 2)")
@@ -243,6 +246,8 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 		ExternalURL:     external,
 		Version:         version.Version,
 		Timeout:         f.Timeout,
+
+		PerServerHistograms: f.PerServerHistograms,
 	})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch serve: cannot start: %v\nFix the configuration and start again.\n", err)

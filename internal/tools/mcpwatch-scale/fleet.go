@@ -142,6 +142,7 @@ func toolNames(tools []probetest.Tool) []string {
 // same tool set, era and behavior share one probetest.Server: a probe
 // cannot tell, and 10,000 servers then cost the harness little memory.
 type fleetHandler struct {
+	rec *requestRecorder // mcpwatch's requests, for the floor (floor.go)
 	// watch holds every GET (a listener's stream) open as an event stream
 	// until the fleet closes.
 	watch   bool
@@ -164,7 +165,7 @@ func newFleetHandler(servers []simServer) *fleetHandler {
 	}
 	shared := map[key]*probetest.Server{}
 	sets := map[setKey][]probetest.Tool{}
-	h := &fleetHandler{servers: servers, kits: make([]*probetest.Server, len(servers)), closing: make(chan struct{})}
+	h := &fleetHandler{rec: newRequestRecorder(), servers: servers, kits: make([]*probetest.Server, len(servers)), closing: make(chan struct{})}
 	for i, s := range servers {
 		k := key{s.toolSet, s.era, s.behavior, s.readOnlyTool}
 		kit, ok := shared[k]
@@ -195,6 +196,7 @@ func (h *fleetHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	h.rec.record(i, r)
 	if h.watch && (r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen") {
 		h.holdStream(w, r)
 		return

@@ -49,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		summaryStrict bool
 		pf            = preflightOptions{}
 		pfServers     string
+		floorPlanPath string
 		failPercent   float64
 		slowPercent   float64
 	)
@@ -77,6 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.calls.auto, "auto-calls", 0, "http mode: every server's first tool is annotated read-only and needs no input, and each says calls: auto (auto_calls: N), called on -call-interval")
 	fs.DurationVar(&o.calls.interval, "call-interval", 5*time.Minute, "with -contracts or -auto-calls: the call_schedule (@every)")
 	fs.BoolVar(&o.watch, "watch", false, "http mode: watch_changes: true on every server; the fleet holds each listener's stream open (the cost of 1 listener per server)")
+	fs.BoolVar(&o.floor, "floor", false, "http mode: after mcpwatch, replay the requests it sent in one interval from a minimal client (its own process, kept-alive connections, same schedule, answers read and not parsed), and report mcpwatch's CPU per probe as a ratio to that floor")
+	fs.StringVar(&floorPlanPath, "floor-plan", "", "floor-client mode (run by -floor): the plan to replay")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configuration, lock, mcpwatch's log)")
 	fs.StringVar(&jsonOut, "json", "", "append the result as one JSON line to this file")
 	fs.StringVar(&summary, "summary", "", "judge the performance targets from this -json file, print them and exit")
@@ -98,6 +101,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.failShare, o.slowShare = failPercent/100, slowPercent/100
+	if o.mode == "floor-client" {
+		if err := floorClient(floorPlanPath, stdout); err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: floor client: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 
 	if summary != "" {
 		rs, err := readResults(summary)
@@ -183,6 +193,8 @@ func (o scaleOptions) validate() error {
 	switch {
 	case o.mode != "http" && o.mode != "stdio" && o.mode != "check" && o.mode != "preflight":
 		return fmt.Errorf("-mode %q: want http, stdio, check or preflight", o.mode)
+	case o.floor && o.mode != "http":
+		return fmt.Errorf("-floor needs -mode http: it replays the requests of simulated HTTP servers")
 	case o.n < 1:
 		return fmt.Errorf("-n must be at least 1")
 	case o.interval <= 0 || o.duration <= 0 || o.timeout <= 0:

@@ -52,6 +52,15 @@ type result struct {
 	LagOverflow   bool    `json:"lag_overflow,omitempty"` // p99 beyond the last finite bucket
 	LagMaxBucketS float64 `json:"lag_max_bucket_s"`
 
+	// The floor (-floor): the CPU of a minimal client sending the same
+	// requests over the same window, what it sent, and mcpwatch's CPU per
+	// probe over the floor's per server's requests.
+	FloorCPUS     float64 `json:"floor_cpu_s,omitempty"`
+	FloorBatches  int     `json:"floor_probes,omitempty"`
+	FloorRequests int     `json:"floor_requests,omitempty"`
+	FloorErrors   int     `json:"floor_errors,omitempty"`
+	FloorRatio    float64 `json:"floor_ratio,omitempty"`
+
 	CPUS          float64 `json:"cpu_s"`
 	CPUPercent    float64 `json:"cpu_percent_of_one_core"`
 	CPUPer1000S   float64 `json:"cpu_s_per_1000_probes"`
@@ -152,6 +161,10 @@ func (r *result) print(w io.Writer) {
 	}
 	p("  lag:         p50 %s, p99 %s%s, worst bucket <= %gs", fmtSeconds(r.LagP50S), fmtSeconds(r.LagP99S), over, r.LagMaxBucketS)
 	p("  cpu:         %.2fs = %.1f%% of one core; %.3fs per 1,000 probes; %.0f probes per CPU-second", r.CPUS, r.CPUPercent, r.CPUPer1000S, r.ProbesPerCPUS)
+	if r.FloorBatches > 0 {
+		p("  floor:       %.2fs for %d servers' requests (%d HTTP requests, %d unanswered): %.3fs per 1,000; mcpwatch %.2fx that",
+			r.FloorCPUS, r.FloorBatches, r.FloorRequests, r.FloorErrors, 1000*r.FloorCPUS/float64(r.FloorBatches), r.FloorRatio)
+	}
 	p("  memory:      peak RSS %.1f MB, at end %.1f MB; %.0f goroutines; %d open files", r.RSSPeakMB, r.RSSEndMB, r.Goroutines, r.OpenFDs)
 	if r.Watch {
 		p("  listeners:   %d of %d up", r.ListenersUp, r.N)
@@ -216,4 +229,13 @@ func orDefault(n int) string {
 		return "default"
 	}
 	return fmt.Sprint(n)
+}
+
+// setFloor records the floor client's figures and the ratio of mcpwatch's
+// CPU per probe to the floor's CPU per server's requests.
+func (r *result) setFloor(cpuS float64, fr floorResult) {
+	r.FloorCPUS, r.FloorBatches, r.FloorRequests, r.FloorErrors = cpuS, fr.Batches, fr.Requests, fr.Errors
+	if fr.Batches > 0 && cpuS > 0 && r.Probes > 0 {
+		r.FloorRatio = (r.CPUS / r.Probes) / (cpuS / float64(fr.Batches))
+	}
 }

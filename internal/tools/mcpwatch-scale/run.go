@@ -39,6 +39,7 @@ type scaleOptions struct {
 	calls            callSpec
 	watch            bool // every server watch_changes: true, its stream held open
 	keep             bool
+	floor            bool      // http mode: measure the floor after mcpwatch (floor.go)
 	out              io.Writer // progress lines
 }
 
@@ -59,10 +60,12 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	marker := markerEnv + "=" + runID
 
 	var configPath string
+	var fleet *fleetServer
+	var servers []simServer
 	switch o.mode {
 	case "http":
-		servers := planFleet(fleetSpec{readOnlyTool: o.calls.auto > 0, n: o.n, listeners: o.listeners, failShare: o.failShare, slowShare: o.slowShare, slowDelay: o.slowDelay, seed: o.seed})
-		fleet, err := startFleet(servers, o.listeners, o.watch)
+		servers = planFleet(fleetSpec{readOnlyTool: o.calls.auto > 0, n: o.n, listeners: o.listeners, failShare: o.failShare, slowShare: o.slowShare, slowDelay: o.slowDelay, seed: o.seed})
+		fleet, err = startFleet(servers, o.listeners, o.watch)
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +125,12 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 		return nil, ctx.Err()
 	}
 
+	if fleet != nil && o.floor {
+		// One interval of the window: every server's requests once.
+		now := time.Now()
+		fleet.handler.rec.to.Store(now.Add(o.interval).UnixNano())
+		fleet.handler.rec.from.Store(now.UnixNano())
+	}
 	if err := measureProbeWindow(ctx, o, d, marker, res); err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, d.logTail())
 	}
@@ -158,6 +167,15 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	res.SystemProcsAfter = len(readProcessTable())
 	harnessCPU1, _ := readProcStat(os.Getpid())
 	res.HarnessCPUS = (harnessCPU1.cpu - harnessCPU0.cpu).Seconds()
+	if fleet != nil && o.floor {
+		fmt.Fprintf(o.out, "%s: the floor: the same requests from a minimal client; load %s\n", o.label, loadAverage())
+		plan := fleet.handler.rec.plan(fleet, servers, o.interval, time.Duration(res.Rounds)*o.interval)
+		cpu, fr, err := runFloor(ctx, dir, plan)
+		if err != nil {
+			return nil, fmt.Errorf("the floor: %w", err)
+		}
+		res.setFloor(cpu, fr)
+	}
 	res.LoadEnd = loadAverage()
 	return res, nil
 }

@@ -100,6 +100,21 @@ func TestScaleRuns(t *testing.T) {
 		})
 	})
 
+	// The floor: the requests mcpwatch sent in one interval, replayed by
+	// a minimal client over the same window, every one answered.
+	t.Run("http floor", func(t *testing.T) {
+		o := base
+		o.label, o.mode, o.n, o.failShare, o.floor = "http-floor", "http", 20, 0.1, true
+		r, err := runScale(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.FloorBatches == 0 || r.FloorRequests < 2*r.FloorBatches || r.FloorErrors != 0 || r.FloorCPUS < 0 {
+			t.Errorf("floor: %d servers' requests, %d requests, %d unanswered, %.3fs CPU: want some, at least two each, all answered",
+				r.FloorBatches, r.FloorRequests, r.FloorErrors, r.FloorCPUS)
+		}
+	})
+
 	// calls: auto: each server's read-only tool, chosen by mcpwatch from
 	// its listing, called on the call schedule.
 	t.Run("http auto calls", func(t *testing.T) {
