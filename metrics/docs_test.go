@@ -28,7 +28,9 @@ func documentedFamilies(t *testing.T) []string {
 	if end := strings.Index(section, "\n## "); end >= 0 {
 		section = section[:end]
 	}
-	name := regexp.MustCompile("`([a-z_:]+)(?:\\{[^`]*\\})?`")
+	// A metric's name, not another word in code type in the first
+	// column (the size table names methods there: `initialize`).
+	name := regexp.MustCompile("`((?:mcpwatch|mcp)_[a-z_:]+)(?:\\{[^`]*\\})?`")
 	var out []string
 	for _, line := range strings.Split(section, "\n") {
 		cells := strings.Split(line, "|")
