@@ -448,7 +448,13 @@ func TestServeAndConfigCheckChooseTheSameConfiguration(t *testing.T) {
 	}
 
 	_, logs := serveLogged(t, env)
-	m, _ := logs.find("watching")
+	// serveLogged returns at "mcpwatch is serving"; "watching" follows it.
+	var m map[string]any
+	waitUntil(t, "the watching log line", func() bool {
+		var ok bool
+		m, ok = logs.find("watching")
+		return ok
+	})
 	if m["config"] != file || m["lock"] != lock {
 		t.Errorf("serve watches %v with the lock %v, want %s with %s", m["config"], m["lock"], file, lock)
 	}
