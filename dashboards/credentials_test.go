@@ -3,9 +3,6 @@ package dashboards_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,18 +53,5 @@ func TestCredentialsRowOverAPair(t *testing.T) {
 		expr, _ := json.Marshal(grafana.Replace(statQuery(t, p.title))) // a JSON string is a YAML string
 		fmt.Fprintf(&tests, "      - expr: %s\n        eval_time: 2m\n        exp_samples:\n          - labels: '%s'\n            value: %s\n", expr, labels, value)
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "none.yml"), []byte("groups: []\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	file := "rule_files: [none.yml]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n" +
-		series.String() + "    promql_expr_test:\n" + tests.String()
-	if err := os.WriteFile(filepath.Join(dir, "credentials.test.yml"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(promtool, "test", "rules", "credentials.test.yml")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules on the Credentials row: %v\n%s\n%s", err, out, file)
-	}
+	promtoolTest(t, promtool, "credentials", series.String(), tests.String())
 }

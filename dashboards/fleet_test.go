@@ -71,18 +71,26 @@ func TestFleetViewOverShardsAndPairs(t *testing.T) {
 		expr, _ := json.Marshal(grafana.Replace(statQuery(t, p.title))) // a JSON string is a YAML string
 		fmt.Fprintf(&tests, "      - expr: %s\n        eval_time: 2m\n        exp_samples:\n          - labels: '{}'\n            value: %g\n", expr, p.want)
 	}
+	promtoolTest(t, promtool, "fleet", series.String(), tests.String())
+}
+
+// promtoolTest runs promtool's rule tests on the queries of a set of
+// panels: input series and promql_expr_test cases as YAML (indented as
+// they stand in the file), no rules; name names the file and the failure.
+func promtoolTest(t *testing.T, promtool, name, series, tests string) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "none.yml"), []byte("groups: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	file := "rule_files: [none.yml]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n" +
-		series.String() + "    promql_expr_test:\n" + tests.String()
-	if err := os.WriteFile(filepath.Join(dir, "fleet.test.yml"), []byte(file), 0o644); err != nil {
+		series + "    promql_expr_test:\n" + tests
+	if err := os.WriteFile(filepath.Join(dir, name+".test.yml"), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(promtool, "test", "rules", "fleet.test.yml")
+	cmd := exec.Command(promtool, "test", "rules", name+".test.yml")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules on the fleet panels: %v\n%s\n%s", err, out, file)
+		t.Fatalf("promtool test rules on the %s panels: %v\n%s\n%s", name, err, out, file)
 	}
 }
