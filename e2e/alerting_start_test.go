@@ -69,23 +69,10 @@ servers:
       SLACK_MCP_CHANNELS_CACHE: %q
 `, fmt.Sprintf("@every %s", probeInterval), bin, proxy.URL(), proxy.CAFile(),
 		filepath.Join(h.dir, "cache", "users.json"), filepath.Join(h.dir, "cache", "channels.json")))
-	writeFile(t, filepath.Join(h.dir, "prometheus.yml"), prometheusConfig(mcpwatchAddr, amAddr))
-	writeFile(t, filepath.Join(h.dir, "alertmanager.yml"), alertmanagerConfig(rx.url()))
-	for _, d := range []string{"rules", "cache"} {
-		if err := os.MkdirAll(filepath.Join(h.dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(filepath.Join(h.dir, "cache"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	shortenedRules := filepath.Join(h.dir, "mcpwatch.rules.yml")
-	shortenFor(t, filepath.Join(suite.root, "deploy", "prometheus", "rules", "mcpwatch.rules.yml"), shortenedRules)
-
-	mcpwatch := h.start("mcpwatch", nil, suite.mcpwatch, "serve",
-		"--config.file", filepath.Join(h.dir, "mcpwatch.yml"),
-		"--web.listen-address", mcpwatchAddr, "--log.level", "debug")
-	h.startAlertmanager(amAddr)
-	h.startPrometheus(promAddr)
-
-	waitStackReady(h, prom, amAddr, mcpwatchAddr)
+	mcpwatch, shortenedRules := h.startPagePath(rx, prom, mcpwatchAddr, promAddr, amAddr)
 	sel := `{job="mcpwatch",server="slack"}`
 	h.waitFor("prometheus to see slack-mcp-server probed with both locked tools", 60*time.Second, func() error {
 		for q, want := range map[string]float64{

@@ -79,23 +79,9 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 	writeFile(t, filepath.Join(h.dir, "mcp-tools.lock.json"), lockJSON(watchedServer, lockedTools))
 	writeFile(t, filepath.Join(h.dir, "mcpwatch.yml"), mcpwatchConfig(suite.reportserver, "secrets/report-token", apiKeyFile,
 		githubServer(node, script, "secrets/github-token", peertest.NodeEnv(gh))))
-	writeFile(t, filepath.Join(h.dir, "prometheus.yml"), prometheusConfig(mcpwatchAddr, amAddr))
-	writeFile(t, filepath.Join(h.dir, "alertmanager.yml"), alertmanagerConfig(rx.url()))
-	if err := os.MkdirAll(filepath.Join(h.dir, "rules"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shortenedRules := filepath.Join(h.dir, "mcpwatch.rules.yml")
-	shortenFor(t, filepath.Join(suite.root, "deploy", "prometheus", "rules", "mcpwatch.rules.yml"), shortenedRules)
-
-	mcpwatch := h.start("mcpwatch", nil, suite.mcpwatch, "serve",
-		"--config.file", filepath.Join(h.dir, "mcpwatch.yml"),
-		"--web.listen-address", mcpwatchAddr, "--log.level", "debug")
-	h.startAlertmanager(amAddr)
-	h.startPrometheus(promAddr)
-
 	// All healthy, and the numbers flowing: mcpwatch has probed, Prometheus
 	// scrapes it and knows the Alertmanager.
-	waitStackReady(h, prom, amAddr, mcpwatchAddr)
+	mcpwatch, shortenedRules := h.startPagePath(rx, prom, mcpwatchAddr, promAddr, amAddr)
 	sel := fmt.Sprintf(`{job="mcpwatch",server=%q}`, watchedServer)
 	h.waitFor("prometheus to scrape mcpwatch and see both locked tools, and github's call pass", 60*time.Second, func() error {
 		for q, want := range map[string]float64{
@@ -378,6 +364,31 @@ func allResolved(rx *receiver, since time.Time) error {
 		}
 	}
 	return nil
+}
+
+// startPagePath starts the page path on the mcpwatch.yml written in h.dir:
+// mcpwatch serve, an Alertmanager that sends to rx and a Prometheus that
+// scrapes mcpwatch, and waits until all three are up and connected. It
+// returns mcpwatch and the project's rules with every for: shortened,
+// for loadRules once the test has seen the healthy stack.
+func (h *harness) startPagePath(rx *receiver, prom promAPI, mcpwatchAddr, promAddr, amAddr string) (*proc, string) {
+	t := h.t
+	t.Helper()
+	writeFile(t, filepath.Join(h.dir, "prometheus.yml"), prometheusConfig(mcpwatchAddr, amAddr))
+	writeFile(t, filepath.Join(h.dir, "alertmanager.yml"), alertmanagerConfig(rx.url()))
+	if err := os.MkdirAll(filepath.Join(h.dir, "rules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shortenedRules := filepath.Join(h.dir, "mcpwatch.rules.yml")
+	shortenFor(t, filepath.Join(suite.root, "deploy", "prometheus", "rules", "mcpwatch.rules.yml"), shortenedRules)
+
+	mcpwatch := h.start("mcpwatch", nil, suite.mcpwatch, "serve",
+		"--config.file", filepath.Join(h.dir, "mcpwatch.yml"),
+		"--web.listen-address", mcpwatchAddr, "--log.level", "debug")
+	h.startAlertmanager(amAddr)
+	h.startPrometheus(promAddr)
+	waitStackReady(h, prom, amAddr, mcpwatchAddr)
+	return mcpwatch, shortenedRules
 }
 
 // waitStackReady waits for every mcpwatch, the Alertmanager and Prometheus
