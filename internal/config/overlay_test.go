@@ -50,7 +50,7 @@ servers:
 		t.Fatalf("servers %+v, want datadog and memory", cfg.Servers)
 	}
 	dd, mem := cfg.Servers[0], cfg.Servers[1]
-	if dd.URL != "https://mcp.example.com/mcp" || dd.Timeout != 20*time.Second || !dd.DestructiveAllowed("run_query") || len(dd.Contracts) != 2 ||
+	if dd.URL != "https://mcp.example.com/mcp" || dd.Timeout != 20*time.Second || !slices.Contains(dd.AllowDestructive, "run_query") || len(dd.Contracts) != 2 ||
 		!slices.Equal(dd.ExpectedTools, []string{"logs_query"}) || dd.CallTimeout != 20*time.Second {
 		t.Errorf("datadog %+v", dd)
 	}

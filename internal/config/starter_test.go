@@ -134,7 +134,7 @@ func TestStarterFileOptIns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := cfg.Servers[0]; !g.DestructiveAllowed("search_repositories") || len(g.Contracts) != 1 {
+	if g := cfg.Servers[0]; !slices.Contains(g.AllowDestructive, "search_repositories") || len(g.Contracts) != 1 {
 		t.Errorf("github: %+v", g)
 	}
 	// Without the starter file, the same keys are the errors they were.

@@ -141,14 +141,3 @@ type input struct {
 // HasCalls reports whether the server has canary calls to make: contracts,
 // or calls: auto.
 func (s Server) HasCalls() bool { return len(s.Contracts) > 0 || s.AutoCalls > 0 }
-
-// DestructiveAllowed reports whether the configuration opts tool in to
-// destructive canary calls.
-func (s Server) DestructiveAllowed(tool string) bool {
-	for _, t := range s.AllowDestructive {
-		if t == tool {
-			return true
-		}
-	}
-	return false
-}
