@@ -38,7 +38,7 @@ servers:
     calls: auto
     auto_calls: 2
 `)
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

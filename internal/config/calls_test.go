@@ -9,7 +9,7 @@ import (
 )
 
 func TestLoadCalls(t *testing.T) {
-	cfg, err := Load("testdata/full.yml")
+	cfg, err := load("testdata/full.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ servers:
     forbid: ["delete_*"]
 `,
 	})
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestOverlayErrors(t *testing.T) {
 				"datadog.tools.json":    overlayTools,
 				"mcpwatch.yml":          "imports: [mcp-probe.config.json]\n" + tc.yml,
 			})
-			_, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+			_, err := load(filepath.Join(dir, "mcpwatch.yml"))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v\nwant it to hold %s", err, tc.want)
 			}

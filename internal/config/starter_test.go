@@ -27,7 +27,7 @@ func loadIn(t *testing.T, dir, named string) (*Config, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return src.Load(func(string) string { return "" })
+	return loadSource(src, func(string) string { return "" })
 }
 
 // A server that names no contracts file has the starter file beside the
