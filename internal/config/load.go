@@ -80,11 +80,10 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// Load reads and validates an mcpwatch.yml and normalizes it. Every
-// problem found is returned, joined; each names the file, the key and the
-// fix. Variables are not read, nor secret files: see Build and
-// Config.Check. It is the Load of a Loader without Sources: a file with
-// imports fails (internal/imports loads those).
+// Load reads, validates and normalizes an mcpwatch.yml; every problem
+// found is returned, joined, each naming the file, the key and the fix.
+// No variable or secret file is read (see Build, Config.Check). Its Loader
+// has no Sources: a file with imports fails (internal/imports reads them).
 func Load(path string) (*Config, error) { return new(Loader).Load(path) }
 
 // Load reads and validates an mcpwatch.yml and what it imports, read

@@ -25,10 +25,10 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/registry"
 )
 
-// Sources reads imports, and keeps between loads what they need: each
+// sources reads imports, and keeps between loads what they need: each
 // registry's mirror, so a reload asks a registry only for the entries
-// updated since the last one (updated_since). The zero Sources is ready.
-type Sources struct {
+// updated since the last one (updated_since). The zero sources is ready.
+type sources struct {
 	// HTTPClient makes the registry requests. Default: the registry
 	// package's (a minute a page).
 	HTTPClient *http.Client
@@ -40,11 +40,11 @@ type Sources struct {
 	mirrors map[string]*registry.Mirror
 }
 
-var _ config.Sources = (*Sources)(nil)
+var _ config.Sources = (*sources)(nil)
 
 // NewLoader is a config.Loader that reads imports; the daemon keeps one
 // for its reloads.
-func NewLoader() *config.Loader { return &config.Loader{Sources: &Sources{}} }
+func NewLoader() *config.Loader { return &config.Loader{Sources: &sources{}} }
 
 // Load reads and validates an mcpwatch.yml and what it imports (see
 // config.Loader.Load), with nothing kept from an earlier load.
@@ -58,7 +58,7 @@ func LoadSource(src config.Source, getenv func(string) string) (*config.Config, 
 
 // ClientFile reads an MCP client config file as discovery reads the
 // host's.
-func (*Sources) ClientFile(path string) (config.ClientFile, error) {
+func (*sources) ClientFile(path string) (config.ClientFile, error) {
 	parsed, err := discover.ReadFile(path, "")
 	if err != nil {
 		return config.ClientFile{}, err
@@ -77,13 +77,13 @@ func entry(o discover.Origin, name string) config.Entry {
 }
 
 // Client reads a client's name as discovery spells it.
-func (*Sources) Client(name string) (string, bool) {
+func (*sources) Client(name string) (string, bool) {
 	c, ok := discover.ParseClient(name)
 	return string(c), ok
 }
 
 // Clients are the clients discovery knows, in reading order.
-func (*Sources) Clients() []string {
+func (*sources) Clients() []string {
 	var out []string
 	for _, c := range discover.Clients() {
 		out = append(out, string(c))
@@ -92,7 +92,7 @@ func (*Sources) Clients() []string {
 }
 
 // CheckRegistry says what is wrong with a registry API's URL.
-func (*Sources) CheckRegistry(url string) error {
+func (*sources) CheckRegistry(url string) error {
 	_, err := registry.NewMirror(url, nil)
 	return err
 }
@@ -100,7 +100,7 @@ func (*Sources) CheckRegistry(url string) error {
 // Discover reads the servers the host's clients are configured with, for
 // the discover: import im of file: the project folder of file and those im
 // names, never another project's scope unnamed.
-func (s *Sources) Discover(file string, im config.Import) ([]config.Found, []error) {
+func (s *sources) Discover(file string, im config.Import) ([]config.Found, []error) {
 	host, err := s.host()
 	if err != nil {
 		return nil, []error{&config.FieldError{File: file, Key: im.Key, Err: err, Problem: fmt.Sprintf("cannot discover the host's servers: %v", err)}}
@@ -130,7 +130,7 @@ func (s *Sources) Discover(file string, im config.Import) ([]config.Found, []err
 // public remotes, and what im asks for besides (packages, private
 // remotes). A refused entry (one that would share a variable with a server
 // on another host) is an error unless im excludes it.
-func (s *Sources) Registry(file string, im config.Import) ([]config.Entry, []error) {
+func (s *sources) Registry(file string, im config.Import) ([]config.Entry, []error) {
 	var entries []registry.Entry
 	if im.RegistryURL {
 		m, err := s.mirror(im.Registry)
@@ -177,7 +177,7 @@ func (s *Sources) Registry(file string, im config.Import) ([]config.Entry, []err
 }
 
 // mirror is the registry's mirror, made at its first load and kept.
-func (s *Sources) mirror(apiURL string) (*registry.Mirror, error) {
+func (s *sources) mirror(apiURL string) (*registry.Mirror, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m, ok := s.mirrors[apiURL]; ok {
@@ -194,7 +194,7 @@ func (s *Sources) mirror(apiURL string) (*registry.Mirror, error) {
 	return m, nil
 }
 
-func (s *Sources) host() (discover.Host, error) {
+func (s *sources) host() (discover.Host, error) {
 	if s.Host != nil {
 		return s.Host()
 	}

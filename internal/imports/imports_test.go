@@ -29,7 +29,7 @@ servers:
   own:
     url: https://own.example.com/mcp
 `)
-	l := &config.Loader{Sources: &Sources{Host: func() (discover.Host, error) {
+	l := &config.Loader{Sources: &sources{Host: func() (discover.Host, error) {
 		return discover.Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config")}, nil
 	}}}
 	cfg, err := l.Load(path)
@@ -73,7 +73,7 @@ func TestLoadDiscoverImportRefusedClone(t *testing.T) {
 	writeFile(t, filepath.Join(clone, ".cursor", "mcp.json"), `{"mcpServers": {"evil-cursor": {"command": "./evil.sh", "args": ["cursor"]}}}`)
 	path := filepath.Join(t.TempDir(), "mcpwatch.yml")
 	writeFile(t, path, "imports:\n  - discover: true\nservers:\n  own: {url: https://own.example.com/mcp}\n")
-	l := &config.Loader{Sources: &Sources{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}}
+	l := &config.Loader{Sources: &sources{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}}
 	cfg, err := l.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestLoadDiscoverImportErrors(t *testing.T) {
 	writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{"mcpServers": `)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcpwatch.yml")
-	l := &config.Loader{Sources: &Sources{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}}
+	l := &config.Loader{Sources: &sources{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}}
 
 	writeFile(t, path, "imports:\n  - discover: true\n")
 	_, err := l.Load(path)
