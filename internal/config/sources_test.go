@@ -2,6 +2,9 @@ package config
 
 import (
 	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
 
 	"github.com/mcpwatch/mcpwatch/internal/discover"
 )
@@ -51,4 +54,21 @@ func load(path string) (*Config, error) { return (&Loader{Sources: clientFiles{}
 // loadSource is Loader.LoadSource with client config files read.
 func loadSource(src Source, getenv func(string) string) (*Config, error) {
 	return (&Loader{Sources: clientFiles{}}).LoadSource(src, getenv)
+}
+
+// Load reads no imports: a file with one fails, naming the import, and
+// internal/imports is the loader that reads them.
+func TestLoadWithoutSources(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpwatch.yml")
+	writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"a": {"command": "a"}}}`)
+	for _, yml := range []string{"imports: [.mcp.json]\n", "imports:\n  - discover: true\n"} {
+		writeFile(t, path, yml)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "imports are not read by this loader") {
+			t.Errorf("%s: %v", yml, err)
+		}
+		if _, err := load(path); yml == "imports: [.mcp.json]\n" && err != nil {
+			t.Errorf("with Sources: %v", err)
+		}
+	}
 }
