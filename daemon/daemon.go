@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/status"
@@ -38,7 +39,7 @@ type Options struct {
 	// ConfigFile is the file a reload reads. Default: the Path of the
 	// configuration given to New.
 	ConfigFile string
-	// Load reads the configuration file on reload. Default config.Load.
+	// Load reads the configuration file on reload. Default imports.Load.
 	Load func(path string) (*config.Config, error)
 	// FirstRoundSpread caps the window over which the first probes of the
 	// servers present at start are spread. Default 5s.
@@ -121,7 +122,7 @@ func (o Options) withDefaults() Options {
 		o.Lookup = os.LookupEnv
 	}
 	if o.Load == nil {
-		o.Load = config.Load
+		o.Load = imports.Load
 	}
 	if o.Probe == nil {
 		o.Probe = runner.Probe

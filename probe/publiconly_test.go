@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -74,7 +74,7 @@ func TestRegistryServerReachesOnlyPublicAddresses(t *testing.T) {
 		if err := os.WriteFile(path, []byte(yml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := new(config.Loader).Load(path)
+		cfg, err := imports.NewLoader().Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}

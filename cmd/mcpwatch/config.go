@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
@@ -124,7 +125,7 @@ func verdict(problems []error) string {
 func loadConfig(file string, getenv func(string) string) (cfg *config.Config, source string, err error) {
 	src, err := config.Discover(file, ".", getenv)
 	if err == nil {
-		cfg, err = src.Load(getenv)
+		cfg, err = imports.LoadSource(src, getenv)
 	}
 	return cfg, src.Name, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/discover"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
@@ -85,7 +86,7 @@ func cmdDiscover(_ context.Context, c *cli, args []string) int {
 	}
 	host.Projects, host.KnownProjects, host.Clients = f.projects, f.knownProjects, clients
 	res := discover.Find(host)
-	servers := config.FoundServers(res, config.BuiltinDefaults())
+	servers := imports.FoundServers(res, config.BuiltinDefaults())
 
 	if err := f.out.write(c, map[string]func(io.Writer) error{
 		"text": func(w io.Writer) error { return writeDiscoverText(w, res, servers) },
@@ -108,7 +109,7 @@ func clientNames() string {
 	return strings.Join(names, ", ")
 }
 
-func discoverProblems(res discover.Result, servers []config.FoundServer) int {
+func discoverProblems(res discover.Result, servers []imports.FoundServer) int {
 	n := 0
 	for _, f := range res.Files {
 		if f.Err != nil {
@@ -127,7 +128,7 @@ func describeOrigin(o discover.Origin) string {
 	return fmt.Sprintf("%s %s %s (%s)", o.Client, o.Scope, o.File, config.KeyPath(o.Key...))
 }
 
-func writeDiscoverText(w io.Writer, res discover.Result, servers []config.FoundServer) error {
+func writeDiscoverText(w io.Writer, res discover.Result, servers []imports.FoundServer) error {
 	fmt.Fprintf(w, "%d client config file(s):\n", len(res.Files))
 	for _, f := range res.Files {
 		what := fmt.Sprintf("%d server(s)", f.Servers)
@@ -212,7 +213,7 @@ type discoverOrigin struct {
 	Project string          `json:"project"`
 }
 
-func writeDiscoverJSON(w io.Writer, res discover.Result, servers []config.FoundServer) error {
+func writeDiscoverJSON(w io.Writer, res discover.Result, servers []imports.FoundServer) error {
 	rep := discoverReport{Files: []discoverFile{}, Servers: []discoverServer{}, LeftOut: []discoverLeftOut{}, OK: discoverProblems(res, servers) == 0}
 	for _, l := range res.LeftOut {
 		o := l.Origin

@@ -171,7 +171,7 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 			res.Credentials = client.Status()
 			scrubbed = runner.WithSecrets(target, client.Secrets())
 		}
-		res = runner.Installing(runner.Scrub(f.written(), scrubbed, res), srv)
+		res = runner.Installing(runner.Scrub(f.written(), scrubbed, res), srv.Install())
 		if called != nil && called.result != nil {
 			called.result = runner.ScrubCall(f.written(), scrubbed, called.result)
 		}

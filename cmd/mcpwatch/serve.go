@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/daemon"
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/internal/util/memlimit"
 	"github.com/mcpwatch/mcpwatch/internal/util/shard"
 )
@@ -200,7 +201,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	// A reload reads the file the start read: an mcpwatch.yml, or a
 	// client config whose servers are watched as they are.
 	src, err := config.Discover(f.ConfigFile, ".", c.getenv)
-	loader := new(config.Loader) // keeps registry mirrors across reloads
+	loader := imports.NewLoader() // keeps registry mirrors across reloads
 	load := func(string) (*config.Config, error) {
 		cfg, err := loader.LoadSource(src, c.getenv)
 		applyServeEra(cfg, f.Era)

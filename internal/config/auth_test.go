@@ -9,7 +9,7 @@ import (
 )
 
 func TestLoadAuth(t *testing.T) {
-	cfg, err := Load("testdata/auth.yml")
+	cfg, err := load("testdata/auth.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestAuthErrors(t *testing.T) {
 		if err := os.WriteFile(path, []byte("servers:\n  s:\n    "+tc.yaml+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(path)
+		_, err := load(path)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.yaml, err, tc.want)
 		}
@@ -95,7 +95,7 @@ func TestAuthForLogin(t *testing.T) {
 		"  machine:\n    url: https://h/mcp\n    auth: {type: oauth, grant: client_credentials, client_id: x, client_secret: s}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(path)
+	cfg, err := load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestSecretFileThatIsNotAFile(t *testing.T) {
 	testtool.Mkfifo(t, filepath.Join(dir, "pipe"))
 	path := filepath.Join(dir, "mcpwatch.yml")
 	writeFile(t, path, "servers:\n  report:\n    command: /bin/true\n    env: {TOKEN: \"${file:pipe}\"}\n")
-	cfg, err := Load(path)
+	cfg, err := load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestDeeplyNestedReferencesAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	nested := strings.Repeat("${A:-", 1000) + "x" + strings.Repeat("}", 1000)
 	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), "servers:\n  report:\n    command: /bin/true\n    env: {TOKEN: \""+nested+"\"}\n")
-	_, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	_, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err == nil || !strings.Contains(err.Error(), "servers.report.env.TOKEN: bad reference at byte 80: references nest more than 16 deep") {
 		t.Errorf("Load: %v", err)
 	}
@@ -101,13 +101,13 @@ func TestFilesTheConfigurationNamesAreBounded(t *testing.T) {
 	for _, tc := range cases {
 		path := filepath.Join(dir, "mcpwatch.yml")
 		writeFile(t, path, tc.yml)
-		got := within(t, "Load", func() error { _, err := Load(path); return err })
+		got := within(t, "Load", func() error { _, err := load(path); return err })
 		if got == nil || !strings.Contains(got.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.name, got, tc.want)
 		}
 	}
 
-	_, err := Load(huge)
+	_, err := load(huge)
 	if want := "read config: read " + huge + ": larger than the limit of 8 MiB"; err == nil || err.Error() != want {
 		t.Errorf("the configuration itself: %v, want %s", err, want)
 	}

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
@@ -212,19 +211,6 @@ func readContractsFile(path string) (contracts.File, error) {
 		return contracts.File{}, fmt.Errorf("cannot read it (%s); fix the path", describeFileError(err))
 	}
 	return contracts.ParseFile(data)
-}
-
-// CallDeadline is the deadline of a probe of s: the probe's own
-// (probeTimeout), then a call timeout for each call it may make: each
-// contract's when it makes them (contracts), and each auto call (auto).
-// The probe of check, lock, serve and init and doctor's sum of a job's
-// time all take it from here.
-func (s Server) CallDeadline(probeTimeout time.Duration, contracts bool, auto int) time.Duration {
-	n := max(auto, 0)
-	if contracts {
-		n += len(s.Contracts)
-	}
-	return probeTimeout + time.Duration(n)*s.CallTimeout
 }
 
 // unjoin splits an errors.Join; nil gives none.

@@ -2,13 +2,14 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestLoadCalls(t *testing.T) {
-	cfg, err := Load("testdata/full.yml")
+	cfg, err := load("testdata/full.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestLoadCalls(t *testing.T) {
 	}
 	td, _ := filepath.Abs("testdata")
 	if report.ContractsFile != filepath.Join(td, "report.tools.json") || report.CallSchedule != "@every 5m" ||
-		report.CallTimeout != 15*time.Second || !report.DestructiveAllowed("reset_cache") || report.DestructiveAllowed("fetch_daily_report") {
+		report.CallTimeout != 15*time.Second || !slices.Contains(report.AllowDestructive, "reset_cache") || slices.Contains(report.AllowDestructive, "fetch_daily_report") {
 		t.Errorf("report: file %s schedule %s timeout %s opt-in %v", report.ContractsFile, report.CallSchedule, report.CallTimeout, report.AllowDestructive)
 	}
 	fetch := report.Contracts[0]

@@ -123,15 +123,9 @@ func (e *missingError) Is(target error) bool {
 	return target == fs.ErrNotExist || e.nothing && target == ErrNoConfiguration
 }
 
-// Load reads the source: an mcpwatch.yml with Load, a client config with
-// its servers and the built-in defaults. getenv reads the Python
+// LoadSource reads the source: an mcpwatch.yml with Load, a client config
+// with its servers and the built-in defaults. getenv reads the Python
 // preflight's variables.
-func (s Source) Load(getenv func(string) string) (*Config, error) {
-	return new(Loader).LoadSource(s, getenv)
-}
-
-// LoadSource is Source.Load with what the Loader keeps between loads (the
-// daemon's reloads).
 func (l *Loader) LoadSource(s Source, getenv func(string) string) (*Config, error) {
 	var cfg *Config
 	if !s.Client {
@@ -144,7 +138,7 @@ func (l *Loader) LoadSource(s Source, getenv func(string) string) (*Config, erro
 		if err != nil {
 			return nil, err
 		}
-		servers, err := loadClientConfig(s.Path, nil)
+		servers, err := loadClientConfig(l.Sources, s.Path, nil)
 		if err != nil {
 			return nil, err
 		}

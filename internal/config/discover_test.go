@@ -81,7 +81,7 @@ func TestDiscover(t *testing.T) {
 			}
 			var cfg *Config
 			if err == nil {
-				cfg, err = src.Load(getenv)
+				cfg, err = loadSource(src, getenv)
 			}
 			if tc.err != "" {
 				if err == nil || strings.ReplaceAll(err.Error(), dir, "DIR") != tc.err {

@@ -35,7 +35,7 @@ servers:
 	noHOME := mapLookup(map[string]string{})
 
 	currentUser = func() (*user.User, error) { return &user.User{HomeDir: home}, nil }
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ servers:
 	}
 
 	currentUser = func() (*user.User, error) { return nil, errors.New("no account") }
-	cfg, err = Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err = load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

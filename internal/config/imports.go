@@ -34,22 +34,24 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/discover"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsonc"
 	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// loadClientConfig reads the servers of an MCP client config file, with
-// the decoder host discovery reads the same files with
-// (discover.ReadFile): a file means one thing however it is named. What
-// they leave unset, Normalize sets.
-func loadClientConfig(path string, inputs map[string]input) ([]Server, error) {
+// loadClientConfig reads the servers of an MCP client config file through
+// src (Sources.ClientFile: the decoder host discovery reads the same files
+// with, so a file means one thing however it is named). What they leave
+// unset, Normalize sets.
+func loadClientConfig(src Sources, path string, inputs map[string]input) ([]Server, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("client config %s: %w", path, err)
 	}
-	parsed, err := discover.ReadFile(abs, "")
+	if src == nil {
+		return nil, &FieldError{File: abs, Problem: noSourcesProblem}
+	}
+	parsed, err := src.ClientFile(abs)
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):
@@ -77,8 +79,8 @@ func loadClientConfig(path string, inputs map[string]input) ([]Server, error) {
 		return nil, &FieldError{File: abs, Problem: "holds no mcpServers or servers; " + hint}
 	}
 	var out []Server
-	for _, o := range parsed.Origins {
-		if s, ok := clientServer(d, KeyPath(o.Key...), o.Name, o.Spec, o.Project, inputs); ok {
+	for _, e := range parsed.Entries {
+		if s, ok := clientServer(d, e.Key, e.Name, e.Spec, e.Project, inputs); ok {
 			out = append(out, s)
 		}
 	}

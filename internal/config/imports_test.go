@@ -160,7 +160,7 @@ func TestParseEnvFile(t *testing.T) {
 // readClientConfig reads a client config's servers as an import does, with
 // the built-in defaults.
 func readClientConfig(path string) ([]Server, error) {
-	servers, err := loadClientConfig(path, nil)
+	servers, err := loadClientConfig(clientFiles{}, path, nil)
 	for i := range servers {
 		servers[i] = servers[i].Normalized(Defaults{})
 	}
@@ -174,14 +174,14 @@ func TestClientFileOneDecoder(t *testing.T) {
 	home := discovertest.Home(t)
 	res := discover.Find(discover.Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config"),
 		Projects: []string{filepath.Join(home, "work", "app")}})
-	found := FoundServers(res, BuiltinDefaults())
 	checked := 0
-	for _, f := range found {
-		o := f.Origins[0]
-		if filepath.Base(o.File) == ".claude.json" || f.Err != nil {
+	for _, srv := range res.Servers {
+		o := srv.Origins[0]
+		found, err := DecodeEntry(Entry{File: o.File, Key: KeyPath(o.Key...), Name: srv.Name, Project: o.Project, Spec: o.Spec})
+		if filepath.Base(o.File) == ".claude.json" || err != nil {
 			continue // ~/.claude.json is Claude Code's own store, not a file to import
 		}
-		servers, err := loadClientConfig(o.File, nil)
+		servers, err := loadClientConfig(clientFiles{}, o.File, nil)
 		if err != nil {
 			t.Errorf("%s: imported by path: %v", o.File, err)
 			continue
@@ -196,7 +196,7 @@ func TestClientFileOneDecoder(t *testing.T) {
 			t.Errorf("%s: %s found by discover, missing when imported by path", o.File, o.Name)
 			continue
 		}
-		a, b := byPath.Normalized(BuiltinDefaults()), f.Server
+		a, b := byPath.Normalized(BuiltinDefaults()), found.Normalized(BuiltinDefaults())
 		if a.Command != b.Command || !reflect.DeepEqual(a.Args, b.Args) || a.URL != b.URL || a.Transport != b.Transport ||
 			!reflect.DeepEqual(a.Env, b.Env) || !reflect.DeepEqual(a.Headers, b.Headers) || a.Dir != b.Dir {
 			t.Errorf("%s: %s by path:\n%+v\nby discover:\n%+v", o.File, o.Name, a, b)
@@ -216,7 +216,7 @@ func TestClientFileByPathAsItsClient(t *testing.T) {
 	writeFile(t, gemini, `{"mcpServers": {
 		"remote": {"httpUrl": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer $MY_KEY"}},
 		"local": {"command": "srv", "env": {"KEY": "$MY_KEY"}}}}`)
-	servers, err := loadClientConfig(gemini, nil)
+	servers, err := loadClientConfig(clientFiles{}, gemini, nil)
 	if err != nil {
 		t.Fatalf("a Gemini CLI file with httpUrl: %v", err)
 	}
@@ -240,7 +240,7 @@ func TestClientFileByPathAsItsClient(t *testing.T) {
 	writeFile(t, windsurf, `{
 		// Windsurf reads comments
 		"mcpServers": {"linear": {"serverUrl": "https://mcp.linear.app/sse"}}}`)
-	servers, err = loadClientConfig(windsurf, nil)
+	servers, err = loadClientConfig(clientFiles{}, windsurf, nil)
 	if err != nil || len(servers) != 1 || servers[0].URL != "https://mcp.linear.app/sse" {
 		t.Errorf("a Windsurf file with a comment and serverUrl: %+v, %v", servers, err)
 	}

@@ -80,14 +80,14 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// Load reads and validates an mcpwatch.yml and the client configs it
-// imports, and normalizes it. Every problem found is returned, joined;
-// each names the file, the key and the fix. Variables are not read: see
-// Config.Check. It is a Loader's Load with nothing kept from an earlier
-// load.
+// Load reads, validates and normalizes an mcpwatch.yml; every problem
+// found is returned, joined, each naming the file, the key and the fix.
+// No variable or secret file is read (see Build, Config.Check). Its Loader
+// has no Sources: a file with imports fails (internal/imports reads them).
 func Load(path string) (*Config, error) { return new(Loader).Load(path) }
 
-// Load is the package's Load, with what the Loader keeps between loads.
+// Load reads and validates an mcpwatch.yml and what it imports, read
+// through l.Sources, and normalizes it (see the package's Load).
 func (l *Loader) Load(path string) (*Config, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -123,7 +123,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	}
 	var imports []importSpec
 	if v, ok := root.get("imports"); ok {
-		imports = decodeImports(d, v, dir)
+		imports = decodeImports(d, v, dir, l.Sources)
 	}
 	ignore, _ := root.strings("ignore")
 	var own []Server
@@ -151,7 +151,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 			}
 			continue
 		}
-		servers, err := loadClientConfig(im.path, inputs)
+		servers, err := loadClientConfig(l.Sources, im.path, inputs)
 		var pe *fs.PathError
 		switch {
 		case err == nil:
@@ -356,12 +356,12 @@ func decodeInputs(o *object, dir string) map[string]input {
 type importSpec struct {
 	key      string // imports[i], for errors
 	path     string
-	optional bool          // a missing file is skipped (a desktop config absent on a server)
-	exclude  []string      // server names not to watch
-	source   *importSource // host discovery or a registry, instead of a file
+	optional bool     // a missing file is skipped (a desktop config absent on a server)
+	exclude  []string // server names not to watch
+	source   *Import  // host discovery or a registry, instead of a file
 }
 
-func decodeImports(d *decoder, v any, dir string) []importSpec {
+func decodeImports(d *decoder, v any, dir string, src Sources) []importSpec {
 	list, ok := v.([]any)
 	if !ok {
 		d.errorf("imports", "expected a list of client config files, got %s", kindOf(v))
@@ -379,7 +379,7 @@ func decodeImports(d *decoder, v any, dir string) []importSpec {
 			spec.path, _ = o.string("path")
 			spec.optional, _ = o.boolean("optional")
 			spec.exclude, _ = o.strings("exclude")
-			spec.source = decodeImportSource(o, spec.path != "", dir)
+			spec.source = decodeImportSource(o, spec.path != "", dir, src)
 			o.finish()
 			if spec.source != nil {
 				specs = append(specs, spec)

@@ -126,7 +126,7 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range cases {
 		seen[tc.file] = true
 		t.Run(tc.file, func(t *testing.T) {
-			_, err := Load(filepath.Join("testdata", "bad", tc.file))
+			_, err := load(filepath.Join("testdata", "bad", tc.file))
 			if err == nil {
 				t.Fatal("Load succeeded")
 			}
@@ -150,7 +150,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestLoadFull(t *testing.T) {
-	cfg, err := Load("testdata/full.yml")
+	cfg, err := load("testdata/full.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ servers:
   own: {command: server}
   pinned: {command: server, timeout: 1s, era: modern, schedule: "@hourly"}
 `)
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ servers:
   own: {command: server}
   minimal: {command: server, inherit_env: false}
 `)
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ servers:
     tls: {ca_file: ../ca.pem}
 `)
 	t.Chdir(t.TempDir()) // somewhere else entirely
-	cfg, err := Load(filepath.Join(dir, "etc", "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "etc", "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ servers:
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "mcpwatch.yml"))
+	_, err := load(filepath.Join(t.TempDir(), "mcpwatch.yml"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("got %v, want fs.ErrNotExist", err)
 	}
@@ -375,13 +375,13 @@ func TestLoadServerNamesWithDots(t *testing.T) {
 	// koanf must not split "reports.v2" into nested keys.
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), "servers:\n  reports.v2: {command: server, tiemout: 1s}\n")
-	_, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	_, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	want := `servers."reports.v2".tiemout: unknown key; did you mean timeout?`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want it to contain %s", err, want)
 	}
 	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), "servers:\n  reports.v2: {command: server}\n")
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ servers:
     command: /bin/sh
     env: {TOKEN: "${MCPWATCH_TEST_SURELY_UNSET}", OTHER: "${file:/nonexistent/token}"}
 `)
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain checks that no goroutine outlives the tests: importing from a registry goes through an HTTP client whose connections must be closed, and reading a secret file must leave nothing behind.
+// TestMain checks that no goroutine outlives the tests: reading a secret file must leave nothing behind.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

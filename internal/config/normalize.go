@@ -102,25 +102,6 @@ func (s Server) Normalized(def Defaults) Server {
 // sets none.
 const DefaultStartTimeout = 120 * time.Second
 
-// ProbeTimeout is the deadline of one probe of s: override when positive
-// (the CLI's --timeout), else the server's own; and, while starting (the
-// first probe of the command since mcpwatch started, the configuration
-// was reloaded or the command changed, until a probe ends other than by
-// its deadline), at least s.StartTimeout when the command installs what it
-// runs (Installs): a cold npx -y install takes far longer than a probe,
-// and a probe that ends first kills the install with it. check, lock and
-// probe start every server afresh, so each of their probes is starting.
-func (s Server) ProbeTimeout(override time.Duration, starting bool) time.Duration {
-	t := s.Timeout
-	if override > 0 {
-		t = override
-	}
-	if starting && s.Installs() != "" {
-		t = max(t, s.StartTimeout)
-	}
-	return t
-}
-
 // set gives *v the value def when *v is the zero value.
 func set[T comparable](v *T, def T) {
 	var zero T

@@ -42,7 +42,7 @@ servers:
     forbid: ["delete_*"]
 `,
 	})
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ servers:
 		t.Fatalf("servers %+v, want datadog and memory", cfg.Servers)
 	}
 	dd, mem := cfg.Servers[0], cfg.Servers[1]
-	if dd.URL != "https://mcp.example.com/mcp" || dd.Timeout != 20*time.Second || !dd.DestructiveAllowed("run_query") || len(dd.Contracts) != 2 ||
+	if dd.URL != "https://mcp.example.com/mcp" || dd.Timeout != 20*time.Second || !slices.Contains(dd.AllowDestructive, "run_query") || len(dd.Contracts) != 2 ||
 		!slices.Equal(dd.ExpectedTools, []string{"logs_query"}) || dd.CallTimeout != 20*time.Second {
 		t.Errorf("datadog %+v", dd)
 	}
@@ -84,7 +84,7 @@ func TestOverlayErrors(t *testing.T) {
 				"datadog.tools.json":    overlayTools,
 				"mcpwatch.yml":          "imports: [mcp-probe.config.json]\n" + tc.yml,
 			})
-			_, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+			_, err := load(filepath.Join(dir, "mcpwatch.yml"))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v\nwant it to hold %s", err, tc.want)
 			}

@@ -99,7 +99,7 @@ servers:
     url: https://bob:hunter2-pw@mcp.example.com/mcp?key=hunter2-query
     headers: {Authorization: Bearer hunter2-header, X-Ref: "Bearer ${TOKEN}", X-Default: "${K:-hunter2-default}"}
 `)
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func loadIn(t *testing.T, dir, named string) (*Config, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return src.Load(func(string) string { return "" })
+	return loadSource(src, func(string) string { return "" })
 }
 
 // A server that names no contracts file has the starter file beside the
@@ -134,7 +134,7 @@ func TestStarterFileOptIns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := cfg.Servers[0]; !g.DestructiveAllowed("search_repositories") || len(g.Contracts) != 1 {
+	if g := cfg.Servers[0]; !slices.Contains(g.AllowDestructive, "search_repositories") || len(g.Contracts) != 1 {
 		t.Errorf("github: %+v", g)
 	}
 	// Without the starter file, the same keys are the errors they were.

@@ -21,7 +21,7 @@ servers:
     url: https://mcp.example.com/mcp
     headers: {Authorization: "Bearer ${REPORT_API_TOKEN}"}
 `)
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ servers:
     url: https://mcp.example.com/mcp
     headers: {Authorization: "Bearer ${TOKEN}"}
 `)
-	cfg, err := Load(filepath.Join(dir, "mcpwatch.yml"))
+	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ servers:
 
 // BenchmarkTarget is the cost the daemon pays before every probe.
 func BenchmarkTarget(b *testing.B) {
-	cfg, err := Load("testdata/full.yml")
+	cfg, err := load("testdata/full.yml")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func BenchmarkTarget(b *testing.B) {
 
 func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
-		if _, err := Load("testdata/full.yml"); err != nil {
+		if _, err := load("testdata/full.yml"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,8 +1,10 @@
-// Package config reads what mcpwatch watches: mcpwatch.yml, and the MCP
-// client config files it imports (Claude Code, Claude Desktop, VS Code,
-// Cursor). It validates everything at load, and expands ${VAR},
-// ${VAR:-default} and ${file:PATH} only when a probe target is built, so a
-// rotated secret is seen without a restart.
+// Package config reads what mcpwatch watches: mcpwatch.yml, and the
+// servers it imports (MCP client config files, the host's clients, a
+// registry), which its Loader's Sources read (internal/imports) and it
+// decodes. It validates everything at load, itself reading no variable,
+// secret file or network, and expands ${VAR}, ${VAR:-default} and ${file:PATH}
+// only when a probe target is built (Server.Build, build.go), so a rotated
+// secret is seen without a restart.
 package config
 
 import (
@@ -141,14 +143,3 @@ type input struct {
 // HasCalls reports whether the server has canary calls to make: contracts,
 // or calls: auto.
 func (s Server) HasCalls() bool { return len(s.Contracts) > 0 || s.AutoCalls > 0 }
-
-// DestructiveAllowed reports whether the configuration opts tool in to
-// destructive canary calls.
-func (s Server) DestructiveAllowed(tool string) bool {
-	for _, t := range s.AllowDestructive {
-		if t == tool {
-			return true
-		}
-	}
-	return false
-}

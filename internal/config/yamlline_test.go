@@ -24,7 +24,7 @@ func TestYAMLErrorLine(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.yml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(path)
+		_, err := load(path)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
 		}

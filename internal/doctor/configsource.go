@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 )
 
 // configSource is the configuration a command run in dir with getenv's
@@ -19,7 +20,7 @@ func discoverConfig(named, dir string, getenv func(string) string) configSource 
 	src, err := config.Discover(named, dir, getenv)
 	out := configSource{name: src.Name, path: src.Path, err: err}
 	if err == nil {
-		out.cfg, out.err = src.Load(getenv)
+		out.cfg, out.err = imports.LoadSource(src, getenv)
 	}
 	return out
 }

@@ -16,15 +16,15 @@ import (
 // requests, in the session that listed the tools, under one deadline (the
 // probe's timeout plus each contract's call timeout).
 
-// callHook is the probe's AfterList hook for s's contracts, and up to auto
-// calls contracts.Auto chooses from the listed tools besides; the outcomes
+// callHook is the probe's AfterList hook for s's contracts, and up to
+// s.Auto calls contracts.Auto chooses from the listed tools besides; the outcomes
 // land in *out, the contracts' first. A call that shows a rejected
 // credential names the one to renew.
-func callHook(s config.Server, auto int, retries bool, given []string, out *[]contracts.Outcome) probe.AfterList {
+func callHook(s config.Built, retries bool, given []string, out *[]contracts.Outcome) probe.AfterList {
 	return func(ctx context.Context, tools []probe.Tool, c probe.Caller) {
 		all := s.Contracts
-		if auto > 0 {
-			all = append(slices.Clip(all), contracts.Auto(tools, auto, func(tool string) bool {
+		if s.Auto > 0 {
+			all = append(slices.Clip(all), contracts.Auto(tools, s.Auto, func(tool string) bool {
 				return slices.ContainsFunc(s.Contracts, func(k contracts.Contract) bool { return k.Tool == tool })
 			})...)
 		}
@@ -35,7 +35,7 @@ func callHook(s config.Server, auto int, retries bool, given []string, out *[]co
 			// its word, as the configuration's opt-in would allow it.
 			Destructive: func(tool string) bool {
 				i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == tool })
-				return s.DestructiveAllowed(tool) || (i >= 0 && canary.Vouches(s.Command, s.Args, s.URL, tools[i]))
+				return s.DestructiveAllowed(tool) || (i >= 0 && canary.Vouches(s.Written.Command, s.Written.Args, s.Written.URL, tools[i]))
 			},
 			Credentials: given,
 		})
@@ -76,7 +76,7 @@ func (s *spaced) Call(ctx context.Context, tool string, args json.RawMessage) *p
 
 // notCalled are the outcomes of contracts whose tools could not be called
 // because the probe failed before the list was read.
-func notCalled(s config.Server, res *probe.Result) []contracts.Outcome {
+func notCalled(s config.Built, res *probe.Result) []contracts.Outcome {
 	reason, msg := contracts.ReasonProbeFailed, "not called: the probe failed ("+string(res.Reason)+") before the tools could be listed"
 	if res.OK {
 		reason, msg = contracts.ReasonTimeout, "not called: the probe's deadline passed before the calls"

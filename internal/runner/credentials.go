@@ -6,40 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
-
-// authorize gives a target with an auth: block its OAuth client: the
-// cache's (tokens kept across probes), or a new one for this probe alone;
-// with login, a new one that signs in.
-func authorize(s config.Server, target *probe.Target, lookup func(string) (string, bool), cache *oauth.Cache, login *oauth.Login) (*oauth.Client, error) {
-	read := s.OAuth
-	if login != nil {
-		read = s.LoginOAuth
-	}
-	oc, err := read(lookup)
-	if err != nil || oc == nil {
-		return nil, err
-	}
-	oc.ServerURL = target.URL
-	if login != nil {
-		oc.Grant, oc.Login = oauth.GrantAuthorizationCode, login
-	}
-	var client *oauth.Client
-	if cache != nil && login == nil {
-		client, err = cache.Client(*oc)
-	} else {
-		client, err = oauth.New(*oc)
-	}
-	if err != nil {
-		return nil, err
-	}
-	target.Auth = client
-	return client, nil
-}
 
 // credentialStatus is what is known of the target's credentials after a
 // probe: the credentials it is given (all present, or it would not have

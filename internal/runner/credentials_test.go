@@ -99,16 +99,16 @@ func TestInstallPlausible(t *testing.T) {
 	}
 	cached := config.Server{Command: "npx", Args: []string{"-y", "@stripe/mcp@0.3.3", "--tools=all"}}
 	other := config.Server{Command: "npx", Args: []string{"-y", "@notionhq/notion-mcp-server"}}
-	if installPlausible(cached, "", cache) {
+	if installPlausible(cached.Install(), "", cache) {
 		t.Error("a package in the npx cache: install called plausible")
 	}
-	if !installPlausible(cached, "npm warn exec The following package was not found and will be installed: @stripe/mcp@0.3.4\n", cache) {
+	if !installPlausible(cached.Install(), "npm warn exec The following package was not found and will be installed: @stripe/mcp@0.3.4\n", cache) {
 		t.Error("npm said it installs: install not called plausible")
 	}
-	if !installPlausible(other, "", cache) {
+	if !installPlausible(other.Install(), "", cache) {
 		t.Error("a package not in the cache: install not called plausible")
 	}
-	if !installPlausible(config.Server{Command: "uvx", Args: []string{"mcp-server-git"}}, "", cache) {
+	if !installPlausible(config.Server{Command: "uvx", Args: []string{"mcp-server-git"}}.Install(), "", cache) {
 		t.Error("uvx: install not called plausible")
 	}
 	// npx runs a package of the project's node_modules, or of a folder
@@ -126,7 +126,7 @@ func TestInstallPlausible(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Dir = below
-	if installPlausible(other, "", cache) {
+	if installPlausible(other.Install(), "", cache) {
 		t.Error("a package in the node_modules above where the server starts: install called plausible")
 	}
 }

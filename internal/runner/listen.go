@@ -25,17 +25,12 @@ type ListenRequest struct {
 // now as a probe's is: references expanded, its OAuth client shared with
 // its probes. It returns when ctx ends (nil) or the stream does.
 func Listen(ctx context.Context, s config.Server, req ListenRequest, changed func()) error {
-	lookup := req.Lookup
-	if lookup == nil {
-		lookup = func(string) (string, bool) { return "", false }
-	}
-	target, err := s.Target(lookup)
-	if err == nil {
-		_, err = authorize(s, &target, lookup, req.OAuth, nil) // a listener never signs anyone in
-	}
+	// A listener never signs anyone in.
+	b, err := s.Build(req.Lookup, config.BuildOptions{OAuth: req.OAuth, Listen: true})
 	if err != nil {
 		return err
 	}
+	target := b.Target
 	if req.Transport != "" {
 		target.Transport = req.Transport
 	}

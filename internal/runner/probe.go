@@ -115,29 +115,22 @@ type Observation struct {
 }
 
 // Probe probes s once (s normalized, as config.Load leaves every server):
-// it builds the target now, waits for a slot in pool,
+// it builds the target now (config.Server.Build, the one step that reads
+// and expands what the configuration names), waits for a slot in pool,
 // and probes within the deadline, which starts once the slot is taken. It
 // always returns a Result; ctx ending while it waits or probes makes it a
 // canceled one.
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
-	calls := req.Calls && s.HasCalls()
-	auto := max(req.AutoCalls, 0)
-	if calls {
-		auto = max(auto, s.AutoCalls) // the configuration's calls: auto
-	}
-	obs := Observation{Timeout: s.CallDeadline(s.ProbeTimeout(req.Timeout, !req.Warm), calls, auto)}
-	lookup := req.Lookup
-	if lookup == nil {
-		lookup = func(string) (string, bool) { return "", false }
-	}
 	started := time.Now()
-	target, given, err := s.Resolve(lookup)
-	missing := config.Missing(given)
-	var client *oauth.Client
-	if err == nil && len(missing) == 0 {
-		client, err = authorize(s, &target, lookup, req.OAuth, req.Login)
-	}
-	if err != nil || len(missing) > 0 {
+	b, err := s.Build(req.Lookup, config.BuildOptions{Timeout: req.Timeout, Warm: req.Warm,
+		Calls: req.Calls, AutoCalls: req.AutoCalls, OAuth: req.OAuth, Login: req.Login})
+	return probeBuilt(ctx, pool, b, err, req, started)
+}
+
+// probeBuilt is Probe once the target is built (err: it could not be).
+func probeBuilt(ctx context.Context, pool *Pool, b config.Built, err error, req Request, started time.Time) Observation {
+	obs := Observation{Timeout: b.Timeout}
+	if err != nil || len(b.Missing) > 0 {
 		// An unset variable, a secret file that cannot be read or an
 		// unusable auth: block is a wiring fault (config); a credential
 		// that is there but empty is credential_missing, and the server
@@ -147,39 +140,40 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		// value.
 		done := onStart(req)
 		if err != nil {
-			obs.Result = failed(s, probe.ReasonConfig, err.Error(), started)
+			obs.Result = failed(b, probe.ReasonConfig, err.Error(), started)
 		} else {
-			obs.Result = failed(s, probe.ReasonCredentialMissing, missingMessage(missing), started)
-			obs.Result.Credentials = &probe.CredentialStatus{Given: given}
+			obs.Result = failed(b, probe.ReasonCredentialMissing, missingMessage(b.Missing), started)
+			obs.Result.Credentials = &probe.CredentialStatus{Given: b.Given}
 		}
 		done()
-		if calls {
-			obs.Calls = notCalled(s, obs.Result)
+		if b.Calls {
+			obs.Calls = notCalled(b, obs.Result)
 		}
 		return obs
 	}
+	target, client := b.Target, b.Client
 	if target.Era == "" || target.Era == probe.EraAuto {
 		target.EraHint = req.Era
 	}
 
 	release, err := acquire(ctx, pool, target.Command != "", req.Deadline)
 	if err != nil {
-		obs.Result = failed(s, probe.ReasonCanceled, err.Error(), time.Now())
-		if calls {
-			obs.Calls = notCalled(s, obs.Result)
+		obs.Result = failed(b, probe.ReasonCanceled, err.Error(), time.Now())
+		if b.Calls {
+			obs.Calls = notCalled(b, obs.Result)
 		}
 		return obs
 	}
 	done := onStart(req)
 	opts := req.Options
-	names := credentialNames(given)
+	names := credentialNames(b.Given)
 	var outcomes []contracts.Outcome
-	if calls || auto > 0 {
-		own := s
-		if !calls {
+	if b.Calls || b.Auto > 0 {
+		own := b
+		if !b.Calls {
 			own.Contracts = nil
 		}
-		opts.AfterList = callHook(own, auto, req.Retries, names, &outcomes)
+		opts.AfterList = callHook(own, req.Retries, names, &outcomes)
 	}
 	timeout := obs.Timeout
 	if !req.Deadline.IsZero() {
@@ -188,16 +182,16 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	said := probe.Run(pctx, target, opts)
-	said.Credentials = credentialStatus(target, client, given)
+	said.Credentials = credentialStatus(target, client, b.Given)
 	// The tokens an OAuth client obtained during the probe are secrets too.
 	scrubbed := target
 	if client != nil {
 		scrubbed = WithSecrets(target, client.Secrets())
 	}
-	scrub := newScrubber(probe.Target{Args: s.Args, URL: s.URL}, scrubbed)
+	scrub := newScrubber(probe.Target{Args: b.Written.Args, URL: b.Written.URL}, scrubbed)
 	res := rejected(scrub.result(said), names)
 	if !req.Warm {
-		res = Installing(res, s)
+		res = Installing(res, b.Install)
 	}
 	if res.OK {
 		obs.Tools = make([]lockstore.Observed, len(res.Tools))
@@ -220,9 +214,9 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		obs.Login = client.LastLogin()
 	}
 	switch {
-	case calls && (!said.OK || outcomes == nil):
-		obs.Calls = scrub.outcomes(notCalled(s, said))
-	case calls || auto > 0:
+	case b.Calls && (!said.OK || outcomes == nil):
+		obs.Calls = scrub.outcomes(notCalled(b, said))
+	case b.Calls || b.Auto > 0:
 		obs.Calls = scrub.outcomes(outcomes)
 	}
 	return obs
@@ -258,8 +252,8 @@ func acquire(ctx context.Context, pool *Pool, stdio bool, deadline time.Time) (r
 // setting gives it longer. Any other result is returned as it is: a
 // package already in npm's cache was not installing, and saying it might
 // have been sends people after the wrong cause.
-func Installing(res *probe.Result, s config.Server) *probe.Result {
-	how := s.Installs()
+func Installing(res *probe.Result, s config.Install) *probe.Result {
+	how := s.Installs
 	if res.Reason != probe.ReasonTimeout || how == "" || !installPlausible(s, res.StderrTail, npmCache(s)) {
 		return res
 	}
@@ -275,7 +269,7 @@ func Installing(res *probe.Result, s config.Server) *probe.Result {
 // where the server starts (or above it) nor in npm's npx cache (cache);
 // any other installer (uvx, docker run...) keeps the benefit of the
 // doubt.
-func installPlausible(s config.Server, stderr, cache string) bool {
+func installPlausible(s config.Install, stderr, cache string) bool {
 	for line := range strings.Lines(stderr) {
 		l := strings.ToLower(line)
 		if strings.Contains(l, "will be installed") || strings.Contains(l, "need to install") ||
@@ -319,9 +313,9 @@ func installedNearby(dir, pkg string) bool {
 
 // npxPackage is the package an npx (or npm exec) command runs, without its
 // version: "@scope/name" of "-y @scope/name@1.2.3".
-func npxPackage(s config.Server) (string, bool) {
+func npxPackage(s config.Install) (string, bool) {
 	args := s.Args
-	switch how := s.Installs(); how {
+	switch how := s.Installs; how {
 	case "npx":
 	case "npm exec":
 		args = args[1:]
@@ -355,8 +349,8 @@ func npxPackage(s config.Server) (string, bool) {
 
 // npmCache is npm's cache folder for the server: its npm_config_cache,
 // mcpwatch's, or ~/.npm; "" when none is known.
-func npmCache(s config.Server) string {
-	if c := s.Env["npm_config_cache"]; c != "" && !strings.Contains(c, "$") {
+func npmCache(s config.Install) string {
+	if c := s.NpmCache; c != "" && !strings.Contains(c, "$") {
 		return c
 	}
 	if c := os.Getenv("npm_config_cache"); c != "" {
@@ -389,12 +383,12 @@ func onStart(req Request) (done func()) {
 }
 
 // failed is the Result of a probe that never reached the server.
-func failed(s config.Server, reason probe.Reason, msg string, started time.Time) *probe.Result {
+func failed(b config.Built, reason probe.Reason, msg string, started time.Time) *probe.Result {
 	took := time.Since(started)
 	return &probe.Result{
 		Reason:    reason,
 		Error:     msg,
-		Transport: s.Transport,
+		Transport: b.Transport,
 		Tools:     []probe.Tool{},
 		Started:   started,
 		Timings:   probe.Timings{Total: took},

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/canary"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
@@ -51,7 +52,7 @@ func load(t *testing.T, dir string) *config.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := src.Load(func(string) string { return "" })
+	cfg, err := imports.LoadSource(src, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestInitBrokenFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Load(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "report.tools.json") {
+	if _, err := imports.LoadSource(src, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "report.tools.json") {
 		t.Fatalf("loading with a broken starter file: %v", err)
 	}
 }

@@ -1,13 +1,15 @@
-package config
+package imports
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/discover"
 	"github.com/mcpwatch/mcpwatch/internal/discover/discovertest"
 	"github.com/mcpwatch/mcpwatch/internal/registry/registrytest"
@@ -27,9 +29,9 @@ servers:
   own:
     url: https://own.example.com/mcp
 `)
-	l := &Loader{Host: func() (discover.Host, error) {
+	l := &config.Loader{Sources: &sources{Host: func() (discover.Host, error) {
 		return discover.Host{OS: "linux", Home: home, ConfigHome: filepath.Join(home, ".config")}, nil
-	}}
+	}}}
 	cfg, err := l.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +45,7 @@ servers:
 		t.Errorf("servers:\n got: %s\nwant: %s", got, want)
 	}
 	github, _ := cfg.Server("github")
-	if github.Source != filepath.Join(home, ".claude.json") || github.Timeout != BuiltinDefaults().Timeout {
+	if github.Source != filepath.Join(home, ".claude.json") || github.Timeout != config.BuiltinDefaults().Timeout {
 		t.Errorf("github: source %s, timeout %s", github.Source, github.Timeout)
 	}
 	tgt, err := github.Target(mapLookup(map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp-1"}))
@@ -71,7 +73,7 @@ func TestLoadDiscoverImportRefusedClone(t *testing.T) {
 	writeFile(t, filepath.Join(clone, ".cursor", "mcp.json"), `{"mcpServers": {"evil-cursor": {"command": "./evil.sh", "args": ["cursor"]}}}`)
 	path := filepath.Join(t.TempDir(), "mcpwatch.yml")
 	writeFile(t, path, "imports:\n  - discover: true\nservers:\n  own: {url: https://own.example.com/mcp}\n")
-	l := &Loader{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}
+	l := &config.Loader{Sources: &sources{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}}
 	cfg, err := l.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +100,7 @@ func TestLoadDiscoverImportErrors(t *testing.T) {
 	writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{"mcpServers": `)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcpwatch.yml")
-	l := &Loader{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}
+	l := &config.Loader{Sources: &sources{Host: func() (discover.Host, error) { return discover.Host{OS: "linux", Home: home}, nil }}}
 
 	writeFile(t, path, "imports:\n  - discover: true\n")
 	_, err := l.Load(path)
@@ -154,7 +156,7 @@ func TestLoadRegistryImportReload(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcpwatch.yml")
 	writeFile(t, path, "imports:\n  - registry: "+reg.URL+"\n")
-	var l Loader
+	l := NewLoader()
 
 	cfg, err := l.Load(path)
 	if err != nil {
@@ -229,7 +231,7 @@ func TestLoadRegistryPrivateRemotes(t *testing.T) {
 			"io.x/localhost io.x/loopback io.x/metadata io.x/plain io.x/private io.x/public io.x/v6", true},
 	} {
 		writeFile(t, path, tc.yml)
-		cfg, err := new(Loader).Load(path)
+		cfg, err := NewLoader().Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,5 +256,22 @@ func TestLoadRegistryPrivateRemotes(t *testing.T) {
 		if got := strings.Join(names, " "); got != tc.want {
 			t.Errorf("%s: imported %s, want %s", tc.yml, got, tc.want)
 		}
+	}
+}
+
+func mapLookup(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,200 @@
+package config
+
+// Probe time. Load decodes and validates (load.go and the files it calls);
+// nothing here runs then. Build is the one step that makes a loaded server
+// ready for one probe: every ${...} expanded, every file it names read
+// (the env file, ${file:...} secrets, the CA, the OAuth private key and
+// refresh token), its OAuth client made, and its deadline set. The daemon,
+// check, lock, init and login call it once per probe, so a rotated secret
+// is seen without a restart; the probe gets bytes, never a path to read.
+
+import (
+	"slices"
+	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/probe"
+)
+
+// BuildOptions say how a server is probed this once. Zero values take the
+// server's own settings.
+type BuildOptions struct {
+	// Timeout, when positive, replaces the server's own deadline (the
+	// CLI's --timeout).
+	Timeout time.Duration
+	// Warm says the server's command has started since it was last
+	// (re)configured: it no longer gets its start_timeout (ProbeTimeout).
+	Warm bool
+	// Calls makes the server's canary calls (its contracts, and its
+	// calls: auto); AutoCalls, when positive, asks for that many auto
+	// calls whatever the configuration says.
+	Calls     bool
+	AutoCalls int
+	// OAuth keeps the OAuth clients of servers with an auth: block across
+	// probes; nil makes a new client for this probe alone.
+	OAuth *oauth.Cache
+	// Login signs in for the server's auth: block instead of using its
+	// stored refresh token (mcpwatch login): the refresh token's file is
+	// resolved but not read.
+	Login *oauth.Login
+	// Listen builds the target of a listening stream: its OAuth client is
+	// made even when a credential is missing (a probe is not made then).
+	Listen bool
+}
+
+// Built is a server made ready for one probe: plain values, nothing left
+// to read or expand.
+type Built struct {
+	// Target is complete: expanded, its env file and secret files read,
+	// its CA's bytes, its OAuth client in Auth. Zero when Build failed.
+	Target probe.Target
+	// Written is the command line and URL as configured, unexpanded: what
+	// the scrubber tells a secret's place by.
+	Written probe.Target
+	// Given are the credentials the server is given (see Resolve), and
+	// Missing those among them that have no value now: a probe is not
+	// made, and Target has no OAuth client.
+	Given, Missing []probe.GivenCredential
+	// Client is Target's OAuth client; nil for a server without an auth:
+	// block.
+	Client *oauth.Client
+	// Transport is the configured transport, for a probe that never
+	// starts.
+	Transport probe.Transport
+	// Timeout is the probe's deadline, its calls' included.
+	Timeout time.Duration
+	// Calls says the server's own canary calls are made; Auto is how many
+	// auto-chosen calls are made besides (0: none).
+	Calls bool
+	Auto  int
+	// Contracts are the server's canary calls (made when Calls is set),
+	// CallTimeout each call's deadline, and AllowDestructive the tools
+	// the configuration opts in to destructive calls.
+	Contracts        []contracts.Contract
+	CallTimeout      time.Duration
+	AllowDestructive []string
+	// Install says how the server's command installs what it runs, for
+	// explaining a first start's timeout; Installs is "" when it does not.
+	Install Install
+}
+
+// Install is what explains the timeout of a first start of a command that
+// installs what it runs (a package download, an image pull).
+type Install struct {
+	Installs     string // "npx", "pipx run", "docker run"...; "" none (see Server.Installs)
+	Args         []string
+	Dir          string // the server's cwd as written
+	NpmCache     string // the server's npm_config_cache as written
+	StartTimeout time.Duration
+}
+
+// Install is s's Install.
+func (s Server) Install() Install {
+	return Install{Installs: s.Installs(), Args: s.Args, Dir: s.Dir, NpmCache: s.Env["npm_config_cache"], StartTimeout: s.StartTimeout}
+}
+
+// DestructiveAllowed reports whether the configuration opts tool in to
+// destructive canary calls.
+func (b Built) DestructiveAllowed(tool string) bool { return slices.Contains(b.AllowDestructive, tool) }
+
+// Build makes s (normalized, as Load leaves every server) ready for one
+// probe with lookup reading the variables (os.LookupEnv fits; nil reads
+// none). Everything but the target is set whatever happens, for a probe
+// that never starts. The error is a wiring fault (an unset variable, a
+// secret file that cannot be read, an unusable auth: block), naming the
+// server, the file, the key or the variable, never a value; a credential
+// that is there but empty is no error but a Missing one.
+func (s Server) Build(lookup func(string) (string, bool), o BuildOptions) (Built, error) {
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	calls := o.Calls && s.HasCalls()
+	auto := max(o.AutoCalls, 0)
+	if calls {
+		auto = max(auto, s.AutoCalls) // the configuration's calls: auto
+	}
+	b := Built{
+		Written:          probe.Target{Command: s.Command, Args: s.Args, URL: s.URL},
+		Transport:        s.Transport,
+		Timeout:          s.CallDeadline(s.ProbeTimeout(o.Timeout, !o.Warm), calls, auto),
+		Calls:            calls,
+		Auto:             auto,
+		Contracts:        s.Contracts,
+		CallTimeout:      s.CallTimeout,
+		AllowDestructive: s.AllowDestructive,
+		Install:          s.Install(),
+	}
+	target, given, errs := s.target(lookup, false)
+	b.Given, b.Missing = given, Missing(given)
+	if len(errs) > 0 {
+		return b, errs[0]
+	}
+	if len(b.Missing) > 0 && !o.Listen {
+		return b, nil
+	}
+	client, err := s.authorize(target.URL, lookup, o.OAuth, o.Login)
+	if err != nil {
+		return b, err
+	}
+	target.Auth, b.Client = client, client
+	if client == nil {
+		target.Auth = nil // no typed nil in the interface
+	}
+	b.Target = target
+	return b, nil
+}
+
+// authorize makes the OAuth client of a server with an auth: block (nil
+// for none): the cache's (tokens kept across probes), or a new one for
+// this probe alone; with login, a new one that signs in.
+func (s Server) authorize(url string, lookup func(string) (string, bool), cache *oauth.Cache, login *oauth.Login) (*oauth.Client, error) {
+	read := s.OAuth
+	if login != nil {
+		read = s.LoginOAuth
+	}
+	oc, err := read(lookup)
+	if err != nil || oc == nil {
+		return nil, err
+	}
+	oc.ServerURL = url
+	if login != nil {
+		oc.Grant, oc.Login = oauth.GrantAuthorizationCode, login
+	}
+	if cache != nil && login == nil {
+		return cache.Client(*oc)
+	}
+	return oauth.New(*oc)
+}
+
+// ProbeTimeout is the deadline of one probe of s: override when positive
+// (the CLI's --timeout), else the server's own; and, while starting (the
+// first probe of the command since mcpwatch started, the configuration
+// was reloaded or the command changed, until a probe ends other than by
+// its deadline), at least s.StartTimeout when the command installs what it
+// runs (Installs): a cold npx -y install takes far longer than a probe,
+// and a probe that ends first kills the install with it. check, lock and
+// probe start every server afresh, so each of their probes is starting.
+func (s Server) ProbeTimeout(override time.Duration, starting bool) time.Duration {
+	t := s.Timeout
+	if override > 0 {
+		t = override
+	}
+	if starting && s.Installs() != "" {
+		t = max(t, s.StartTimeout)
+	}
+	return t
+}
+
+// CallDeadline is the deadline of a probe of s: the probe's own
+// (probeTimeout), then a call timeout for each call it may make: each
+// contract's when it makes them (contracts), and each auto call (auto).
+// The probe of check, lock, serve and init and doctor's sum of a job's
+// time all take it from here.
+func (s Server) CallDeadline(probeTimeout time.Duration, contracts bool, auto int) time.Duration {
+	n := max(auto, 0)
+	if contracts {
+		n += len(s.Contracts)
+	}
+	return probeTimeout + time.Duration(n)*s.CallTimeout
+}
