@@ -299,8 +299,8 @@ func measureScrapes(ctx context.Context, o scaleOptions, d *daemonProc, res *res
 		})
 	}
 	start := time.Now()
-	var sizes []int
-	took := scrapeEvery(ctx, d, time.Second, o.scrapes, func(n int) { sizes = append(sizes, n) })
+	var last []byte
+	took := scrapeEvery(ctx, d, time.Second, o.scrapes, func(body []byte) { last = body })
 	elapsed := time.Since(start)
 	c1, err := readProcStat(d.pid())
 	wg.Wait()
@@ -317,9 +317,34 @@ func measureScrapes(ctx context.Context, o scaleOptions, d *daemonProc, res *res
 	res.Scrapes = len(took)
 	res.ScrapeP50MS = percentile(ms, 50)
 	res.ScrapeP99MS = percentile(ms, 99)
-	res.ScrapeBytes = sizes[len(sizes)-1]
+	res.ScrapeBytes = len(last)
+	res.ScrapeFamilies = familySizes(last)
 	probing := time.Duration(res.CPUS / res.WindowS * float64(elapsed))
 	res.ScrapeCPUMS = 1000 * (c1.cpu - c0.cpu - probing).Seconds() / float64(len(took))
+	return measurePages(ctx, d, res)
+}
+
+// measurePages times what an operator or a script reads besides /metrics:
+// the server list of the API and the status page, each three times after
+// the scrapes, the slowest kept.
+func measurePages(ctx context.Context, d *daemonProc, res *result) error {
+	for _, pg := range []struct {
+		path  string
+		ms    *float64
+		bytes *int
+	}{
+		{"/api/v1/servers", &res.APIServersMS, &res.APIServersBytes},
+		{"/", &res.StatusPageMS, &res.StatusPageBytes},
+	} {
+		for range 3 {
+			body, took, err := d.get(ctx, pg.path)
+			if err != nil {
+				return err
+			}
+			*pg.ms = max(*pg.ms, 1000*took.Seconds())
+			*pg.bytes = len(body)
+		}
+	}
 	return nil
 }
 
@@ -327,7 +352,7 @@ func measureScrapes(ctx context.Context, o scaleOptions, d *daemonProc, res *res
 // are done (count 0: no limit) and returns how long each took. A scrape
 // slower than the period delays the next, as Prometheus never overlaps
 // scrapes of one target.
-func scrapeEvery(ctx context.Context, d *daemonProc, period time.Duration, count int, sized ...func(int)) []time.Duration {
+func scrapeEvery(ctx context.Context, d *daemonProc, period time.Duration, count int, read ...func([]byte)) []time.Duration {
 	var took []time.Duration
 	ticker := time.NewTicker(period)
 	defer ticker.Stop()
@@ -342,8 +367,8 @@ func scrapeEvery(ctx context.Context, d *daemonProc, period time.Duration, count
 			continue
 		}
 		took = append(took, t)
-		for _, f := range sized {
-			f(len(body))
+		for _, f := range read {
+			f(body)
 		}
 	}
 	return took
