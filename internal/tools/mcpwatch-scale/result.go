@@ -78,10 +78,13 @@ type result struct {
 	ScrapeCPUMS     float64 `json:"scrape_cpu_ms"`
 	// The last scrape's families, largest first.
 	ScrapeFamilies  []familySize `json:"scrape_families,omitempty"`
-	APIServersMS    float64      `json:"api_servers_ms,omitempty"` // GET /api/v1/servers, the slowest of three
-	APIServersBytes int          `json:"api_servers_bytes,omitempty"`
+	APIPageMS       float64      `json:"api_page_ms,omitempty"` // GET /api/v1/servers?limit=1000, the slowest of three
+	APIPageBytes    int          `json:"api_page_bytes,omitempty"`
 	StatusPageMS    float64      `json:"status_page_ms,omitempty"` // GET /, the slowest of three
 	StatusPageBytes int          `json:"status_page_bytes,omitempty"`
+	APIServersMS    float64      `json:"api_servers_ms,omitempty"` // GET /api/v1/servers, the whole list, once
+	APIServersBytes int          `json:"api_servers_bytes,omitempty"`
+	RSSPeakPagesMB  float64      `json:"rss_peak_pages_mb,omitempty"` // peak RSS after the pages, the whole list included
 
 	MaxChildren       int `json:"max_children,omitempty"`
 	MaxZombies        int `json:"max_zombies,omitempty"`
@@ -186,8 +189,8 @@ func (r *result) print(w io.Writer) {
 		p("  families:    %s", strings.Join(parts, "; "))
 	}
 	if r.APIServersMS > 0 {
-		p("  pages:       /api/v1/servers %.0f ms, %s; status page %.0f ms, %s (slowest of 3)",
-			r.APIServersMS, fmtBytes(r.APIServersBytes), r.StatusPageMS, fmtBytes(r.StatusPageBytes))
+		p("  pages:       /api/v1/servers?limit=1000 %.0f ms, %s; status page %.0f ms, %s (slowest of 3); the whole /api/v1/servers %.0f ms, %s; peak RSS after them %.1f MB",
+			r.APIPageMS, fmtBytes(r.APIPageBytes), r.StatusPageMS, fmtBytes(r.StatusPageBytes), r.APIServersMS, fmtBytes(r.APIServersBytes), r.RSSPeakPagesMB)
 	}
 	r.printCalls(p)
 	if r.Mode == "stdio" {

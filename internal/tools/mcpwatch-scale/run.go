@@ -113,7 +113,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 
 	// The first round is spread over at most a few seconds; readiness
 	// waits for it, and a server not probed by then shows in the report.
-	if err := d.waitFor(ctx, "/-/ready", 5*time.Minute); err != nil {
+	if err := d.waitFor(ctx, "/-/ready", max(5*time.Minute, 2*o.interval)); err != nil {
 		return nil, fmt.Errorf("waiting for the first round: %w\n%s", err, d.logTail())
 	}
 	if o.warmup > 0 {
@@ -152,6 +152,12 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	mem, _ := readMemStatus(d.pid())
 	res.RSSPeakMB = mb(mem.peakRSS)
 	res.RSSEndMB = mb(mem.rss)
+	if err := measurePages(ctx, d, res); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, d.logTail())
+	}
+	if mem, err := readMemStatus(d.pid()); err == nil {
+		res.RSSPeakPagesMB = mb(mem.peakRSS)
+	}
 	res.LogWarnings = d.logWarnings()
 	stopTook, stopErr := d.stop()
 	stopped = true
@@ -321,22 +327,26 @@ func measureScrapes(ctx context.Context, o scaleOptions, d *daemonProc, res *res
 	res.ScrapeFamilies = familySizes(last)
 	probing := time.Duration(res.CPUS / res.WindowS * float64(elapsed))
 	res.ScrapeCPUMS = 1000 * (c1.cpu - c0.cpu - probing).Seconds() / float64(len(took))
-	return measurePages(ctx, d, res)
+	return nil
 }
 
 // measurePages times what an operator or a script reads besides /metrics:
-// the server list of the API and the status page, each three times after
-// the scrapes, the slowest kept.
+// a page of 1,000 servers of the API and the status page's first page,
+// each the slowest of three, then the API's whole list once (at 100,000
+// servers, a document of hundreds of MB: its memory shows in the peak RSS
+// after the pages).
 func measurePages(ctx context.Context, d *daemonProc, res *result) error {
 	for _, pg := range []struct {
 		path  string
+		times int
 		ms    *float64
 		bytes *int
 	}{
-		{"/api/v1/servers", &res.APIServersMS, &res.APIServersBytes},
-		{"/", &res.StatusPageMS, &res.StatusPageBytes},
+		{"/api/v1/servers?limit=1000", 3, &res.APIPageMS, &res.APIPageBytes},
+		{"/", 3, &res.StatusPageMS, &res.StatusPageBytes},
+		{"/api/v1/servers", 1, &res.APIServersMS, &res.APIServersBytes},
 	} {
-		for range 3 {
+		for range pg.times {
 			body, took, err := d.get(ctx, pg.path)
 			if err != nil {
 				return err
