@@ -156,7 +156,7 @@ func newDescs() *descs {
 		"Duration of the last canary call of the tool, its retries included. Absent until its first call ends."+callNote,
 		"tool")
 	d.add("mcpwatch_call_failures_total", typeCounter, renderCallFailures,
-		"Failed canary calls of the tool by reason since its contract was added. Every known reason is exported from 0."+callNote,
+		"Failed canary calls of the tool by reason since its contract was added. A reason's series appears with the tool's first failure of it, at 1: increase() does not count that first failure; mcpwatch_call_last_failure_info says why the last call failed."+callNote,
 		"tool", "reason")
 	d.add("mcpwatch_call_last_failure_info", typeGauge, renderCallLastFailure,
 		"1, with the reason, while the last canary call of the tool failed; absent while it passes."+callNote,
