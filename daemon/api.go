@@ -146,8 +146,9 @@ type apiPage struct {
 	limit int // 0: every server from after on
 }
 
-// maxAPIPage bounds ?limit= so that one page answers in well under a
-// scrape timeout at any fleet size (a few hundred milliseconds).
+// maxAPIPage bounds ?limit= so that one page answers well within a
+// scrape timeout at any fleet size: 10,000 servers are about 18 MB and a
+// second or two on a loaded machine (a page of 1,000 of 100,000: 0.15 s).
 const maxAPIPage = 10000
 
 func readAPIPage(r *http.Request) (apiPage, error) {
