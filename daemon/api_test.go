@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"encoding/json"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +98,106 @@ func TestPagesShowTheProtocolVersion(t *testing.T) {
 			t.Errorf("API: protocol_version %q era %q", st.ProtocolVersion, st.Era)
 		}
 	})
+}
+
+// apiList is /api/v1/servers as a client reads it.
+type apiList struct {
+	Servers []struct {
+		Name string `json:"name"`
+	} `json:"servers"`
+	Next string `json:"next"`
+}
+
+func getAPIList(t *testing.T, d *Daemon, query string) (int, apiList, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	d.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/servers"+query, nil))
+	var l apiList
+	if rec.Code == http.StatusOK {
+		if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil {
+			t.Fatalf("GET /api/v1/servers%s: %v", query, err)
+		}
+	}
+	return rec.Code, l, rec.Body.String()
+}
+
+// The server list pages by name: ?limit=N gives N servers and "next", the
+// cursor ?after= takes; following it walks every server once, in the
+// order of the whole list, which has no "next".
+func TestAPIServersPages(t *testing.T) {
+	d := newFleet(t, 25)
+	code, all, _ := getAPIList(t, d, "")
+	if code != http.StatusOK || len(all.Servers) != 25 || all.Next != "" {
+		t.Fatalf("the whole list: %d, %d servers, next %q", code, len(all.Servers), all.Next)
+	}
+	var walked []string
+	pages := 0
+	for query := "?limit=10"; ; pages++ {
+		code, page, body := getAPIList(t, d, query)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s = %d: %s", query, code, body)
+		}
+		for _, s := range page.Servers {
+			walked = append(walked, s.Name)
+		}
+		if page.Next == "" {
+			if len(page.Servers) != 5 {
+				t.Errorf("last page has %d servers, want 5", len(page.Servers))
+			}
+			break
+		}
+		if len(page.Servers) != 10 || page.Next != page.Servers[9].Name {
+			t.Fatalf("page %s: %d servers, next %q", query, len(page.Servers), page.Next)
+		}
+		query = "?limit=10&after=" + url.QueryEscape(page.Next)
+	}
+	if pages != 2 {
+		t.Errorf("%d full pages, want 2", pages)
+	}
+	for i, s := range all.Servers {
+		if i >= len(walked) || walked[i] != s.Name {
+			t.Fatalf("the pages list %v, the whole list has %s at %d", walked, s.Name, i)
+		}
+	}
+	if len(walked) != len(all.Servers) {
+		t.Errorf("the pages list %d servers, the whole list %d", len(walked), len(all.Servers))
+	}
+
+	// A cursor whose server was removed since still goes on after it.
+	gone := all.Servers[4].Name + "-removed"
+	if _, page, _ := getAPIList(t, d, "?limit=2&after="+url.QueryEscape(gone)); len(page.Servers) != 2 || page.Servers[0].Name != all.Servers[5].Name {
+		t.Errorf("after a removed name: %+v, want from %s", page, all.Servers[5].Name)
+	}
+	// Past the end: an empty list, no next.
+	if _, page, _ := getAPIList(t, d, "?after="+url.QueryEscape(all.Servers[24].Name)); len(page.Servers) != 0 || page.Next != "" {
+		t.Errorf("after the last: %+v", page)
+	}
+
+	for _, bad := range []string{"?limit=0", "?limit=-3", "?limit=ten", "?limit=10001"} {
+		code, _, body := getAPIList(t, d, bad)
+		if code != http.StatusBadRequest || !strings.Contains(body, "want a number of servers from 1 to 10000") {
+			t.Errorf("GET /api/v1/servers%s = %d: %s", bad, code, body)
+		}
+	}
+}
+
+// BenchmarkAPIServers10000 answers /api/v1/servers for 10,000 servers:
+// the whole list, and one page of 1,000 from the middle (what a client
+// paging through 100,000 servers asks for, a hundred times).
+func BenchmarkAPIServers10000(b *testing.B) {
+	d := newFleet(b, 10000)
+	middle := d.serverNames()[5000]
+	for _, q := range []string{"", "?limit=1000&after=" + url.QueryEscape(middle)} {
+		b.Run("query="+q, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				d.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/servers"+q, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("GET %s = %d", q, rec.Code)
+				}
+				b.SetBytes(int64(rec.Body.Len()))
+			}
+		})
+	}
 }

@@ -201,13 +201,17 @@ func TestMetricsEndpoint(t *testing.T) {
 			}
 			mfs := parseExposition(t, body)
 			for _, name := range []string{
-				"mcpwatch_servers", "mcpwatch_probe_success", "mcpwatch_tool_missing", "mcpwatch_probe_failures_total",
+				"mcpwatch_servers", "mcpwatch_probe_success", "mcpwatch_tool_missing", "mcpwatch_probes_total",
 				"mcpwatch_build_info", "mcpwatch_config_last_reload_successful", "mcpwatch_probes_in_flight",
 				"mcpwatch_schedule_lag_seconds", "go_goroutines", "process_cpu_seconds_total",
 			} {
 				if mfs[name] == nil {
 					t.Errorf("/metrics lacks %s", name)
 				}
+			}
+			// Both servers' probes passed: no failure reason has a series yet.
+			if mf := mfs["mcpwatch_probe_failures_total"]; mf != nil {
+				t.Errorf("/metrics has %d mcpwatch_probe_failures_total series before any probe failed", len(mf.GetMetric()))
 			}
 			if got := mfs["mcpwatch_servers"].GetMetric()[0].GetGauge().GetValue(); got != 2 {
 				t.Errorf("mcpwatch_servers %v, want 2", got)

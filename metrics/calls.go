@@ -45,14 +45,18 @@ func renderCallLastFailure(t *TextWriter, st *status.Server) {
 	}
 }
 
-// renderCallFailures writes every reason from 0, for every contracted tool
-// (called yet or not), so increase() counts a first failure.
+// renderCallFailures writes a reason's series from the tool's first
+// failure of that reason on, as renderFailures does for probes: 15 reasons
+// from 0 were 1.3 kB a contracted tool, nearly all 0. Why the last call
+// failed is mcpwatch_call_last_failure_info, which the alert reads.
 func renderCallFailures(t *TextWriter, st *status.Server) {
 	for i := range st.Calls {
 		c := &st.Calls[i]
 		tool := labelValue(c.Tool, maxToolLabelBytes)
 		for _, r := range contracts.Reasons {
-			t.sample(float64(c.Failures[r]), tool, string(r))
+			if n := c.Failures[r]; n > 0 {
+				t.sample(float64(n), tool, string(r))
+			}
 		}
 	}
 }

@@ -115,7 +115,7 @@ func newDescs() *descs {
 	d.add("mcpwatch_probes_total", typeCounter, renderProbes,
 		"Probes of the server finished since it was added to the configuration."+scheduleNote)
 	d.add("mcpwatch_probe_failures_total", typeCounter, renderFailures,
-		"Failed probes of the server by reason since it was added to the configuration. Every known reason is exported from 0, so increase() counts the first failure of a reason."+scheduleNote,
+		"Failed probes of the server by reason since it was added to the configuration. A reason's series appears with the server's first failure of it, at 1 (a server that never failed has none): increase() does not count that first failure; mcpwatch_probe_success says whether the last probe failed."+scheduleNote,
 		"reason")
 	d.add("mcpwatch_server_info", typeGauge, renderInfo,
 		"Facts from the last successful probe of the server, value 1: the transport used, the protocol era and version, and the name and version the server reports (server-controlled: cut to 64 bytes, invalid UTF-8 replaced). Absent until a probe succeeds."+scheduleNote,
@@ -156,7 +156,7 @@ func newDescs() *descs {
 		"Duration of the last canary call of the tool, its retries included. Absent until its first call ends."+callNote,
 		"tool")
 	d.add("mcpwatch_call_failures_total", typeCounter, renderCallFailures,
-		"Failed canary calls of the tool by reason since its contract was added. Every known reason is exported from 0."+callNote,
+		"Failed canary calls of the tool by reason since its contract was added. A reason's series appears with the tool's first failure of it, at 1: increase() does not count that first failure; mcpwatch_call_last_failure_info says why the last call failed."+callNote,
 		"tool", "reason")
 	d.add("mcpwatch_call_last_failure_info", typeGauge, renderCallLastFailure,
 		"1, with the reason, while the last canary call of the tool failed; absent while it passes."+callNote,

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
@@ -32,7 +31,8 @@ func TestWriteTextMatchesGolden(t *testing.T) {
 	lint(t, got)
 }
 
-// Every contracted tool has a series per reason from 0, called yet or not.
+// A contracted tool has a series per reason it has failed with, and none
+// for the others: 3 series for the fixture's 5 contracted tools.
 func TestCallFailuresByReason(t *testing.T) {
 	mfs := scrapeStatuses(t, fixtureStatuses()...)
 	got := map[string]float64{}
@@ -53,7 +53,7 @@ func TestCallFailuresByReason(t *testing.T) {
 			got[labels["server"]+"/"+labels["tool"]+"/"+labels["reason"]] = v
 		}
 	}
-	if n != 5*len(contracts.Reasons) || len(got) != 3 || got["reports/list_reports/is_error"] != 3 || got["slack/slack_list_channels/credential_rejected"] != 1 ||
+	if n != 3 || len(got) != 3 || got["reports/list_reports/is_error"] != 3 || got["slack/slack_list_channels/credential_rejected"] != 1 ||
 		got["docs/resolve-library-id/upstream_unreachable"] != 1 {
 		t.Errorf("%d series, nonzero %v", n, got)
 	}
@@ -77,10 +77,13 @@ func TestFailuresByReason(t *testing.T) {
 		nonzero map[string]float64
 		series  int
 	}{
-		{"github", map[string]float64{"timeout": 2}, len(probe.Reasons)},
-		{"newcomer", map[string]float64{}, len(probe.Reasons)},
-		{"search", map[string]float64{"timeout": 3, "connection": 1}, len(probe.Reasons)},
-		{"unknown-reason", map[string]float64{"brand_new": 4, cut: 3}, len(probe.Reasons) + 2},
+		// A reason's series appears with its first failure: a server has
+		// one per reason it has failed with, none before its first.
+		{"github", map[string]float64{"timeout": 2}, 1},
+		{"newcomer", map[string]float64{}, 0},
+		{"reports", map[string]float64{}, 0},
+		{"search", map[string]float64{"timeout": 3, "connection": 1}, 2},
+		{"unknown-reason", map[string]float64{"brand_new": 4, cut: 3}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.server, func(t *testing.T) {
@@ -97,7 +100,7 @@ func TestFailuresByReason(t *testing.T) {
 				}
 			}
 			if series != tt.series {
-				t.Errorf("%d failure series, want %d (every known reason from 0)", series, tt.series)
+				t.Errorf("%d failure series, want %d (one per reason failed with)", series, tt.series)
 			}
 			if !mapsEqual(got, tt.nonzero) {
 				t.Errorf("nonzero failures %v, want %v", got, tt.nonzero)

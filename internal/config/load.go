@@ -69,7 +69,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -233,7 +232,7 @@ func applyIgnore(file string, servers []Server, ignore []string, skippedImport b
 // names with dots stay whole).
 func parseYAML(data []byte) (map[string]any, error) {
 	k := koanf.New(".")
-	if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
+	if err := k.Load(rawbytes.Provider(data), yamlParser{}); err != nil {
 		// A type error from the YAML library quotes the value it met;
 		// that value could be a secret pasted at the wrong level.
 		if strings.Contains(err.Error(), "cannot unmarshal") {

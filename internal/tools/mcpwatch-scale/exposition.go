@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -30,9 +31,52 @@ type histogram struct {
 	sum    float64
 }
 
+// readFamilies are the families parseExposition reads; the others (a
+// hundred thousand servers' gauges, two million lines) are left out before
+// parsing, which would otherwise cost the harness gigabytes.
+var readFamilies = []string{
+	"mcpwatch_probes_total", "mcpwatch_probe_failures_total", "mcpwatch_probes_skipped_total",
+	"mcpwatch_schedule_lag_seconds", "go_goroutines",
+}
+
+// keepFamilies copies the lines of body that belong to readFamilies: their
+// HELP and TYPE lines and their samples (a histogram's _bucket, _sum and
+// _count included).
+func keepFamilies(body []byte) []byte {
+	var out bytes.Buffer
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i+1], body[i+1:]
+		} else {
+			body = nil
+		}
+		name := line
+		if rest, ok := bytes.CutPrefix(line, []byte("# HELP ")); ok {
+			name = rest
+		} else if rest, ok := bytes.CutPrefix(line, []byte("# TYPE ")); ok {
+			name = rest
+		}
+		for _, f := range readFamilies {
+			if rest, ok := bytes.CutPrefix(name, []byte(f)); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '{' || rest[0] == '_') {
+				if rest[0] == '_' && !bytes.HasPrefix(rest, []byte("_bucket")) && !bytes.HasPrefix(rest, []byte("_sum")) && !bytes.HasPrefix(rest, []byte("_count")) {
+					continue
+				}
+				out.Write(line)
+				break
+			}
+		}
+	}
+	return out.Bytes()
+}
+
 func parseExposition(r io.Reader) (exposition, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return exposition{}, fmt.Errorf("read /metrics: %w", err)
+	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(r)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(keepFamilies(raw)))
 	if err != nil {
 		return exposition{}, fmt.Errorf("parse /metrics: %w", err)
 	}

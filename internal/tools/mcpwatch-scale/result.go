@@ -76,6 +76,15 @@ type result struct {
 	ScrapeP99MS     float64 `json:"scrape_p99_ms"`
 	ScrapeBytes     int     `json:"scrape_bytes"`
 	ScrapeCPUMS     float64 `json:"scrape_cpu_ms"`
+	// The last scrape's families, largest first.
+	ScrapeFamilies  []familySize `json:"scrape_families,omitempty"`
+	APIPageMS       float64      `json:"api_page_ms,omitempty"` // GET /api/v1/servers?limit=1000, the slowest of three
+	APIPageBytes    int          `json:"api_page_bytes,omitempty"`
+	StatusPageMS    float64      `json:"status_page_ms,omitempty"` // GET /, the slowest of three
+	StatusPageBytes int          `json:"status_page_bytes,omitempty"`
+	APIServersMS    float64      `json:"api_servers_ms,omitempty"` // GET /api/v1/servers, the whole list, once
+	APIServersBytes int          `json:"api_servers_bytes,omitempty"`
+	RSSPeakPagesMB  float64      `json:"rss_peak_pages_mb,omitempty"` // peak RSS after the pages, the whole list included
 
 	MaxChildren       int `json:"max_children,omitempty"`
 	MaxZombies        int `json:"max_zombies,omitempty"`
@@ -171,6 +180,18 @@ func (r *result) print(w io.Writer) {
 	}
 	p("  /metrics:    %d scrapes at 1/s: p50 %.1f ms, p99 %.1f ms, %s, %.1f ms CPU each; %d during the window, slowest %.1f ms",
 		r.Scrapes, r.ScrapeP50MS, r.ScrapeP99MS, fmtBytes(r.ScrapeBytes), r.ScrapeCPUMS, r.PromScrapes, r.PromScrapeMaxMS)
+	if len(r.ScrapeFamilies) > 0 {
+		top := r.ScrapeFamilies[:min(len(r.ScrapeFamilies), 6)]
+		parts := make([]string, len(top))
+		for i, f := range top {
+			parts[i] = fmt.Sprintf("%s %s (%d lines, %.0f B a server)", f.Name, fmtBytes(f.Bytes), f.Series, float64(f.Bytes)/float64(r.N))
+		}
+		p("  families:    %s", strings.Join(parts, "; "))
+	}
+	if r.APIServersMS > 0 {
+		p("  pages:       /api/v1/servers?limit=1000 %.0f ms, %s; status page %.0f ms, %s (slowest of 3); the whole /api/v1/servers %.0f ms, %s; peak RSS after them %.1f MB",
+			r.APIPageMS, fmtBytes(r.APIPageBytes), r.StatusPageMS, fmtBytes(r.StatusPageBytes), r.APIServersMS, fmtBytes(r.APIServersBytes), r.RSSPeakPagesMB)
+	}
 	r.printCalls(p)
 	if r.Mode == "stdio" {
 		p("  processes:   at most %d below mcpwatch (%d zombies), %d marked; after stop %d marked; system %d before, %d after",

@@ -113,7 +113,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 
 	// The first round is spread over at most a few seconds; readiness
 	// waits for it, and a server not probed by then shows in the report.
-	if err := d.waitFor(ctx, "/-/ready", 5*time.Minute); err != nil {
+	if err := d.waitFor(ctx, "/-/ready", max(5*time.Minute, 2*o.interval)); err != nil {
 		return nil, fmt.Errorf("waiting for the first round: %w\n%s", err, d.logTail())
 	}
 	if o.warmup > 0 {
@@ -152,6 +152,12 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	mem, _ := readMemStatus(d.pid())
 	res.RSSPeakMB = mb(mem.peakRSS)
 	res.RSSEndMB = mb(mem.rss)
+	if err := measurePages(ctx, d, res); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, d.logTail())
+	}
+	if mem, err := readMemStatus(d.pid()); err == nil {
+		res.RSSPeakPagesMB = mb(mem.peakRSS)
+	}
 	res.LogWarnings = d.logWarnings()
 	stopTook, stopErr := d.stop()
 	stopped = true
@@ -299,8 +305,8 @@ func measureScrapes(ctx context.Context, o scaleOptions, d *daemonProc, res *res
 		})
 	}
 	start := time.Now()
-	var sizes []int
-	took := scrapeEvery(ctx, d, time.Second, o.scrapes, func(n int) { sizes = append(sizes, n) })
+	var last []byte
+	took := scrapeEvery(ctx, d, time.Second, o.scrapes, func(body []byte) { last = body })
 	elapsed := time.Since(start)
 	c1, err := readProcStat(d.pid())
 	wg.Wait()
@@ -317,9 +323,38 @@ func measureScrapes(ctx context.Context, o scaleOptions, d *daemonProc, res *res
 	res.Scrapes = len(took)
 	res.ScrapeP50MS = percentile(ms, 50)
 	res.ScrapeP99MS = percentile(ms, 99)
-	res.ScrapeBytes = sizes[len(sizes)-1]
+	res.ScrapeBytes = len(last)
+	res.ScrapeFamilies = familySizes(last)
 	probing := time.Duration(res.CPUS / res.WindowS * float64(elapsed))
 	res.ScrapeCPUMS = 1000 * (c1.cpu - c0.cpu - probing).Seconds() / float64(len(took))
+	return nil
+}
+
+// measurePages times what an operator or a script reads besides /metrics:
+// a page of 1,000 servers of the API and the status page's first page,
+// each the slowest of three, then the API's whole list once (at 100,000
+// servers, a document of hundreds of MB: its memory shows in the peak RSS
+// after the pages).
+func measurePages(ctx context.Context, d *daemonProc, res *result) error {
+	for _, pg := range []struct {
+		path  string
+		times int
+		ms    *float64
+		bytes *int
+	}{
+		{"/api/v1/servers?limit=1000", 3, &res.APIPageMS, &res.APIPageBytes},
+		{"/", 3, &res.StatusPageMS, &res.StatusPageBytes},
+		{"/api/v1/servers", 1, &res.APIServersMS, &res.APIServersBytes},
+	} {
+		for range pg.times {
+			body, took, err := d.get(ctx, pg.path)
+			if err != nil {
+				return err
+			}
+			*pg.ms = max(*pg.ms, 1000*took.Seconds())
+			*pg.bytes = len(body)
+		}
+	}
 	return nil
 }
 
@@ -327,7 +362,7 @@ func measureScrapes(ctx context.Context, o scaleOptions, d *daemonProc, res *res
 // are done (count 0: no limit) and returns how long each took. A scrape
 // slower than the period delays the next, as Prometheus never overlaps
 // scrapes of one target.
-func scrapeEvery(ctx context.Context, d *daemonProc, period time.Duration, count int, sized ...func(int)) []time.Duration {
+func scrapeEvery(ctx context.Context, d *daemonProc, period time.Duration, count int, read ...func([]byte)) []time.Duration {
 	var took []time.Duration
 	ticker := time.NewTicker(period)
 	defer ticker.Stop()
@@ -342,8 +377,8 @@ func scrapeEvery(ctx context.Context, d *daemonProc, period time.Duration, count
 			continue
 		}
 		took = append(took, t)
-		for _, f := range sized {
-			f(len(body))
+		for _, f := range read {
+			f(body)
 		}
 	}
 	return took

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -59,20 +61,32 @@ func (d *daemonProc) readProc(s *sample) error {
 	return nil
 }
 
+// apiPageSize is the page the harness reads /api/v1/servers by, as a
+// client of a large fleet would; a daemon that does not page answers the
+// whole list at once, with no "next".
+const apiPageSize = 5000
+
 func (d *daemonProc) servers(ctx context.Context) (map[string]apiServer, error) {
-	body, _, err := d.get(ctx, "/api/v1/servers")
-	if err != nil {
-		return nil, err
+	out := map[string]apiServer{}
+	path := "/api/v1/servers?limit=" + strconv.Itoa(apiPageSize)
+	for {
+		body, _, err := d.get(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		var list struct {
+			Servers []apiServer `json:"servers"`
+			Next    string      `json:"next"`
+		}
+		if err := json.Unmarshal(body, &list); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", path, err)
+		}
+		for _, s := range list.Servers {
+			out[s.Name] = s
+		}
+		if list.Next == "" || len(list.Servers) == 0 {
+			return out, nil
+		}
+		path = "/api/v1/servers?limit=" + strconv.Itoa(apiPageSize) + "&after=" + url.QueryEscape(list.Next)
 	}
-	var list struct {
-		Servers []apiServer `json:"servers"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("decode /api/v1/servers: %w", err)
-	}
-	out := make(map[string]apiServer, len(list.Servers))
-	for _, s := range list.Servers {
-		out[s.Name] = s
-	}
-	return out, nil
 }

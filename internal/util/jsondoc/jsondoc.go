@@ -116,8 +116,8 @@ func Write(w io.Writer, v any, members ...Member) error {
 // a list of thousands of large items (the daemon's servers) is held once,
 // as the document's bytes, rather than as values, then encoded, then
 // copied and indented whole. Nothing is returned when an item cannot be
-// encoded.
-func MarshalList(name string, items iter.Seq[any]) ([]byte, error) {
+// encoded. members follow the list, as Marshal's do.
+func MarshalList(name string, items iter.Seq[any], members ...Member) ([]byte, error) {
 	key, err := encode(name)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,22 @@ func MarshalList(name string, items iter.Seq[any]) ([]byte, error) {
 	if n > 0 {
 		doc.WriteString("\n  ")
 	}
-	doc.WriteString("]\n}\n")
+	doc.WriteByte(']')
+	for _, m := range members {
+		name, err := encode(m.Name)
+		if err != nil {
+			return nil, err
+		}
+		value, err := encode(m.Value)
+		if err != nil {
+			return nil, err
+		}
+		doc.WriteString(",\n  ")
+		doc.Write(name)
+		doc.WriteString(": ")
+		doc.Write(value)
+	}
+	doc.WriteString("\n}\n")
 	return doc.Bytes(), nil
 }
 

@@ -77,22 +77,26 @@ func TestMarshalList(t *testing.T) {
 		{{Name: "<one> & more", Tools: []string{}}},
 		{{Name: "a", Tools: []string{"x", "y"}, Meta: map[string]int{"n": 1}}, {Name: "b"}, {Name: "c", Tools: []string{"z"}}},
 	}
+	// With members after the list, as a page of the list has its cursor.
+	memberSets := [][]Member{nil, {{Name: "next", Value: "b <&>"}, {Name: "n", Value: 3}}}
 	for _, list := range lists {
-		want, err := Marshal(struct {
-			Servers []item `json:"servers"`
-		}{append([]item{}, list...)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := MarshalList("servers", func(yield func(any) bool) {
-			for _, it := range list {
-				if !yield(it) {
-					return
-				}
+		for _, members := range memberSets {
+			want, err := Marshal(struct {
+				Servers []item `json:"servers"`
+			}{append([]item{}, list...)}, members...)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-		if err != nil || string(got) != string(want) {
-			t.Errorf("%d items: %v\ngot\n%s\nwant\n%s", len(list), err, got, want)
+			got, err := MarshalList("servers", func(yield func(any) bool) {
+				for _, it := range list {
+					if !yield(it) {
+						return
+					}
+				}
+			}, members...)
+			if err != nil || string(got) != string(want) {
+				t.Errorf("%d items, %d members: %v\ngot\n%s\nwant\n%s", len(list), len(members), err, got, want)
+			}
 		}
 	}
 	bad := func(yield func(any) bool) { _ = yield(item{Name: "ok"}) && yield(math.NaN()) }

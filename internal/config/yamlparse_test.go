@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/knadh/koanf/parsers/yaml"
+)
+
+// fleetYAML is a configuration of n HTTP servers, as a generated fleet's.
+func fleetYAML(n int, extra string) []byte {
+	var b strings.Builder
+	b.WriteString("defaults:\n  schedule: \"@every 5m\"\nservers:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  s%06d: {url: \"http://127.0.0.1:9/s/%d/mcp\", transport: http}\n", i, i)
+	}
+	b.WriteString(extra)
+	return []byte(b.String())
+}
+
+// yamlParser answers what koanf's YAML parser answers, value and error,
+// for every configuration in testdata and for the shapes that take
+// yaml.v3's own path (anchors, merge keys, keys that are not strings) or
+// that it must refuse (duplicates, not a mapping).
+func TestYAMLParserAsKoanfs(t *testing.T) {
+	docs := map[string][]byte{
+		"empty":            nil,
+		"comment only":     []byte("# nothing\n"),
+		"top-level list":   []byte("- a\n- b\n"),
+		"scalar":           []byte("servers\n"),
+		"syntax":           []byte("servers:\n  a: [1, 2\n"),
+		"null values":      []byte("servers:\nlock:\ndefaults: {}\n"),
+		"anchor and alias": []byte("defaults: &d {timeout: 5s}\nservers:\n  a: {url: \"http://x\", opts: *d}\n  b: *d\n"),
+		"merge key":        []byte("base: &b {timeout: 5s, era: auto}\nservers:\n  a:\n    <<: *b\n    url: \"http://x\"\n    timeout: 9s\n"),
+		"merge at top":     []byte("base: &b {lock: x.json}\n<<: *b\nservers: {a: {url: \"http://x\"}}\n"),
+		"non-string keys":  []byte("servers:\n  1: {url: \"http://x\"}\n  true: {url: \"http://y\"}\n  ~: {}\n"),
+		"quoted numbers":   []byte("servers:\n  \"1\": {url: \"http://x\"}\n  \"2\": {url: \"http://y\"}\n"),
+		"duplicate top":    []byte("lock: a.json\nservers: {}\nlock: b.json\n"),
+		"duplicate server": []byte("servers:\n  a: {url: \"http://x\"}\n  b: {url: \"http://y\"}\n  a: {url: \"http://z\"}\n"),
+		"duplicate nested": []byte("servers:\n  a:\n    env: {X: \"1\", X: \"2\"}\n"),
+		"types":            []byte("servers:\n  a: {n: 12, f: 1.5, b: yes, t: 2026-01-02, s: '007', h: 0x1F, list: [1, two, {k: v}]}\n"),
+		"many servers":     fleetYAML(3000, ""),
+		"many, one twice":  fleetYAML(3000, "  s001234: {url: \"http://127.0.0.1:9/again\"}\n"),
+	}
+	files, err := filepath.Glob("testdata/*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := filepath.Glob("testdata/bad/*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files)+len(bad) < 10 {
+		t.Fatalf("only %d configurations in testdata", len(files)+len(bad))
+	}
+	for _, f := range append(files, bad...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[f] = b
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			want, wantErr := yaml.Parser().Unmarshal(doc)
+			got, gotErr := yamlParser{}.Unmarshal(doc)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("error %v, koanf's %v", gotErr, wantErr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %#v\nkoanf's %#v", got, want)
+			}
+		})
+	}
+}
+
+// BenchmarkYAMLParse parses the configuration of a fleet: koanf's parser
+// (yaml.v3 whole) at 10,000 servers, and mcpwatch's at 10,000 and
+// 100,000. At 100,000 koanf's takes minutes: its duplicate-key check
+// compares every pair of keys.
+func BenchmarkYAMLParse(b *testing.B) {
+	for _, bm := range []struct {
+		name   string
+		n      int
+		parser interface {
+			Unmarshal([]byte) (map[string]any, error)
+		}
+	}{
+		{"koanf/10000", 10000, yaml.Parser()},
+		{"mcpwatch/10000", 10000, yamlParser{}},
+		{"mcpwatch/100000", 100000, yamlParser{}},
+	} {
+		doc := fleetYAML(bm.n, "")
+		b.Run(bm.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				m, err := bm.parser.Unmarshal(doc)
+				if err != nil || len(m["servers"].(map[string]any)) != bm.n {
+					b.Fatalf("%v, %d servers", err, len(m["servers"].(map[string]any)))
+				}
+			}
+		})
+	}
+}
