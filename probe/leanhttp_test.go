@@ -402,3 +402,34 @@ func BenchmarkPooledExchange(b *testing.B) {
 		})
 	}
 }
+
+// A response that says Connection: close, or an HTTP/1.0 one without
+// keep-alive, leaves its connection closed, never idle.
+func TestLeanTransportConnectionClose(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []string{
+		"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+	} {
+		u, accepted := rawServer(t, answer, answer)
+		lean := newLeanForTest(t, u)
+		for i := range 2 {
+			resp, err := leanPost(context.Background(), t, lean, u, "{}")
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			if got := readAllClose(t, resp); got != "ok" {
+				t.Fatalf("request %d: %q", i, got)
+			}
+			lean.mu.Lock()
+			idle := len(lean.idle)
+			lean.mu.Unlock()
+			if idle != 0 {
+				t.Errorf("%q: %d idle connections, want 0", answer[:8], idle)
+			}
+		}
+		if n := accepted.Load(); n != 2 {
+			t.Errorf("%q: %d TCP connections for 2 requests, want 2", answer[:8], n)
+		}
+	}
+}
