@@ -157,3 +157,41 @@ func TestHTTPEraHintRedetected(t *testing.T) {
 		})
 	}
 }
+
+// Probes through a pool (the lean transport) read what a probe without
+// one reads: event-stream responses with a server request inside, a stream
+// that drops and is resumed or sent again, the legacy SSE transport, a
+// list_changed notification; three probes each, every session ended.
+func TestConnPoolStreams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		cfg       probetest.Config
+		sse       bool
+		transport probe.Transport
+	}{
+		{"ping first, legacy", probetest.Config{Behavior: probetest.PingFirst}, false, ""},
+		{"drop stream, legacy", probetest.Config{Behavior: probetest.DropStream}, false, ""},
+		{"drop stream, modern", probetest.Config{Behavior: probetest.DropStream, Era: probetest.EraModern}, false, ""},
+		{"list changed", probetest.Config{Behavior: probetest.ListChanged}, false, ""},
+		{"legacy SSE transport", probetest.Config{Behavior: probetest.PingFirst}, true, probe.TransportSSE},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			kit, url := kitServer(t, tc.cfg, tc.sse)
+			pool := probe.NewConnPool()
+			defer pool.Close()
+			for i := range 3 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				res := probe.Run(ctx, probe.Target{URL: url, Transport: tc.transport}, probe.Options{Conns: pool})
+				cancel()
+				if !res.OK || len(res.Tools) != 2 {
+					t.Fatalf("probe %d: ok %v, %d tools: %s: %s", i, res.OK, len(res.Tools), res.Reason, res.Error)
+				}
+			}
+			if got := kit.Sessions(); got != 0 {
+				t.Errorf("%d legacy sessions left open", got)
+			}
+		})
+	}
+}

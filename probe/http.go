@@ -116,19 +116,19 @@ func (c *httpConn) send(ctx context.Context, method string, params any) (json.Ra
 	if err != nil {
 		return nil, nil, false, err
 	}
-	modern := c.modern(rawParams)
-	resp, err := c.post(ctx, method, rawParams, body)
-	return id, resp, modern, err
+	p := peekParams(rawParams)
+	resp, err := c.post(ctx, method, p, body)
+	return id, resp, c.modern(p), err
 }
 
 // modern reports whether a request with these params goes out as modern:
 // in the modern era, or, before the era is settled, when its _meta names
 // a modern version.
-func (c *httpConn) modern(params json.RawMessage) bool {
+func (c *httpConn) modern(p sentParams) bool {
 	c.mu.Lock()
 	era := c.era
 	c.mu.Unlock()
-	return era == EraModern || (era != EraLegacy && peekParams(params).Meta.Version != "")
+	return era == EraModern || (era != EraLegacy && p.Meta.Version != "")
 }
 
 // checkResponse refuses a response that cannot carry the answer to a
@@ -157,7 +157,7 @@ func (c *httpConn) notify(ctx context.Context, method string, params any) error 
 	if err != nil {
 		return err
 	}
-	resp, err := c.post(ctx, method, rawParams, body)
+	resp, err := c.post(ctx, method, peekParams(rawParams), body)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (c *httpConn) close(ctx context.Context) {
 
 // post sends one message. method is empty for our replies to server
 // requests, which carry no Mcp-Method.
-func (c *httpConn) post(ctx context.Context, method string, params json.RawMessage, body []byte) (*http.Response, error) {
+func (c *httpConn) post(ctx context.Context, method string, params sentParams, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, failf(ReasonConfig, "POST %s: %v", c.where, err)
@@ -237,13 +237,12 @@ func (c *httpConn) post(ctx context.Context, method string, params json.RawMessa
 // request whose _meta names a modern version is modern whatever was set
 // before: that is how the first server/discover goes out, and the header
 // must equal the _meta version.
-func (c *httpConn) setHeaders(h http.Header, method string, params json.RawMessage) {
+func (c *httpConn) setHeaders(h http.Header, method string, p sentParams) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
 	c.mu.Lock()
 	era, version, session := c.era, c.version, c.sessionID
 	c.mu.Unlock()
-	p := peekParams(params)
 	if era == EraModern || (era != EraLegacy && p.Meta.Version != "") { // as c.modern says
 		if p.Meta.Version != "" {
 			version = p.Meta.Version
@@ -328,7 +327,7 @@ func (c *httpConn) answer(ctx context.Context, req *message) {
 	if err != nil {
 		return
 	}
-	resp, err := c.post(ctx, "", nil, body)
+	resp, err := c.post(ctx, "", sentParams{}, body)
 	if err != nil {
 		c.obs.warn("answering the server's %s request: %v", sanitize.Truncate(req.Method, 60), err)
 		return
@@ -367,9 +366,11 @@ type sentParams struct {
 	URI  string `json:"uri"`
 }
 
+// peekParams reads what the headers repeat from params we encoded, once a
+// request; params naming none of it are not parsed.
 func peekParams(raw json.RawMessage) sentParams {
 	var p sentParams
-	if len(raw) > 0 {
+	if len(raw) > 0 && (bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`"name"`)) || bytes.Contains(raw, []byte(`"uri"`))) {
 		_ = json.Unmarshal(raw, &p) // params we encoded ourselves; a miss only omits headers
 	}
 	return p

@@ -52,20 +52,21 @@ func newHTTPClient(t Target, opts Options) (*httpClient, error) {
 		return nil, err
 	}
 	var (
-		transport *http.Transport
+		transport http.RoundTripper
 		conns     *connTracker
 	)
 	if opts.Conns != nil {
 		// A guarded target never takes a connection an unguarded one
 		// dialed: that one's address was never checked.
-		transport = opts.Conns.transport(connKey{origin: originOf(target), ca: caSum, insecure: t.InsecureSkipVerify, publicOnly: t.PublicOnly}, tlsConfig)
+		transport = opts.Conns.transport(target, connKey{origin: originOf(target), ca: caSum, insecure: t.InsecureSkipVerify, publicOnly: t.PublicOnly}, tlsConfig)
 	} else {
-		transport = newTransport(tlsConfig)
+		own := newTransport(tlsConfig)
 		conns = &connTracker{open: map[*trackedConn]struct{}{}}
-		transport.DialContext = conns.wrap(transport.DialContext)
+		own.DialContext = conns.wrap(own.DialContext)
+		transport = own
 	}
 	limit := max(opts.MaxRedirects, 0)
-	var base http.RoundTripper = transport
+	base := transport
 	if t.PublicOnly {
 		base = publicOnly(transport, t.PublicOnlyFix)
 	}
@@ -184,7 +185,8 @@ const (
 
 // ConnPool keeps HTTP connections alive between the probes of a server:
 // one keep-alive transport per origin (and TLS settings), with a few idle
-// connections each, so a daemon probing a server every 15 s sets up TCP and
+// connections each (a plain-HTTP origin's exchanges made on the probe's
+// own goroutine by a leanTransport, net/http's transport behind it), so a daemon probing a server every 15 s sets up TCP and
 // TLS once rather than at every probe. Configured headers are added per
 // request, so servers of one origin share connections, never credentials.
 // It is safe for concurrent use; Close closes every idle connection.
@@ -203,8 +205,13 @@ type connKey struct {
 }
 
 type pooledTransport struct {
-	t        *http.Transport
+	t        idleCloser // a leanTransport in front of net/http's, or net/http's alone
 	lastUsed uint64
+}
+
+type idleCloser interface {
+	http.RoundTripper
+	CloseIdleConnections()
 }
 
 // NewConnPool returns an empty pool.
@@ -214,7 +221,7 @@ func NewConnPool() *ConnPool {
 
 // transport is the origin's transport, made on first use. After Close,
 // every call makes a transport of its own that keeps no connection idle.
-func (p *ConnPool) transport(k connKey, tlsConfig *tls.Config) *http.Transport {
+func (p *ConnPool) transport(target *url.URL, k connKey, tlsConfig *tls.Config) http.RoundTripper {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -234,8 +241,12 @@ func (p *ConnPool) transport(k connKey, tlsConfig *tls.Config) *http.Transport {
 	t.MaxIdleConns = 2 * poolIdlePerOrigin // the origin's, and a redirect's target
 	t.MaxIdleConnsPerHost = poolIdlePerOrigin
 	t.IdleConnTimeout = poolIdleTimeout
-	p.byKey[k] = &pooledTransport{t: t, lastUsed: p.tick}
-	return t
+	var rt idleCloser = t
+	if lean := newLeanTransport(target, t, poolIdlePerOrigin, poolIdleTimeout); lean != nil {
+		rt = lean
+	}
+	p.byKey[k] = &pooledTransport{t: rt, lastUsed: p.tick}
+	return rt
 }
 
 // evict drops the least recently used transports, closing their idle

@@ -149,7 +149,7 @@ func listenStreamable(ctx context.Context, t Target, opts ListenOptions, obs *ob
 	if err != nil {
 		return failf(ReasonConfig, "%s: %v", what, err)
 	}
-	c.setHeaders(req.Header, "", nil)
+	c.setHeaders(req.Header, "", sentParams{})
 	req.Header.Del("Content-Type")
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := c.client.Do(req)

@@ -56,6 +56,7 @@ func BenchmarkRunHTTP(b *testing.B) {
 		{"legacy/remembered/pooled", probetest.EraLegacy, probe.EraLegacy, false, true},
 		{"legacy/auto", probetest.EraLegacy, probe.EraAuto, false, false},
 		{"legacy/remembered/sse-responses", probetest.EraLegacy, probe.EraLegacy, true, false},
+		{"legacy/remembered/sse-responses/pooled", probetest.EraLegacy, probe.EraLegacy, true, true},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
