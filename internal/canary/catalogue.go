@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -56,10 +57,12 @@ type catalogueFile struct {
 	Entries []CatalogueEntry `json:"entries"`
 }
 
-// catalogue is the entries of catalogue.json, read once. The file is part
-// of the binary and held to its rules by a test, so a broken one is a
-// build that must not ship: it panics at start.
-var catalogue = mustCatalogue(catalogueJSON)
+// catalogue is the entries of catalogue.json, read once, at the first use:
+// most runs of the binary (check of servers without contracts, serve,
+// probe) never read it, and parsing it at start cost every one of them.
+// The file is part of the binary and held to its rules by a test, so a
+// broken one is a build that must not ship: it panics.
+var catalogue = sync.OnceValue(func() []CatalogueEntry { return mustCatalogue(catalogueJSON) })
 
 func mustCatalogue(data []byte) []CatalogueEntry {
 	entries, err := parseCatalogue(data)
@@ -86,7 +89,7 @@ func parseCatalogue(data []byte) ([]CatalogueEntry, error) {
 }
 
 // Catalogue is every vetted canary, in the file's order.
-func Catalogue() []CatalogueEntry { return append([]CatalogueEntry(nil), catalogue...) }
+func Catalogue() []CatalogueEntry { return append([]CatalogueEntry(nil), catalogue()...) }
 
 // Describe is the entry for people: its ID, what the call does and where
 // that is written.
@@ -99,7 +102,7 @@ func (e CatalogueEntry) Describe() string {
 // it lists, and does not contradict (see contradicts). A server that
 // matches none, or lists none of its tools, has none.
 func Vetted(command string, args []string, rawURL string, tools []probe.Tool) (CatalogueEntry, bool) {
-	for _, e := range catalogue {
+	for _, e := range catalogue() {
 		if i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == e.Tool }); i >= 0 &&
 			e.matches(command, args, rawURL) && !contradicts(tools[i]) {
 			return e, true
@@ -117,7 +120,7 @@ func Vouches(command string, args []string, rawURL string, t probe.Tool) bool {
 	if contradicts(t) {
 		return false
 	}
-	for _, e := range catalogue {
+	for _, e := range catalogue() {
 		if e.Tool == t.Name && e.matches(command, args, rawURL) {
 			return true
 		}

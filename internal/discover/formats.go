@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -194,12 +195,12 @@ func geminiSpec(spec map[string]any) map[string]any {
 
 // bareRef matches what Gemini CLI expands and mcpwatch reads otherwise:
 // $NAME without braces, and a "$" that starts no reference.
-var bareRef = regexp.MustCompile(`\$\{[^}]*\}|\$([A-Za-z_][A-Za-z0-9_]*)|\$`)
+var bareRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[^}]*\}|\$([A-Za-z_][A-Za-z0-9_]*)|\$`) })
 
 // geminiRefs rewrites $NAME as ${NAME}, keeps ${...}, and escapes any other
 // "$" (mcpwatch would read "$$" as one).
 func geminiRefs(s string) string {
-	return bareRef.ReplaceAllStringFunc(s, func(m string) string {
+	return bareRef().ReplaceAllStringFunc(s, func(m string) string {
 		switch {
 		case strings.HasPrefix(m, "${"):
 			return m
@@ -322,7 +323,7 @@ func tomlError(file string, err error) error {
 	}
 	// A type mismatch names the line, the key and the two types, and no
 	// value.
-	if m := tomlTypeError.FindStringSubmatch(err.Error()); m != nil {
+	if m := tomlTypeError().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &jsonc.Error{File: file, Line: line, Col: 1,
 			Problem: fmt.Sprintf("%s: the wrong type (%s); fix the file as Codex would read it", m[2], tomlTypes.Replace(m[3]))}
@@ -333,7 +334,9 @@ func tomlError(file string, err error) error {
 var tomlTypes = strings.NewReplacer("destination has type slice", "Codex expects a list",
 	"destination has type map", "Codex expects a table", "destination has type", "Codex expects a")
 
-var tomlTypeError = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): incompatible types: ([A-Za-z ;]*)$`)
+var tomlTypeError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): incompatible types: ([A-Za-z ;]*)$`)
+})
 
 // fileError words an empty file as the client would see it.
 func fileError(file string, err error) error {

@@ -214,7 +214,7 @@ func missingCredentials(s config.Server, lookup func(string) (string, bool), ass
 // expressions (GitHub), the variables it takes (GitLab), or "" for a
 // literal.
 func describeSource(v string) string {
-	if m := exprPattern.FindAllString(v, -1); len(m) > 0 {
+	if m := exprPattern().FindAllString(v, -1); len(m) > 0 {
 		return strings.Join(m, " ")
 	}
 	if strings.Contains(v, "$") {

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // invocation is a command of a script that runs mcpwatch.
@@ -21,7 +22,7 @@ type invocation struct {
 
 // mcpwatchPackage is a Go package path that builds mcpwatch: this module's
 // command, at a version or not, or ./cmd/mcpwatch in a clone.
-var mcpwatchPackage = regexp.MustCompile(`(^|/)cmd/mcpwatch/?(@[^/\s]+)?$`)
+var mcpwatchPackage = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)cmd/mcpwatch/?(@[^/\s]+)?$`) })
 
 // findInvocation reports whether c runs mcpwatch, directly (by name or by
 // path: mcpwatch, ./bin/mcpwatch, $HOME/go/bin/mcpwatch), through go run
@@ -108,7 +109,7 @@ func (inv invocation) program(i int, text func(int) string) (invocation, bool) {
 				}
 				continue
 			}
-			if mcpwatchPackage.MatchString(t) {
+			if mcpwatchPackage().MatchString(t) {
 				inv.args, inv.via = w[j+1:], "go run"
 				return inv, true
 			}

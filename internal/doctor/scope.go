@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // scope is the environment of a command of a CI step: the variables the
@@ -31,7 +32,7 @@ func newScope(s *step, written []envVar) *scope {
 }
 
 // exprPattern finds the ${{ }} expressions of a value.
-var exprPattern = regexp.MustCompile(`\$\{\{(.*?)\}\}`)
+var exprPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{\{(.*?)\}\}`) })
 
 // literalValue returns an env value when the workflow writes it as a
 // literal, or as ${{ env.NAME }} of such a value.
@@ -45,7 +46,7 @@ func (sc *scope) literalValue(v envVar, depth int) (string, bool) {
 	if depth > 5 {
 		return "", false
 	}
-	m := exprPattern.FindAllStringSubmatchIndex(v.value, -1)
+	m := exprPattern().FindAllStringSubmatchIndex(v.value, -1)
 	var b strings.Builder
 	last := 0
 	for _, loc := range m {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
@@ -170,7 +171,9 @@ func formatTimeout(system string, d time.Duration) string {
 	return strconv.Itoa(minutes)
 }
 
-var gitlabDurationPart = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)\b`)
+var gitlabDurationPart = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)\b`)
+})
 
 // parseJobTimeout reads a job's timeout: GitHub's timeout-minutes (a
 // number of minutes), GitLab's timeout ("1h 30m", "10 minutes", "3600").
@@ -186,7 +189,7 @@ func parseJobTimeout(system, v string) (time.Duration, bool) {
 	if secs, err := strconv.Atoi(v); err == nil {
 		return time.Duration(secs) * time.Second, true
 	}
-	parts := gitlabDurationPart.FindAllStringSubmatch(v, -1)
+	parts := gitlabDurationPart().FindAllStringSubmatch(v, -1)
 	if len(parts) == 0 {
 		return 0, false
 	}

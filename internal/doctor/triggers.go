@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -19,7 +20,9 @@ import (
 // The reason is required; it is shown in doctor's report.
 
 // waiverPattern reads a waiver comment.
-var waiverPattern = regexp.MustCompile(`mcpwatch-doctor:\s*no-(schedule|pull-request)\b[\s:,-]*(.*)`)
+var waiverPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`mcpwatch-doctor:\s*no-(schedule|pull-request)\b[\s:,-]*(.*)`)
+})
 
 // waivers returns the waivers in the comments of n and everything under it:
 // "schedule" or "pull-request" -> the reason given ("" for none).
@@ -32,7 +35,7 @@ func waivers(nodes ...*yaml.Node) map[string]string {
 		}
 		for _, text := range []string{n.HeadComment, n.LineComment, n.FootComment} {
 			for _, line := range strings.Split(text, "\n") {
-				if m := waiverPattern.FindStringSubmatch(line); m != nil {
+				if m := waiverPattern().FindStringSubmatch(line); m != nil {
 					out[m[1]] = strings.TrimSpace(m[2])
 				}
 			}
@@ -270,14 +273,14 @@ func gitlabRuns(j *job, source string) bool {
 	return source != sourceMergeRequest
 }
 
-var sourceComparison = regexp.MustCompile(`\$CI_PIPELINE_SOURCE\s*(==|!=)\s*["']([a-z_]+)["']`)
+var sourceComparison = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$CI_PIPELINE_SOURCE\s*(==|!=)\s*["']([a-z_]+)["']`) })
 
 // ruleMatches is a reading of a rules: if: expression for one pipeline
 // source: comparisons of $CI_PIPELINE_SOURCE, and the variables only
 // merge request or branch pipelines have. What it cannot read is taken to
 // match.
 func ruleMatches(expr, source string) bool {
-	if m := sourceComparison.FindAllStringSubmatch(expr, -1); len(m) > 0 {
+	if m := sourceComparison().FindAllStringSubmatch(expr, -1); len(m) > 0 {
 		all := strings.Contains(expr, "&&") && !strings.Contains(expr, "||")
 		result := all
 		for _, cmp := range m {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -19,8 +20,10 @@ import (
 // legacy server as the Python SDK's are). And `mcpwatch probe` of that
 // server with --era auto against --era legacy: what era detection costs.
 // Wall time and CPU (user + system of the command and every process it
-// waited for, the servers included) of each run; the runs of a comparison
-// alternate, so a change in the machine's load hits both alike.
+// waited for, the servers included: wait4's rusage) of each run; the runs of
+// a comparison alternate, so a change in the machine's load hits both alike.
+// Both run the Python executable itself, never a version manager's shim
+// (realInterpreter), so the servers' share is the same for both.
 
 // preflightResult is one comparison.
 type preflightResult struct {
@@ -43,6 +46,8 @@ type preflightResult struct {
 	CPURatio   float64   `json:"cpu_ratio"`
 	Load       string    `json:"load"`
 	ServerNote string    `json:"server"`
+	// Python is the interpreter both the reference and the servers ran.
+	Python string `json:"python,omitempty"`
 }
 
 // preflightOptions say where the programs are.
@@ -69,9 +74,9 @@ func runPreflightComparisons(ctx context.Context, o preflightOptions, counts []i
 		}
 		*p = abs
 	}
-	python, err := exec.LookPath(o.python)
+	python, err := realInterpreter(ctx, o.python)
 	if err != nil {
-		return nil, fmt.Errorf("the Python interpreter %q: %w", o.python, err)
+		return nil, err
 	}
 	o.python = python
 	dir, err := os.MkdirTemp("", "mcpwatch-preflight-")
@@ -93,7 +98,7 @@ func runPreflightComparisons(ctx context.Context, o preflightOptions, counts []i
 		if err != nil {
 			return nil, err
 		}
-		r.Label, r.Servers = fmt.Sprintf("preflight-%d", n), n
+		r.Label, r.Servers, r.Python = fmt.Sprintf("preflight-%d", n), n, o.python
 		out = append(out, r)
 	}
 
@@ -104,9 +109,33 @@ func runPreflightComparisons(ctx context.Context, o preflightOptions, counts []i
 	if err != nil {
 		return nil, err
 	}
-	r.Label, r.Servers = "probe-era-auto", 1
+	r.Label, r.Servers, r.Python = "probe-era-auto", 1, o.python
 	out = append(out, r)
 	return out, nil
+}
+
+// realInterpreter is the Python executable that python names, behind any
+// version manager's shim: what sys.executable says. A shim (pyenv's, asdf's)
+// is a shell script that runs a dozen more processes at every start, and
+// exports variables (PYENV_VERSION) that the reference preflight passes on
+// to its servers, whose shims then skip the version lookup, while mcpwatch's
+// minimal environment drops them: the same server would cost one tool more
+// CPU than the other. With the interpreter itself, both start the same
+// processes and only the two preflights' own costs differ.
+func realInterpreter(ctx context.Context, python string) (string, error) {
+	path, err := exec.LookPath(python)
+	if err != nil {
+		return "", fmt.Errorf("the Python interpreter %q: %w", python, err)
+	}
+	out, err := exec.CommandContext(ctx, path, "-c", "import sys; print(sys.executable)").Output() //nolint:gosec // G204: the interpreter the harness was told to use
+	if err != nil {
+		return "", fmt.Errorf("the Python interpreter %s: where is its executable: %w", path, err)
+	}
+	real := strings.TrimSpace(string(out))
+	if real == "" {
+		return "", fmt.Errorf("the Python interpreter %s does not name its executable (sys.executable is empty)", path)
+	}
+	return real, nil
 }
 
 // writePythonServers writes a .mcp.json of n Python test servers, each
@@ -205,6 +234,9 @@ func tvSeconds(tv syscall.Timeval) float64 {
 
 func (r *preflightResult) print(w io.Writer) {
 	fmt.Fprintf(w, "== %s: %s vs %s, %d server(s), %d runs each, load %s\n", r.Label, r.A, r.B, r.Servers, r.Runs, r.Load)
+	if r.Python != "" {
+		fmt.Fprintf(w, "  Python: %s\n", r.Python)
+	}
 	fmt.Fprintf(w, "  %-30s wall median %4.0f ms  CPU median %4.0f ms  wall %v\n", r.A+":", 1000*r.AWallMed, 1000*r.ACPUMed, msList(r.AWallS))
 	fmt.Fprintf(w, "  %-30s wall median %4.0f ms  CPU median %4.0f ms  wall %v\n", r.B+":", 1000*r.BWallMed, 1000*r.BCPUMed, msList(r.BWallS))
 	fmt.Fprintf(w, "  ratio: wall %.2fx, CPU %.2fx\n", r.WallRatio, r.CPURatio)
