@@ -291,7 +291,8 @@ func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 // schemas themselves, which a server may make as large as the probe's list
 // cap (16 MiB) and the daemon would hold for as long as it runs. cache
 // reuses the fingerprints of unchanged schemas; the caller holds s's flight,
-// so no other probe of s uses it.
+// so no other probe of s uses it. Servers that keep the same list share one
+// (sharedObserved).
 func retainedTools(observed, prev []lockstore.Observed, cache *runner.FingerprintCache) []lockstore.Observed {
 	switch {
 	case observed == nil:
@@ -324,7 +325,7 @@ func retainedTools(observed, prev []lockstore.Observed, cache *runner.Fingerprin
 	if kept == nil {
 		return prev // published, never written: shared
 	}
-	return kept
+	return sharedObserved(kept)
 }
 
 // shared is s as the daemon keeps it: was when equal, else one copy
@@ -341,7 +342,8 @@ func shared(s, was string) string {
 // by name alone (the page, the API and the metrics read names and counts;
 // descriptions and schemas are compared through retainedTools' hashes),
 // and no transcript (a debug probe's goes to its requester). prev is the
-// tools the status kept of the last probe: the same names share them.
+// tools the status kept of the last probe: the same names share them, and
+// servers that list the same names share one list (sharedNames).
 func retainedResult(res *probe.Result, prev []probe.Tool) *probe.Result {
 	kept := *res
 	kept.Transcript, kept.Operations = nil, nil // the histograms have them
@@ -352,6 +354,7 @@ func retainedResult(res *probe.Result, prev []probe.Tool) *probe.Result {
 			for i, t := range res.Tools {
 				kept.Tools[i] = probe.Tool{Name: shared(t.Name, "")}
 			}
+			kept.Tools = sharedNames(kept.Tools)
 		}
 	}
 	return &kept
