@@ -61,6 +61,10 @@ type server struct {
 	observed []lockstore.Observed
 	lock     *lockstore.Lock
 	forbid   []string // the forbid status.Diff was made with
+	// relocks is told of the lock each probe records (nil in tests
+	// without a daemon): one older than the lock check's latest has the
+	// check compare the servers again.
+	relocks *relocks
 	// fingerprints, and the tools of the last successful listing as the
 	// status and the diff keep them (listed, names), are reused from probe
 	// to probe; only the probe in flight uses them, as it records its
@@ -427,6 +431,7 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 		s.warm = true
 	}
 	s.observed, s.lock, s.forbid = nil, lock, forbid
+	s.relocks.recorded(lock)
 	if res.OK {
 		s.observed = observed
 	}
