@@ -37,3 +37,24 @@ func sharedObserved(obs []lockstore.Observed) []lockstore.Observed {
 	}
 	return toolsHashed.Share(obs, k.Done())
 }
+
+// toolNameLists interns the lists of names a diff holds (expected,
+// missing, extra...): the servers that lock the same tools expect the same
+// names.
+var toolNameLists intern.Slices[string]
+
+// sharedDiff is d with each of its lists shared with the servers whose
+// diff has the same list.
+func sharedDiff(d lockstore.Diff) lockstore.Diff {
+	for _, l := range []*[]string{&d.Expected, &d.Missing, &d.Extra, &d.SchemaChanged, &d.DescriptionChanged, &d.Forbidden, &d.Duplicate} {
+		if len(*l) == 0 {
+			continue
+		}
+		var k intern.Key
+		for _, name := range *l {
+			k.String(name)
+		}
+		*l = toolNameLists.Share(*l, k.Done())
+	}
+	return d
+}

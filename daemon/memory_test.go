@@ -119,14 +119,14 @@ func TestRetainedMemoryPerServer(t *testing.T) {
 		// Names, fingerprints and description hashes, not the tools'
 		// text (which cost 1.6x the list before), and those lists shared
 		// by the servers that list the same tools, the fingerprint
-		// cache's too (0.23x when each kept its own).
-		{"unlocked, all ok", nil, false, 0.06},
-		{"fingerprinted, all ok", fingerprinted, false, 0.06},
+		// cache's and the diff's too (0.23x when each kept its own).
+		{"unlocked, all ok", nil, false, 0.025},
+		{"fingerprinted, all ok", fingerprinted, false, 0.025},
 		// The fingerprint cache (fingerprints and description hashes)
 		// stays across failures, so that the next success reuses it
 		// (0.12x when each server kept its own).
-		{"unlocked, last failed", nil, true, 0.06},
-		{"fingerprinted, last failed", fingerprinted, true, 0.06},
+		{"unlocked, last failed", nil, true, 0.035},
+		{"fingerprinted, last failed", fingerprinted, true, 0.035},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			per, page := retainedPerServer(t, tc.lock, tc.lastFails)
@@ -155,6 +155,9 @@ func TestServersShareToolLists(t *testing.T) {
 	}
 	if &a.observed[0] != &b.observed[0] {
 		t.Error("two servers listing the same tools keep two lists of their fingerprints")
+	}
+	if len(a.status.Diff.Extra) != 5 || &a.status.Diff.Extra[0] != &b.status.Diff.Extra[0] {
+		t.Errorf("two servers listing the same unlocked tools keep two lists of them in their diffs (%d extra)", len(a.status.Diff.Extra))
 	}
 	if len(other.status.Last.Tools) != 4 || len(other.observed) != 4 || &other.observed[0] == &a.observed[0] {
 		t.Errorf("a server listing 4 tools shares the list of one listing 5: %d names, %d observed", len(other.status.Last.Tools), len(other.observed))

@@ -281,12 +281,14 @@ func retainedOutcome(o contracts.Outcome) contracts.Outcome {
 // last probe failed, observed nothing: its diff keeps only what the lock
 // expects. Called with s.mu held; the observed tools have their
 // fingerprints already (see retainedTools), so none is computed under it.
+// Its lists are shared with the servers whose diff has the same
+// (sharedDiff): it is kept until the next probe.
 func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 	entry, locked := lock.Entry(s.name)
 	if last := s.status.Last; last == nil || !last.OK {
-		return lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)}
+		return sharedDiff(lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)})
 	}
-	return lockstore.Compare(entry, locked, s.observed, forbid)
+	return sharedDiff(lockstore.Compare(entry, locked, s.observed, forbid))
 }
 
 // retainedTools is what the daemon keeps of the tools a probe listed until
