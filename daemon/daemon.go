@@ -156,14 +156,17 @@ func (o Options) withDefaults() Options {
 // Daemon probes the configured servers on their schedules and keeps their
 // latest status. It implements status.Source.
 type Daemon struct {
-	opts  Options
-	log   *zap.Logger
-	reg   *prometheus.Registry // what /metrics serves
-	self  *metrics.Daemon
-	lock  *lockFile
-	table *timetable
-	pages *pages
-	oauth oauth.Cache // OAuth clients by server: tokens live across probes
+	opts Options
+	log  *zap.Logger
+	reg  *prometheus.Registry // what /metrics serves
+	self *metrics.Daemon
+	lock *lockFile
+	// relocks spares the lock check every second a visit of each server
+	// while the lock is unchanged (relockAll).
+	relocks relocks
+	table   *timetable
+	pages   *pages
+	oauth   oauth.Cache // OAuth clients by server: tokens live across probes
 
 	// ctx ends every goroutine and probe the daemon started; wg waits for
 	// them.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -164,10 +165,17 @@ func (d *Daemon) watchLock(ctx context.Context) {
 	}
 }
 
-// relockAll compares every server with the lock as it is on disk now; a
-// server already compared with it costs a pointer comparison.
+// relockAll compares every server with the lock as it is on disk now. It
+// visits the servers only when there may be one not compared with that lock
+// (the lock changed, a reload added servers, a probe recorded an older
+// lock): with the lock unchanged it costs the look at the file, not a visit
+// of each server's mutex (12% of a 100,000-server replica's CPU when it
+// took them all every second).
 func (d *Daemon) relockAll() {
 	lock := d.lock.get(d.Config().Lock) // disk, before taking d.mu
+	if !d.relocks.due(lock) {
+		return
+	}
 	type target struct {
 		s      *server
 		forbid []string
@@ -182,8 +190,46 @@ func (d *Daemon) relockAll() {
 	// Compared outside d.mu: a lock that gained fingerprints has them
 	// computed, which must not hold up a reload.
 	for _, t := range targets {
+		d.relocks.visits.Add(1)
 		if tr, judged := t.s.relock(lock, t.forbid); judged && tr.changed() {
 			logTransition(d.log, t.s.name, tr)
 		}
+	}
+}
+
+// relocks tells relockAll whether a visit of every server is due: once
+// every server was compared with a lock, none needs comparing with it
+// again until something makes a server's lock another one.
+type relocks struct {
+	// latest is the lock every server was last compared with, or is being
+	// compared with now.
+	latest atomic.Pointer[lockstore.Lock]
+	// stale is set when a server may hold another lock than latest since
+	// the last visit began: servers added by a reload (compared with the
+	// lock as the reload read it), a probe recorded with a lock read before
+	// latest was.
+	stale atomic.Bool
+	// visits counts the servers relockAll visited, for tests.
+	visits atomic.Uint64
+}
+
+// due reports whether the servers must be visited to compare them with
+// lock, and if so makes lock the latest: a probe that records another
+// after this marks the servers stale (recorded), which the next check
+// visits.
+func (r *relocks) due(lock *lockstore.Lock) bool {
+	stale := r.stale.Swap(false)
+	if r.latest.Load() == lock && !stale {
+		return false
+	}
+	r.latest.Store(lock)
+	return true
+}
+
+// recorded notes that a server recorded a probe with lock: one read before
+// the latest has the servers visited again.
+func (r *relocks) recorded(lock *lockstore.Lock) {
+	if r != nil && r.latest.Load() != lock {
+		r.stale.Store(true)
 	}
 }

@@ -117,13 +117,16 @@ func TestRetainedMemoryPerServer(t *testing.T) {
 		maxRatio  float64 // retained per server / JSON of the tool list
 	}{
 		// Names, fingerprints and description hashes, not the tools'
-		// text (which cost 1.6x the list before).
-		{"unlocked, all ok", nil, false, 0.3},
-		{"fingerprinted, all ok", fingerprinted, false, 0.3},
+		// text (which cost 1.6x the list before), and those lists shared
+		// by the servers that list the same tools, the fingerprint
+		// cache's and the diff's too (0.23x when each kept its own).
+		{"unlocked, all ok", nil, false, 0.025},
+		{"fingerprinted, all ok", fingerprinted, false, 0.025},
 		// The fingerprint cache (fingerprints and description hashes)
-		// stays across failures, so that the next success reuses it.
-		{"unlocked, last failed", nil, true, 0.15},
-		{"fingerprinted, last failed", fingerprinted, true, 0.15},
+		// stays across failures, so that the next success reuses it
+		// (0.12x when each server kept its own).
+		{"unlocked, last failed", nil, true, 0.035},
+		{"fingerprinted, last failed", fingerprinted, true, 0.035},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			per, page := retainedPerServer(t, tc.lock, tc.lastFails)
@@ -132,6 +135,37 @@ func TestRetainedMemoryPerServer(t *testing.T) {
 				t.Errorf("a server retains %.0f B, %.2fx its tool list's JSON; want at most %.1fx", per, per/page, tc.maxRatio)
 			}
 		})
+	}
+}
+
+// Servers that list the same tools keep one list of their names and one of
+// their fingerprints between them, and a server that lists others keeps its
+// own.
+func TestServersShareToolLists(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	record := func(name string, page []byte) *server {
+		s := newServer(t.Context(), config.Server{Name: name, URL: "http://127.0.0.1:1/mcp"}, every(time.Minute), time.Minute, 20)
+		res, obs := probed(t, page, true, at)
+		s.recordResult(triggerSchedule, res, obs, nil, nil, nil)
+		return s
+	}
+	a, b, other := record("a", toolsPage(5)), record("b", toolsPage(5)), record("other", toolsPage(4))
+	if &a.status.Last.Tools[0] != &b.status.Last.Tools[0] {
+		t.Error("two servers listing the same tools keep two lists of their names")
+	}
+	if &a.observed[0] != &b.observed[0] {
+		t.Error("two servers listing the same tools keep two lists of their fingerprints")
+	}
+	if len(a.status.Diff.Extra) != 5 || &a.status.Diff.Extra[0] != &b.status.Diff.Extra[0] {
+		t.Errorf("two servers listing the same unlocked tools keep two lists of them in their diffs (%d extra)", len(a.status.Diff.Extra))
+	}
+	if len(other.status.Last.Tools) != 4 || len(other.observed) != 4 || &other.observed[0] == &a.observed[0] {
+		t.Errorf("a server listing 4 tools shares the list of one listing 5: %d names, %d observed", len(other.status.Last.Tools), len(other.observed))
+	}
+	for i, o := range a.observed {
+		if o.Name != fmt.Sprintf("tool_%02d", i) || o.Fingerprint == "" || o.DescriptionHash == "" || o.Description != "" || o.InputSchema != nil {
+			t.Errorf("kept tool %d is %+v; want its name, fingerprint and description hash alone", i, o)
+		}
 	}
 }
 

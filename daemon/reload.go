@@ -171,6 +171,7 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 			s = newServer(d.ctx, p.cfg, p.sched, p.interval, d.opts.History)
 			s.gen = d.nextGen()
 			s.setCalls(p, d.nextGen())
+			s.relocks = &d.relocks
 			s.relock(lock, p.cfg.Forbid) // the expected tools, known before the first probe
 			d.servers[name] = s
 			added = append(added, name)
@@ -199,6 +200,9 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 		}
 	}
 	removed = d.removeServers(keep)
+	if len(added) > 0 {
+		d.relocks.stale.Store(true) // compared with lock, which may be older than the latest
+	}
 	d.names = slices.Sorted(maps.Keys(d.servers))
 	d.cfg = cfg
 	d.resizePool(cfg.Defaults)

@@ -61,6 +61,10 @@ type server struct {
 	observed []lockstore.Observed
 	lock     *lockstore.Lock
 	forbid   []string // the forbid status.Diff was made with
+	// relocks is told of the lock each probe records (nil in tests
+	// without a daemon): one older than the lock check's latest has the
+	// check compare the servers again.
+	relocks *relocks
 	// fingerprints, and the tools of the last successful listing as the
 	// status and the diff keep them (listed, names), are reused from probe
 	// to probe; only the probe in flight uses them, as it records its
@@ -277,12 +281,14 @@ func retainedOutcome(o contracts.Outcome) contracts.Outcome {
 // last probe failed, observed nothing: its diff keeps only what the lock
 // expects. Called with s.mu held; the observed tools have their
 // fingerprints already (see retainedTools), so none is computed under it.
+// Its lists are shared with the servers whose diff has the same
+// (sharedDiff): it is kept until the next probe.
 func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 	entry, locked := lock.Entry(s.name)
 	if last := s.status.Last; last == nil || !last.OK {
-		return lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)}
+		return sharedDiff(lockstore.Diff{Locked: locked, Expected: expectedNames(entry, locked)})
 	}
-	return lockstore.Compare(entry, locked, s.observed, forbid)
+	return sharedDiff(lockstore.Compare(entry, locked, s.observed, forbid))
 }
 
 // retainedTools is what the daemon keeps of the tools a probe listed until
@@ -291,7 +297,8 @@ func (s *server) diff(lock *lockstore.Lock, forbid []string) lockstore.Diff {
 // schemas themselves, which a server may make as large as the probe's list
 // cap (16 MiB) and the daemon would hold for as long as it runs. cache
 // reuses the fingerprints of unchanged schemas; the caller holds s's flight,
-// so no other probe of s uses it.
+// so no other probe of s uses it. Servers that keep the same list share one
+// (sharedObserved).
 func retainedTools(observed, prev []lockstore.Observed, cache *runner.FingerprintCache) []lockstore.Observed {
 	switch {
 	case observed == nil:
@@ -324,7 +331,7 @@ func retainedTools(observed, prev []lockstore.Observed, cache *runner.Fingerprin
 	if kept == nil {
 		return prev // published, never written: shared
 	}
-	return kept
+	return sharedObserved(kept)
 }
 
 // shared is s as the daemon keeps it: was when equal, else one copy
@@ -341,7 +348,8 @@ func shared(s, was string) string {
 // by name alone (the page, the API and the metrics read names and counts;
 // descriptions and schemas are compared through retainedTools' hashes),
 // and no transcript (a debug probe's goes to its requester). prev is the
-// tools the status kept of the last probe: the same names share them.
+// tools the status kept of the last probe: the same names share them, and
+// servers that list the same names share one list (sharedNames).
 func retainedResult(res *probe.Result, prev []probe.Tool) *probe.Result {
 	kept := *res
 	kept.Transcript, kept.Operations = nil, nil // the histograms have them
@@ -352,6 +360,7 @@ func retainedResult(res *probe.Result, prev []probe.Tool) *probe.Result {
 			for i, t := range res.Tools {
 				kept.Tools[i] = probe.Tool{Name: shared(t.Name, "")}
 			}
+			kept.Tools = sharedNames(kept.Tools)
 		}
 	}
 	return &kept
@@ -424,6 +433,7 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 		s.warm = true
 	}
 	s.observed, s.lock, s.forbid = nil, lock, forbid
+	s.relocks.recorded(lock)
 	if res.OK {
 		s.observed = observed
 	}

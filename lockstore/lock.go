@@ -22,9 +22,11 @@ type Lock struct {
 
 type lockedServer struct {
 	entry Entry
-	// raw is the JSON value the entry was parsed from; nil once Set replaces
-	// the entry with a different one, and then Marshal renders entry.
-	raw []byte
+	// raw is the JSON value the entry was parsed from; "" once Set replaces
+	// the entry with a different one, and then Marshal renders entry. Parse
+	// shares one raw and one entry between the servers whose values are
+	// the same bytes: neither is ever written, only replaced.
+	raw string
 }
 
 // Entry is one server's locked tools, sorted by name, without duplicates.

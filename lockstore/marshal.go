@@ -26,7 +26,7 @@ func (l *Lock) Marshal() []byte {
 		b = appendPythonString(b, name)
 		b = append(b, ": "...)
 		switch {
-		case s.raw != nil:
+		case s.raw != "":
 			b = append(b, s.raw...)
 		case s.entry.rich():
 			b = appendToolObject(b, s.entry)

@@ -251,18 +251,20 @@ func (p *ConnPool) transport(target *url.URL, k connKey, tlsConfig *tls.Config) 
 
 // evict drops the least recently used transports, closing their idle
 // connections; probes still using one finish on it. Called with p.mu held.
+// One pass finds the batch's last use (every transport's is a tick of its
+// own) and one drops those used no later: it scanned every origin for each
+// of the batch (a million comparisons a batch, 6.5% of the CPU of a daemon
+// probing 100,000 servers on more origins than the pool keeps).
 func (p *ConnPool) evict() {
-	for range poolEvictBatchSize {
-		var oldest connKey
-		at := ^uint64(0)
-		for k, pt := range p.byKey {
-			if pt.lastUsed < at {
-				oldest, at = k, pt.lastUsed
-			}
-		}
-		if pt, ok := p.byKey[oldest]; ok {
+	n := min(poolEvictBatchSize, len(p.byKey))
+	if n == 0 {
+		return
+	}
+	cut := nthLastUse(p.byKey, n)
+	for k, pt := range p.byKey {
+		if pt.lastUsed <= cut {
 			pt.t.CloseIdleConnections()
-			delete(p.byKey, oldest)
+			delete(p.byKey, k)
 		}
 	}
 }

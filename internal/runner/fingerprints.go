@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"unique"
 
+	"github.com/mcpwatch/mcpwatch/internal/util/intern"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 )
 
@@ -27,11 +28,11 @@ import (
 //
 // The tools are kept in the order the server listed them, which seldom
 // changes either, so a probe like the last one finds each tool where it
-// was and rewrites the entries in place: a steady server costs the cache
-// no allocation. A fingerprint or hash computed afresh is interned
-// (unique), so servers that list the same tools (replicas of one server,
-// a fleet of the same package) hold one copy of each between them; names
-// too.
+// was, as it was: a steady server costs the cache no allocation and no
+// write. A fingerprint or hash computed afresh is interned (unique), and
+// so is the cache's whole list (internal/util/intern), so servers that
+// list the same tools (replicas of one server, a fleet of the same
+// package) hold one copy of it between them.
 type FingerprintCache struct {
 	tools    []cachedFingerprint
 	computed uint64 // fingerprints computed rather than reused
@@ -69,7 +70,7 @@ func (c *FingerprintCache) Fill(ctx context.Context, observed []lockstore.Observ
 		return nil
 	}
 	old := c.tools
-	next := old[:0] // each tool where it was: rewritten in place
+	var next []cachedFingerprint // nil while each tool is as old has it
 	var byName map[string]int
 	if !sameNames(old, observed) {
 		next = make([]cachedFingerprint, 0, len(observed))
@@ -80,7 +81,7 @@ func (c *FingerprintCache) Fill(ctx context.Context, observed []lockstore.Observ
 	}
 	for i := range observed {
 		if err := ctx.Err(); err != nil {
-			return err // the entries rewritten so far are right for their tools
+			return err // the cache is as it was: right for the tools it holds
 		}
 		o := &observed[i]
 		var was cachedFingerprint
@@ -105,10 +106,37 @@ func (c *FingerprintCache) Fill(ctx context.Context, observed []lockstore.Observ
 			return lockstore.DescriptionHash(o.Description)
 		})
 		now.fingerprint, now.hash = o.Fingerprint, o.DescriptionHash
+		if next == nil {
+			if now == old[i] {
+				continue
+			}
+			next = make([]cachedFingerprint, i, len(observed))
+			copy(next, old[:i])
+		}
 		next = append(next, now)
 	}
-	c.tools = next
+	if next != nil {
+		c.tools = shareFingerprints(next)
+	}
 	return nil
+}
+
+// cacheLists interns the caches' lists: the servers of a fleet list the
+// same tools, so their caches hold the same entries (1.4 kB a server of 21
+// tools when each kept its own). A list is never written once kept (Fill
+// makes a new one for a change), so that servers may share it.
+var cacheLists intern.Slices[cachedFingerprint]
+
+func shareFingerprints(list []cachedFingerprint) []cachedFingerprint {
+	var k intern.Key
+	for _, t := range list {
+		k.String(t.name)
+		k.Uint64(t.schema)
+		k.Uint64(t.desc)
+		k.String(t.fingerprint)
+		k.String(t.hash)
+	}
+	return cacheLists.Share(list, k.Done())
 }
 
 // cached is one of a tool's values: the one it came with, else the

@@ -1,0 +1,59 @@
+package intern
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+func key(s []string) string {
+	var k Key
+	for _, v := range s {
+		k.String(v)
+	}
+	return k.Done()
+}
+
+func TestSharesEqualLists(t *testing.T) {
+	var tab Slices[string]
+	a := tab.Share([]string{"x", "y"}, key([]string{"x", "y"}))
+	b := tab.Share([]string{"x", "y"}, key([]string{"x", "y"}))
+	if &a[0] != &b[0] {
+		t.Error("two equal lists are kept twice")
+	}
+	if cap(a) != len(a) {
+		t.Errorf("a shared list has capacity %d beyond its length %d: an append would write into it", cap(a), len(a))
+	}
+	// Lengths in the key: ["ab"] and ["a", "b"] are different lists.
+	c := tab.Share([]string{"ab"}, key([]string{"ab"}))
+	d := tab.Share([]string{"a", "b"}, key([]string{"a", "b"}))
+	if len(c) != 1 || len(d) != 2 || c[0] != "ab" || d[0] != "a" {
+		t.Errorf("different lists shared one entry: %q, %q", c, d)
+	}
+	if got := tab.Share(nil, ""); got != nil {
+		t.Errorf("an empty list came back as %q", got)
+	}
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+}
+
+// A list no one keeps is forgotten: the next equal list is kept afresh,
+// and the table's entries for forgotten lists are swept as it grows.
+func TestForgetsListsNoOneKeeps(t *testing.T) {
+	var tab Slices[string]
+	for i := range 5000 {
+		s := []string{fmt.Sprint(i)}
+		tab.Share(s, key(s))
+		if i%1000 == 0 {
+			runtime.GC()
+		}
+	}
+	runtime.GC()
+	fresh := []string{"0"}
+	if got := tab.Share(fresh, key(fresh)); &got[0] != &fresh[0] {
+		t.Error("a list no one kept any more was handed out again")
+	}
+	if n := tab.Len(); n >= 5000 {
+		t.Errorf("the table has %d entries for 5,000 lists no one keeps; want them swept", n)
+	}
+}
