@@ -2,8 +2,20 @@ package probe
 
 import (
 	"fmt"
+	"net/url"
 	"testing"
 )
+
+// useOrigin asks p for the transport of k's origin, as a probe of a
+// target there does.
+func useOrigin(tb testing.TB, p *ConnPool, k connKey) {
+	tb.Helper()
+	u, err := url.Parse(k.origin)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.transport(u, k, nil)
+}
 
 // A pool full of origins drops the least recently used batch for a new
 // one: an origin used again lately stays, the batch of the oldest goes,
@@ -13,10 +25,10 @@ func TestConnPoolEvictsTheLeastRecentlyUsed(t *testing.T) {
 	defer p.Close()
 	key := func(i int) connKey { return connKey{origin: fmt.Sprintf("http://127.0.0.%d:%d", i/1000, 1000+i%1000)} }
 	for i := range poolMaxOrigins {
-		p.transport(key(i), nil)
+		useOrigin(t, p, key(i))
 	}
-	p.transport(key(0), nil) // used again: the most recent now
-	p.transport(key(poolMaxOrigins), nil)
+	useOrigin(t, p, key(0)) // used again: the most recent now
+	useOrigin(t, p, key(poolMaxOrigins))
 	if got, want := len(p.byKey), poolMaxOrigins+1-poolEvictBatchSize; got != want {
 		t.Fatalf("%d origins after one over the cap; want %d (a batch of %d dropped)", got, want, poolEvictBatchSize)
 	}
@@ -35,6 +47,6 @@ func BenchmarkConnPoolNewOrigin(b *testing.B) {
 	p := NewConnPool()
 	defer p.Close()
 	for i := 0; b.Loop(); i++ {
-		p.transport(connKey{origin: fmt.Sprintf("http://127.0.0.1:%d", i)}, nil)
+		useOrigin(b, p, connKey{origin: fmt.Sprintf("http://127.0.0.1:%d", i)})
 	}
 }
