@@ -44,13 +44,7 @@ var readFamilies = []string{
 // _count included).
 func keepFamilies(body []byte) []byte {
 	var out bytes.Buffer
-	for len(body) > 0 {
-		line := body
-		if i := bytes.IndexByte(body, '\n'); i >= 0 {
-			line, body = body[:i+1], body[i+1:]
-		} else {
-			body = nil
-		}
+	for line := range bytes.Lines(body) {
 		name := line
 		if rest, ok := bytes.CutPrefix(line, []byte("# HELP ")); ok {
 			name = rest

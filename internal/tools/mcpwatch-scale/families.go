@@ -22,13 +22,7 @@ func familySizes(body []byte) []familySize {
 	byName := map[string]*familySize{}
 	var order []string
 	current := ""
-	for len(body) > 0 {
-		line := body
-		if i := bytes.IndexByte(body, '\n'); i >= 0 {
-			line, body = body[:i+1], body[i+1:]
-		} else {
-			body = nil
-		}
+	for line := range bytes.Lines(body) {
 		name, sample := current, false
 		switch {
 		case bytes.HasPrefix(line, []byte("# TYPE ")), bytes.HasPrefix(line, []byte("# HELP ")), bytes.HasPrefix(line, []byte("# UNIT ")):

@@ -77,19 +77,8 @@ func Marshal(v any, members ...Member) ([]byte, error) {
 		doc.WriteByte(',')
 		doc.Write(inner)
 	}
-	for _, m := range members {
-		name, err := encode(m.Name)
-		if err != nil {
-			return nil, err
-		}
-		value, err := encode(m.Value)
-		if err != nil {
-			return nil, err
-		}
-		doc.WriteByte(',')
-		doc.Write(name)
-		doc.WriteByte(':')
-		doc.Write(value)
+	if err := writeMembers(&doc, members, ",", ":"); err != nil {
+		return nil, err
 	}
 	doc.WriteByte('}')
 	var out bytes.Buffer
@@ -143,22 +132,31 @@ func MarshalList(name string, items iter.Seq[any], members ...Member) ([]byte, e
 		doc.WriteString("\n  ")
 	}
 	doc.WriteByte(']')
-	for _, m := range members {
-		name, err := encode(m.Name)
-		if err != nil {
-			return nil, err
-		}
-		value, err := encode(m.Value)
-		if err != nil {
-			return nil, err
-		}
-		doc.WriteString(",\n  ")
-		doc.Write(name)
-		doc.WriteString(": ")
-		doc.Write(value)
+	if err := writeMembers(&doc, members, ",\n  ", ": "); err != nil {
+		return nil, err
 	}
 	doc.WriteString("\n}\n")
 	return doc.Bytes(), nil
+}
+
+// writeMembers writes each member after sep, its name and value apart by
+// colon: the one way both documents' trailing members are written.
+func writeMembers(doc *bytes.Buffer, members []Member, sep, colon string) error {
+	for _, m := range members {
+		name, err := encode(m.Name)
+		if err != nil {
+			return err
+		}
+		value, err := encode(m.Value)
+		if err != nil {
+			return err
+		}
+		doc.WriteString(sep)
+		doc.Write(name)
+		doc.WriteString(colon)
+		doc.Write(value)
+	}
+	return nil
 }
 
 func encode(v any) ([]byte, error) {
