@@ -87,14 +87,7 @@ servers:
 		return nil
 	})
 	loadRules(t, h, prom, shortenedRules)
-	quietUntil := time.Now().Add(quietWindow)
-	for time.Now().Before(quietUntil) {
-		h.checkRunning()
-		if got, err := rx.notifications(); err != nil || len(got) > 0 {
-			t.Fatalf("a healthy stack notified: %v %v", got, err)
-		}
-		time.Sleep(pollEvery)
-	}
+	expectNoNotification(t, h, rx, quietWindow)
 
 	// The token revoked: the server exits at start, its stderr saying so.
 	revoked := time.Now()

@@ -110,14 +110,7 @@ func TestAlertingTokenRemovedAndRestored(t *testing.T) {
 	// target is up keeps "a healthy stack sends nothing" a strict check.
 	loadRules(t, h, prom, shortenedRules)
 
-	quietUntil := time.Now().Add(quietWindow)
-	for time.Now().Before(quietUntil) {
-		h.checkRunning()
-		if got, err := rx.notifications(); err != nil || len(got) > 0 {
-			t.Fatalf("a healthy stack notified: %v %v", got, err)
-		}
-		time.Sleep(pollEvery)
-	}
+	expectNoNotification(t, h, rx, quietWindow)
 	if alerts, err := prom.alerts(); err != nil || len(alerts) > 0 {
 		t.Fatalf("a healthy stack has alerts in Prometheus: %s %v", describeAlerts(alerts), err)
 	}
@@ -248,6 +241,20 @@ func noOtherPage(t *testing.T, rx *receiver, since time.Time, server, expected s
 				t.Errorf("%s paged beside %s: %s", a.Labels["alertname"], expected, n)
 			}
 		}
+	}
+}
+
+// expectNoNotification fails the test when a healthy stack sends any
+// notification during window (a strict check: the rules' for: are 0s).
+func expectNoNotification(t *testing.T, h *harness, rx *receiver, window time.Duration) {
+	t.Helper()
+	quietUntil := time.Now().Add(window)
+	for time.Now().Before(quietUntil) {
+		h.checkRunning()
+		if got, err := rx.notifications(); err != nil || len(got) > 0 {
+			t.Fatalf("a healthy stack notified: %v %v", got, err)
+		}
+		time.Sleep(pollEvery)
 	}
 }
 
