@@ -420,16 +420,21 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // originOf is scheme://host:port with the default port made explicit, so
 // http://h and http://h:80 compare equal.
 func originOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch u.Scheme {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
-		}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + portOf(u)
+}
+
+// portOf is u's port, or its scheme's when it names none.
+func portOf(u *url.URL) string {
+	if port := u.Port(); port != "" {
+		return port
 	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
 }
 
 // redacted shows a URL as errors name it: as the configuration prints it

@@ -185,13 +185,7 @@ func (t *leanTransport) get(ctx context.Context, req *http.Request) (c *leanConn
 
 // canonicalAddr is the host:port of u, the scheme's port when it names
 // none.
-func canonicalAddr(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "80"
-	}
-	return net.JoinHostPort(u.Hostname(), port)
-}
+func canonicalAddr(u *url.URL) string { return net.JoinHostPort(u.Hostname(), portOf(u)) }
 
 // put keeps c idle for the next request, or closes it when the origin
 // already keeps enough.
