@@ -207,6 +207,7 @@ type Daemon struct {
 	onDemand      atomic.Int64
 	probeRequests atomic.Int64
 	prio          *priority
+	starts        startQueue // scheduled probes due, waiting for room in the pool
 
 	queueWarn rateLimit // the warning of probes skipped for want of a slot
 }

@@ -44,6 +44,9 @@ type fakeProber struct {
 	// the servers in the order their probes started (took their slot).
 	inFlight, maxInFlight int
 	started               []string
+	// entered counts the probes asked of it, before their wait for a
+	// slot of the pool.
+	entered int
 }
 
 // fakeServer is how one server answers, and what its probes were asked.
@@ -113,6 +116,9 @@ func (f *fakeProber) server(name string) *fakeServer {
 
 func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Server, req runner.Request) runner.Observation {
 	started := time.Now()
+	f.mu.Lock()
+	f.entered++
+	f.mu.Unlock()
 	wctx := ctx
 	if !req.Deadline.IsZero() {
 		var cancel context.CancelFunc

@@ -149,3 +149,52 @@ func (d *Daemon) liveSlots() (map[string]int, bool) {
 	}
 	return live, d.table.firing == 0
 }
+
+// Scheduled probes due together wait in the daemon's queue, not each on a
+// goroutine of its own: with concurrency 2 and 50 servers due in the first
+// round, two probes are asked of the prober (and hold their slots) while
+// 48 wait in the queue, still counted as scheduled probes waiting for a
+// slot. Once the two end, the queue starts the rest, two at a time, in
+// the order they came due, and every server is probed once.
+func TestDueProbesWaitInTheQueue(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		fake := newFakeProber()
+		hold := make(chan struct{})
+		servers := map[string]any{}
+		for i := range 50 {
+			name := "http-" + strconv.Itoa(i)
+			servers[name] = fakeServerConfig(nil)
+			fake.set(name, func(s *fakeServer) { s.hold = hold })
+		}
+		s := simulate(t, t.TempDir(), map[string]any{
+			"defaults": map[string]any{"schedule": "@every 1h", "concurrency": 2},
+			"servers":  servers,
+		}, fake, Options{})
+		s.until("the first round due", time.Minute, func() bool {
+			waiting, inUse, _ := s.d.prio.counts()
+			return waiting == 48 && inUse == 2
+		})
+		s.settle() // every goroutine of the bubble blocked: none is on its way to the prober
+		fake.mu.Lock()
+		entered := fake.entered
+		fake.mu.Unlock()
+		if entered != 2 || s.d.starts.queued() != 48 {
+			t.Fatalf("%d probes asked of the prober and %d queued, want 2 (the pool's bound) and 48", entered, s.d.starts.queued())
+		}
+		close(hold)
+		s.until("every server probed", time.Minute, func() bool {
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			return len(fake.started) == 50
+		})
+		s.settle()
+		fake.mu.Lock()
+		defer fake.mu.Unlock()
+		if fake.entered != 50 || fake.maxInFlight != 2 {
+			t.Errorf("%d probes asked, at most %d at once; want 50, at most 2", fake.entered, fake.maxInFlight)
+		}
+		if waiting, inUse, _ := s.d.prio.counts(); waiting != 0 || inUse != 0 {
+			t.Errorf("after the round: %d scheduled probes waiting, %d slots in use; want none", waiting, inUse)
+		}
+	})
+}

@@ -99,6 +99,7 @@ func (d *Daemon) Reload() error {
 		return err
 	}
 	added, removed, changed := d.install(cfg, plans)
+	d.startQueued() // a larger pool has room for queued probes now
 	d.self.ReloadSucceeded(time.Now())
 	d.setReloadFailure(nil)
 	fields := []zap.Field{zap.String("config", path), zap.Int("servers", len(plans))}

@@ -36,6 +36,7 @@ func (d *Daemon) fire(sl slot) (slot, bool) {
 		return slot{}, false
 	}
 	sched := s.sched
+	stdio := s.cfg.Command != ""
 	d.mu.RUnlock()
 
 	now := time.Now()
@@ -48,15 +49,9 @@ func (d *Daemon) fire(sl slot) (slot, bool) {
 		d.skipped(s, busy, 1, sl.due)
 		return next, hasNext
 	}
-	if !d.enter() {
-		s.endFlight(f, nil, false)
-		return slot{}, false
-	}
-	go func() {
-		defer d.wg.Done()
-		res, recorded := d.probe(s.ctx, s, probeRun{trigger: triggerSchedule, scheduled: sl.due})
-		s.endFlight(f, res, recorded)
-	}()
+	// A goroutine only once the pool has room (startqueue.go).
+	d.enqueue(s, f, sl.due, stdio)
+	d.startQueued()
 	return next, hasNext
 }
 
@@ -175,6 +170,10 @@ type probeRun struct {
 	// transcript records every message (an on-demand probe's debug
 	// answer); calls makes the server's canary calls.
 	transcript, calls bool
+	// waits, for a scheduled probe, ends its count among those waiting
+	// for a slot, begun when it was queued (startqueue.go); nil counts it
+	// in now.
+	waits func()
 	// deadline is when the requester stops waiting (a scrape's timeout,
 	// less the offset); zero for none. The probe, its wait for a slot
 	// included, ends by then.
@@ -208,6 +207,8 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 			return nil, false
 		}
 		waited = gone
+	} else if run.waits != nil {
+		waited = run.waits
 	} else {
 		waited = d.prio.scheduledWaits()
 	}
