@@ -197,14 +197,6 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 	}
 	memlimit.Apply(memLimit)
 	log.Info("memory limit", zap.Int64("bytes", memLimit.Bytes), zap.String("from", memLimit.Source))
-	if _, set := c.lookupEnv("GOGC"); !set {
-		// The collector's pace follows the live heap (see memlimit.Pace);
-		// a GOGC the operator set stands.
-		paceCtx, stopPace := context.WithCancel(ctx)
-		paced := make(chan struct{})
-		go func() { defer close(paced); memlimit.Pace(paceCtx) }()
-		defer func() { stopPace(); <-paced }()
-	}
 
 	// A reload reads the file the start read: an mcpwatch.yml, or a
 	// client config whose servers are watched as they are.
