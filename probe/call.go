@@ -119,33 +119,80 @@ func (t Tool) Hints() (Annotations, error) {
 	return a, nil
 }
 
+// checkHints is the error Hints would return for annotations the tool has,
+// nil when it has none.
+func (t Tool) checkHints() error {
+	if isAbsent(t.Annotations) {
+		return nil
+	}
+	return checkHints(t.Annotations)
+}
+
 func readHints(raw json.RawMessage) (Annotations, error) {
 	var a Annotations
+	if err := scanHints(raw, &a); err != nil {
+		return Annotations{}, err
+	}
+	return a, nil
+}
+
+// checkHints is readHints for its error alone, as a probe checks every
+// listed tool's annotations: it keeps nothing, and allocates nothing for
+// annotations of a few members.
+func checkHints(raw json.RawMessage) error { return scanHints(raw, nil) }
+
+// hintKeysScanned is how many members an annotations object's keys are
+// told apart by comparing them with each other; past it, by a map.
+const hintKeysScanned = 16
+
+// scanHints reads annotations into a, or only checks them when a is nil.
+func scanHints(raw json.RawMessage, a *Annotations) error {
 	if !json.Valid(raw) {
-		return a, errors.New("not valid JSON")
+		return errors.New("not valid JSON")
 	}
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return a, errors.New("not an object")
+		return errors.New("not an object")
 	}
-	seen := map[string]bool{}
-	err := eachMember(raw, func(k, v []byte) error {
-		key := string(k)
-		if seen[key] {
-			return fmt.Errorf("the key %q twice", sanitize.Truncate(key, 40))
+	var (
+		firstKeys [hintKeysScanned][]byte
+		keys      = firstKeys[:0]
+		seen      map[string]bool // past hintKeysScanned keys
+		hints     *[4]bool        // what a's fields point to
+	)
+	return eachMember(raw, func(k, v []byte) error {
+		twice := false
+		if seen == nil {
+			for _, prev := range keys {
+				twice = twice || bytes.Equal(prev, k)
+			}
+			if len(keys) < hintKeysScanned {
+				keys = append(keys, k) // k is raw's bytes or a copy of its own: good past the call
+			} else {
+				seen = make(map[string]bool, 2*hintKeysScanned)
+				for _, prev := range keys {
+					seen[string(prev)] = true
+				}
+			}
 		}
-		seen[key] = true
-		var dst **bool
-		switch key {
+		if seen != nil {
+			twice = twice || seen[string(k)]
+			seen[string(k)] = true
+		}
+		if twice {
+			return fmt.Errorf("the key %q twice", sanitize.Truncate(string(k), 40))
+		}
+		field := -1
+		switch string(k) {
 		case "readOnlyHint":
-			dst = &a.ReadOnlyHint
+			field = 0
 		case "destructiveHint":
-			dst = &a.DestructiveHint
+			field = 1
 		case "idempotentHint":
-			dst = &a.IdempotentHint
+			field = 2
 		case "openWorldHint":
-			dst = &a.OpenWorldHint
+			field = 3
 		}
-		if dst == nil || isAbsent(v) {
+		if field < 0 || isAbsent(v) {
 			return nil
 		}
 		var b bool
@@ -154,15 +201,18 @@ func readHints(raw json.RawMessage) (Annotations, error) {
 			b = true
 		case "false":
 		default:
-			return fmt.Errorf("%s is %s, not a boolean", key, jsonKind(v))
+			return fmt.Errorf("%s is %s, not a boolean", k, jsonKind(v))
 		}
-		*dst = &b
+		if a == nil {
+			return nil
+		}
+		if hints == nil {
+			hints = new([4]bool)
+		}
+		hints[field] = b
+		*[...]**bool{&a.ReadOnlyHint, &a.DestructiveHint, &a.IdempotentHint, &a.OpenWorldHint}[field] = &hints[field]
 		return nil
 	})
-	if err != nil {
-		return Annotations{}, err
-	}
-	return a, nil
 }
 
 // jsonKind names the kind of a JSON value: "a string", "a number", ...

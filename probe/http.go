@@ -207,7 +207,9 @@ func (c *httpConn) close(ctx context.Context) {
 		c.obs.warn("ending the session: %v", httpTransportError(sub, err, "DELETE "+c.where))
 		return
 	}
-	c.obs.record("recv", nil, fmt.Sprintf("HTTP %d", resp.StatusCode))
+	if c.obs.transcript { // the note is made only for a transcript
+		c.obs.record("recv", nil, fmt.Sprintf("HTTP %d", resp.StatusCode))
+	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
 }
@@ -229,7 +231,9 @@ func (c *httpConn) post(ctx context.Context, method string, params sentParams, b
 		}
 		return nil, httpTransportError(ctx, err, label+" to "+c.where)
 	}
-	c.obs.record("recv", nil, statusNote(resp))
+	if c.obs.transcript { // the note is made only for a transcript: a Sprintf an exchange
+		c.obs.record("recv", nil, statusNote(resp))
+	}
 	return resp, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
@@ -18,8 +19,9 @@ import (
 // A cursor seen before, or more pages than the cap, fails at once: a server
 // whose cursor never advances would otherwise hold the probe to its deadline.
 func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) error {
-	seen := map[string]bool{}
-	names := map[string]bool{}
+	var seen map[string]bool // cursors; made at a second page
+	names := getNameSet()
+	defer putNameSet(names)
 	modern := meta != nil
 	var cursor *string
 	for n := 1; ; n++ {
@@ -64,9 +66,35 @@ func (s *session) listTools(ctx context.Context, c conn, meta *requestMeta) erro
 		case n >= s.opts.MaxPages:
 			return failf(ReasonPagination, "tools/list: still more tools after %d pages, the page cap", n)
 		}
+		if seen == nil {
+			seen = map[string]bool{}
+		}
 		seen[*next] = true
 		cursor = next
 	}
+}
+
+// nameSets keeps the sets of tool names of finished probes: a set grows to
+// a server's tools at every probe, where a kept one has room already.
+var nameSets sync.Pool
+
+// nameSetMax is the most names a kept set may have held: a set that held a
+// list far larger than most is let go rather than kept with its room.
+const nameSetMax = 1024
+
+func getNameSet() map[string]bool {
+	if m, ok := nameSets.Get().(map[string]bool); ok {
+		return m
+	}
+	return make(map[string]bool)
+}
+
+func putNameSet(m map[string]bool) {
+	if len(m) > nameSetMax {
+		return
+	}
+	clear(m)
+	nameSets.Put(m)
 }
 
 // relistDue reports whether tools/list should be read once more: the

@@ -207,7 +207,7 @@ func (s *session) decodeTools(dec *jsontext.Decoder, names map[string]bool) erro
 		} else if len(lt.twice) > 0 {
 			s.obs.warn("tools/list: tool %q sends %s twice: the last is kept", sanitize.Truncate(t.Name, 80), strings.Join(lt.twice, ", "))
 		}
-		if _, err := t.Hints(); err != nil && !errors.Is(err, ErrNoAnnotations) {
+		if err := t.checkHints(); err != nil {
 			s.obs.warn("tools/list: tool %q sends annotations mcpwatch does not trust (%v): it is treated as unannotated, so not read-only", sanitize.Truncate(t.Name, 80), err)
 		}
 		names[t.Name] = true

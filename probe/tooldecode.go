@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/mcpwatch/mcpwatch/internal/util/intern"
 )
 
 // listedTool is a tool as tools/list decodes it, with the members the
@@ -58,11 +60,11 @@ func (t *listedTool) UnmarshalJSON(data []byte) error {
 		case 2:
 			out.Description, err = decodeString(value)
 		case 3:
-			out.InputSchema = slices.Clone(value)
+			out.InputSchema = toolText.Bytes(value)
 		case 4:
-			out.OutputSchema = slices.Clone(value)
+			out.OutputSchema = toolText.Bytes(value)
 		case 5:
-			out.Annotations = slices.Clone(value)
+			out.Annotations = toolText.Bytes(value)
 		}
 		return err
 	})
@@ -76,6 +78,14 @@ func (t *listedTool) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// toolText keeps the text of the tools probes decode, so that a server
+// listing what it listed at its last probe (as most do, every time) costs
+// no new string or schema bytes: the strings a tool's fields hold, and its
+// schemas' and annotations' bytes, are shared between the probes and
+// servers that read the same; holders never write them (as they never
+// did: a Tool's bytes are read, fingerprinted and compared).
+var toolText intern.Strings
+
 // toolFields are the members of a tool the probe keeps, spelled exactly.
 var toolFields = [...]string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 
@@ -87,7 +97,7 @@ func decodeString(value []byte) (string, error) {
 	case string(value) == "null":
 		return "", nil
 	case len(value) >= 2 && value[0] == '"' && !slices.Contains(value, '\\') && utf8.Valid(value):
-		return string(value[1 : len(value)-1]), nil // nothing to unquote
+		return toolText.Of(value[1 : len(value)-1]), nil // nothing to unquote
 	}
 	var s string
 	err := json.Unmarshal(value, &s)

@@ -244,7 +244,9 @@ type Operation struct {
 	ToolError bool
 }
 
-// Tool is one tool as the server listed it.
+// Tool is one tool as the server listed it. Its strings and bytes may be
+// shared with other probes' tools of the same text (see toolText): read
+// them, never write them.
 type Tool struct {
 	Name         string          `json:"name"`
 	Title        string          `json:"title,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"unsafe"
 )
 
 func key(s []string) string {
@@ -55,5 +56,48 @@ func TestForgetsListsNoOneKeeps(t *testing.T) {
 	}
 	if n := tab.Len(); n >= 5000 {
 		t.Errorf("the table has %d entries for 5,000 lists no one keeps; want them swept", n)
+	}
+}
+
+// Equal bytes come back as one string, and a kept string costs no
+// allocation: what a probe's decoding of a steady server's tools relies on.
+func TestStringsKeepsOneCopy(t *testing.T) {
+	var tab Strings
+	b := []byte(`{"type":"object","properties":{"from":{"type":"string"}}}`)
+	a := tab.Of(b)
+	c := tab.Of(append([]byte(nil), b...))
+	if unsafe.StringData(a) != unsafe.StringData(c) { //nolint:gosec // G103: which copy, compared
+		t.Error("equal bytes made two strings")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = tab.Of(b) }); n != 0 {
+		t.Errorf("a kept string cost %v allocations; want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = tab.Bytes(b) }); n != 0 {
+		t.Errorf("a kept string's bytes cost %v allocations; want 0", n)
+	}
+	if got := tab.Bytes(b); string(got) != string(b) || cap(got) != len(got) {
+		t.Errorf("Bytes = %q with capacity %d; want the bytes, capacity their length", got, cap(got))
+	}
+	if tab.Of(nil) != "" || len(tab.Bytes(nil)) != 0 {
+		t.Error("empty bytes came back as something")
+	}
+}
+
+// The table is bounded: a long string is never kept, and strings past the
+// byte bound start it afresh rather than grow it.
+func TestStringsBounded(t *testing.T) {
+	var tab Strings
+	long := make([]byte, stringsMaxString+1)
+	tab.Of(long)
+	if tab.Len() != 0 {
+		t.Error("a string over the bound was kept")
+	}
+	chunk := make([]byte, 1<<10)
+	for i := range 2 * stringsMaxBytes / len(chunk) {
+		copy(chunk, fmt.Sprintf("%08d", i))
+		tab.Of(chunk)
+	}
+	if kept := tab.Len() * len(chunk); kept > stringsMaxBytes {
+		t.Errorf("the table keeps %d bytes; want at most %d", kept, stringsMaxBytes)
 	}
 }
