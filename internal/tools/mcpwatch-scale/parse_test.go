@@ -17,8 +17,8 @@ func TestParseProcStat(t *testing.T) {
 	}{
 		{
 			name: "plain command",
-			line: "42 (mcpwatch) S 1 42 42 0 -1 4194560 100 0 0 0 250 130 0 0 20 0 12 0 100 0 0",
-			want: procStat{state: 'S', ppid: 1, pgrp: 42, cpu: 3800 * time.Millisecond},
+			line: "42 (mcpwatch) S 1 42 42 0 -1 4194560 100 0 0 0 250 130 40 7 20 0 12 0 100 0 0",
+			want: procStat{state: 'S', ppid: 1, pgrp: 42, cpu: 3800 * time.Millisecond, childCPU: 470 * time.Millisecond},
 		},
 		{
 			name: "command with spaces and parentheses",
@@ -27,6 +27,7 @@ func TestParseProcStat(t *testing.T) {
 		},
 		{name: "no command", line: "7 Z 3", wantErr: true},
 		{name: "cut short", line: "7 (x) S 1 2 3", wantErr: true},
+		{name: "no children's times", line: "7 (x) S 1 7 7 0 -1 0 0 0 0 0 1 2", wantErr: true},
 		{name: "not a number", line: "7 (x) S one 7 7 0 -1 0 0 0 0 0 1 2 0 0", wantErr: true},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The preflight side by side: `mcpwatch check` against a reference Python
@@ -32,20 +35,26 @@ type preflightResult struct {
 	Servers int    `json:"servers"`
 	Runs    int    `json:"runs"`
 	// A and B name the two commands compared: A is mcpwatch's.
-	A          string    `json:"a"`
-	B          string    `json:"b"`
-	AWallS     []float64 `json:"a_wall_s"`
-	BWallS     []float64 `json:"b_wall_s"`
-	ACPUS      []float64 `json:"a_cpu_s"`
-	BCPUS      []float64 `json:"b_cpu_s"`
-	AWallMed   float64   `json:"a_wall_median_s"`
-	BWallMed   float64   `json:"b_wall_median_s"`
-	ACPUMed    float64   `json:"a_cpu_median_s"`
-	BCPUMed    float64   `json:"b_cpu_median_s"`
-	WallRatio  float64   `json:"wall_ratio"` // A / B
-	CPURatio   float64   `json:"cpu_ratio"`
-	Load       string    `json:"load"`
-	ServerNote string    `json:"server"`
+	A         string    `json:"a"`
+	B         string    `json:"b"`
+	AWallS    []float64 `json:"a_wall_s"`
+	BWallS    []float64 `json:"b_wall_s"`
+	ACPUS     []float64 `json:"a_cpu_s"`
+	BCPUS     []float64 `json:"b_cpu_s"`
+	AWallMed  float64   `json:"a_wall_median_s"`
+	BWallMed  float64   `json:"b_wall_median_s"`
+	ACPUMed   float64   `json:"a_cpu_median_s"`
+	BCPUMed   float64   `json:"b_cpu_median_s"`
+	WallRatio float64   `json:"wall_ratio"` // A / B
+	CPURatio  float64   `json:"cpu_ratio"`
+	// The means of the CPU split: the command's own and its children's
+	// (the servers), in clock ticks (see timeCommand).
+	AOwnCPUMean      float64 `json:"a_own_cpu_mean_s"`
+	AChildrenCPUMean float64 `json:"a_children_cpu_mean_s"`
+	BOwnCPUMean      float64 `json:"b_own_cpu_mean_s"`
+	BChildrenCPUMean float64 `json:"b_children_cpu_mean_s"`
+	Load             string  `json:"load"`
+	ServerNote       string  `json:"server"`
 	// Python is the interpreter both the reference and the servers ran.
 	Python string `json:"python,omitempty"`
 }
@@ -180,11 +189,18 @@ func compare(ctx context.Context, a, b command, runs int) (*preflightResult, err
 	r.AWallMed, r.BWallMed = median(r.AWallS), median(r.BWallS)
 	r.ACPUMed, r.BCPUMed = median(r.ACPUS), median(r.BCPUS)
 	r.WallRatio, r.CPURatio = r.AWallMed/r.BWallMed, r.ACPUMed/r.BCPUMed
+	r.AOwnCPUMean, r.AChildrenCPUMean = mean(ta.own), mean(ta.children)
+	r.BOwnCPUMean, r.BChildrenCPUMean = mean(tb.own), mean(tb.children)
 	return r, nil
 }
 
 // timings are the wall times and CPU, in seconds, of a command's runs.
-type timings struct{ wall, cpu []float64 }
+type timings struct{ wall, cpu, own, children []float64 }
+
+func (ts *timings) add(t runTiming) {
+	ts.wall, ts.cpu = append(ts.wall, t.wall), append(ts.cpu, t.cpu)
+	ts.own, ts.children = append(ts.own, t.own), append(ts.children, t.children)
+}
 
 // timeInTurn runs a and b in turn, runs times each, after one untimed run
 // of each (which fills the page cache and leaves mcpwatch's era cache as
@@ -192,7 +208,7 @@ type timings struct{ wall, cpu []float64 }
 // machine's load hits both alike.
 func timeInTurn(ctx context.Context, a, b command, runs int) (ta, tb timings, err error) {
 	for _, c := range []command{a, b} {
-		if _, _, err := timeCommand(ctx, c); err != nil {
+		if _, err := timeCommand(ctx, c); err != nil {
 			return ta, tb, err
 		}
 	}
@@ -201,31 +217,51 @@ func timeInTurn(ctx context.Context, a, b command, runs int) (ta, tb timings, er
 			c command
 			t *timings
 		}{{a, &ta}, {b, &tb}} {
-			wall, cpu, err := timeCommand(ctx, x.c)
+			t, err := timeCommand(ctx, x.c)
 			if err != nil {
 				return ta, tb, err
 			}
-			x.t.wall, x.t.cpu = append(x.t.wall, wall), append(x.t.cpu, cpu)
+			x.t.add(t)
 		}
 	}
 	return ta, tb, nil
 }
 
-// timeCommand runs c in c.dir and returns its wall time and CPU in seconds.
-// Anything but exit 0 is an error: a failing run measures the wrong thing.
-func timeCommand(ctx context.Context, c command) (wall, cpu float64, err error) {
+// runTiming is one timed run: wall time and CPU in seconds, the CPU split
+// into the command's own and its children's (the servers it started and
+// waited for).
+type runTiming struct{ wall, cpu, own, children float64 }
+
+// timeCommand runs c in c.dir and times it. Anything but exit 0 is an
+// error: a failing run measures the wrong thing. The CPU is wait4's (user
+// + system, microseconds); the split is read of the exited process before
+// it is reaped (its /proc stat as a zombie: its own time and its reaped
+// children's, in clock ticks of 10 ms), so it is coarser than the total.
+func timeCommand(ctx context.Context, c command) (runTiming, error) {
 	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...) //nolint:gosec // G204: the programs the harness compares, built from its own flags
 	cmd.Dir, cmd.Env = c.dir, c.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	outb, err := cmd.CombinedOutput()
-	wall = time.Since(start).Seconds()
+	if err := cmd.Start(); err != nil {
+		return runTiming{}, fmt.Errorf("%s in %s: %w", c.name, c.dir, err)
+	}
+	var t runTiming
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err == nil {
+		if st, err := readProcStat(cmd.Process.Pid); err == nil {
+			t.own, t.children = st.cpu.Seconds(), st.childCPU.Seconds()
+		}
+	}
+	err := cmd.Wait()
+	t.wall = time.Since(start).Seconds()
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s in %s: %w\n%s", c.name, c.dir, err, outb)
+		return runTiming{}, fmt.Errorf("%s in %s: %w\n%s", c.name, c.dir, err, out.Bytes())
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		cpu = tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
+		t.cpu = tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
 	}
-	return wall, cpu, nil
+	return t, nil
 }
 
 func tvSeconds(tv syscall.Timeval) float64 {
@@ -240,6 +276,8 @@ func (r *preflightResult) print(w io.Writer) {
 	fmt.Fprintf(w, "  %-30s wall median %4.0f ms  CPU median %4.0f ms  wall %v\n", r.A+":", 1000*r.AWallMed, 1000*r.ACPUMed, msList(r.AWallS))
 	fmt.Fprintf(w, "  %-30s wall median %4.0f ms  CPU median %4.0f ms  wall %v\n", r.B+":", 1000*r.BWallMed, 1000*r.BCPUMed, msList(r.BWallS))
 	fmt.Fprintf(w, "  ratio: wall %.2fx, CPU %.2fx\n", r.WallRatio, r.CPURatio)
+	fmt.Fprintf(w, "  CPU means, own + servers: %s %.0f + %.0f ms, %s %.0f + %.0f ms\n",
+		r.A, 1000*r.AOwnCPUMean, 1000*r.AChildrenCPUMean, r.B, 1000*r.BOwnCPUMean, 1000*r.BChildrenCPUMean)
 }
 
 // preflightReports prints and keeps several results as one report.

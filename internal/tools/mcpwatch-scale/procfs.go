@@ -23,6 +23,9 @@ type procStat struct {
 	ppid  int
 	pgrp  int
 	cpu   time.Duration // utime + stime
+	// childCPU is cutime + cstime: the CPU of the children the process
+	// waited for (a preflight's servers), read of a zombie at its exit.
+	childCPU time.Duration
 }
 
 func readProcStat(pid int) (procStat, error) {
@@ -42,25 +45,28 @@ func parseProcStat(raw []byte) (procStat, error) {
 		return procStat{}, fmt.Errorf("/proc stat line without a command name: %.60q", raw)
 	}
 	f := strings.Fields(string(raw[end+1:]))
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return procStat{}, fmt.Errorf("/proc stat line with %d fields after the name, want at least 13", len(f))
+	// f[0] is field 3 (state); utime, stime, cutime and cstime are fields
+	// 14 to 17.
+	if len(f) < 15 {
+		return procStat{}, fmt.Errorf("/proc stat line with %d fields after the name, want at least 15", len(f))
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgrp, err2 := strconv.Atoi(f[2])
 	utime, err3 := strconv.ParseInt(f[11], 10, 64)
 	stime, err4 := strconv.ParseInt(f[12], 10, 64)
-	for _, err := range []error{err1, err2, err3, err4} {
+	cutime, err5 := strconv.ParseInt(f[13], 10, 64)
+	cstime, err6 := strconv.ParseInt(f[14], 10, 64)
+	for _, err := range []error{err1, err2, err3, err4, err5, err6} {
 		if err != nil {
 			return procStat{}, fmt.Errorf("/proc stat line: %w", err)
 		}
 	}
-	ticks := utime + stime
 	return procStat{
-		state: []rune(f[0])[0],
-		ppid:  ppid,
-		pgrp:  pgrp,
-		cpu:   time.Duration(ticks) * time.Second / clockTicks,
+		state:    []rune(f[0])[0],
+		ppid:     ppid,
+		pgrp:     pgrp,
+		cpu:      time.Duration(utime+stime) * time.Second / clockTicks,
+		childCPU: time.Duration(cutime+cstime) * time.Second / clockTicks,
 	}, nil
 }
 

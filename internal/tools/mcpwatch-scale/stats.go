@@ -47,3 +47,14 @@ func slope(x, y []float64) float64 {
 	}
 	return (n*sxy - sx*sy) / den
 }
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
