@@ -158,7 +158,11 @@ func scanHints(raw json.RawMessage, a *Annotations) error {
 		keys      = firstKeys[:0]
 		seen      map[string]bool // past hintKeysScanned keys
 		hints     *[4]bool        // what a's fields point to
+		fields    [4]**bool       // a's fields, in the order of the switch below
 	)
+	if a != nil {
+		fields = [4]**bool{&a.ReadOnlyHint, &a.DestructiveHint, &a.IdempotentHint, &a.OpenWorldHint}
+	}
 	return eachMember(raw, func(k, v []byte) error {
 		twice := false
 		if seen == nil {
@@ -210,7 +214,7 @@ func scanHints(raw json.RawMessage, a *Annotations) error {
 			hints = new([4]bool)
 		}
 		hints[field] = b
-		*[...]**bool{&a.ReadOnlyHint, &a.DestructiveHint, &a.IdempotentHint, &a.OpenWorldHint}[field] = &hints[field]
+		*fields[field] = &hints[field]
 		return nil
 	})
 }

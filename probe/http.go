@@ -207,9 +207,7 @@ func (c *httpConn) close(ctx context.Context) {
 		c.obs.warn("ending the session: %v", httpTransportError(sub, err, "DELETE "+c.where))
 		return
 	}
-	if c.obs.transcript { // the note is made only for a transcript
-		c.obs.record("recv", nil, fmt.Sprintf("HTTP %d", resp.StatusCode))
-	}
+	c.obs.recordStatus(resp)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
 }
@@ -231,9 +229,7 @@ func (c *httpConn) post(ctx context.Context, method string, params sentParams, b
 		}
 		return nil, httpTransportError(ctx, err, label+" to "+c.where)
 	}
-	if c.obs.transcript { // the note is made only for a transcript: a Sprintf an exchange
-		c.obs.record("recv", nil, statusNote(resp))
-	}
+	c.obs.recordStatus(resp)
 	return resp, nil
 }
 
@@ -345,6 +341,23 @@ func (c *httpConn) answer(ctx context.Context, req *message) {
 
 func wrongID(what string, got, want json.RawMessage) error {
 	return failf(ReasonProtocol, "%s: a response with id %s, the request had id %s", what, sanitize.Truncate(string(got), 40), want)
+}
+
+// recordStatus notes an answer's status in the transcript. The note is
+// made only when a transcript is kept: without one, formatting it cost a
+// Sprintf an exchange, at a fleet's probe rate.
+func (o *observer) recordStatus(resp *http.Response) {
+	if o.transcript {
+		o.record("recv", nil, statusNote(resp))
+	}
+}
+
+// recordEvent records an event's data in the transcript, copied only when
+// a transcript is kept.
+func (o *observer) recordEvent(data string) {
+	if o.transcript {
+		o.record("recv", []byte(data), "")
+	}
 }
 
 // statusNote describes a response for the transcript without any header

@@ -125,9 +125,7 @@ func (c *httpConn) readEvents(ctx context.Context, events *sseReader, id json.Ra
 		if (ev.Event != "" && ev.Event != "message") || ev.Data == "" {
 			continue
 		}
-		if c.obs.transcript { // the copy is made only for a transcript
-			c.obs.record("recv", []byte(ev.Data), "")
-		}
+		c.obs.recordEvent(ev.Data)
 		msg, err := decodeHTTPMessage([]byte(ev.Data))
 		if err != nil {
 			return nil, failf(ReasonProtocol, "%s: an event of the stream: %v", what, err)
@@ -169,9 +167,7 @@ func (c *httpConn) resume(ctx context.Context, last, what string) (io.ReadCloser
 	if err != nil {
 		return nil, httpTransportError(ctx, err, where)
 	}
-	if c.obs.transcript {
-		c.obs.record("recv", nil, statusNote(resp))
-	}
+	c.obs.recordStatus(resp)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
 		err := httpStatusError(resp, "GET (resuming "+what+")", c.where, c.client.redirects)

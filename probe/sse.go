@@ -77,7 +77,7 @@ func newSSEConn(ctx context.Context, t Target, opts Options, obs *observer) (*ss
 	if err != nil {
 		return fail(httpTransportError(ctx, err, what))
 	}
-	obs.record("recv", nil, statusNote(resp))
+	obs.recordStatus(resp)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		err := httpStatusError(resp, "GET event stream", stream, client.redirects)
 		resp.Body.Close()
@@ -230,7 +230,7 @@ func (c *sseConn) post(ctx context.Context, method string, body []byte) error {
 		return httpTransportError(ctx, err, label+" to "+c.where)
 	}
 	defer resp.Body.Close()
-	c.obs.record("recv", nil, statusNote(resp))
+	c.obs.recordStatus(resp)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return httpStatusError(resp, label, c.where, c.client.redirects)
 	}
@@ -253,7 +253,7 @@ func (c *sseConn) readStream(events *sseReader, body io.ReadCloser) {
 		if (ev.Event != "" && ev.Event != "message") || ev.Data == "" {
 			continue
 		}
-		c.obs.record("recv", []byte(ev.Data), "")
+		c.obs.recordEvent(ev.Data)
 		msg, err := decodeHTTPMessage([]byte(ev.Data))
 		if err != nil {
 			c.endStream(failf(ReasonProtocol, "the event stream of %s: %v", c.stream, err))
