@@ -18,7 +18,10 @@ import (
 // HTTP probe from a shared slot (as in the pool itself). It counts the
 // goroutines it started that have not ended: the pool still bounds the
 // probes, and an on-demand probe may take a shared slot first, in which
-// case a started probe waits for its slot there, briefly.
+// case a started probe waits for its slot there, briefly. It is the
+// daemon's, not the pool's: a reload that changes the bounds replaces the
+// pool (runner.Pool's bounds are fixed), and the probes waiting here must
+// outlive that.
 type startQueue struct {
 	mu           sync.Mutex
 	http, stdio  fifo
