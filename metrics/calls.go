@@ -52,6 +52,9 @@ func renderCallLastFailure(t *TextWriter, st *status.Server) {
 func renderCallFailures(t *TextWriter, st *status.Server) {
 	for i := range st.Calls {
 		c := &st.Calls[i]
+		if len(c.Failures) == 0 {
+			continue // most tools, at every scrape
+		}
 		tool := labelValue(c.Tool, maxToolLabelBytes)
 		for _, r := range contracts.Reasons {
 			if n := c.Failures[r]; n > 0 {

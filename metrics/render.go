@@ -61,13 +61,13 @@ func renderProbes(t *TextWriter, st *status.Server) {
 // McpProbeFailing's summary counts a series born within its window whole
 // (metrics.md says how to query them).
 func renderFailures(t *TextWriter, st *status.Server) {
+	if len(st.Failures) == 0 {
+		return // most servers, at every scrape
+	}
 	for _, r := range probe.Reasons {
 		if n := st.Failures[r]; n > 0 {
 			t.sample(float64(n), string(r))
 		}
-	}
-	if len(st.Failures) == 0 {
-		return
 	}
 	// A reason missing from probe.Reasons is a bug in probe, but its failures
 	// still count; the set stays bounded by the code, not by servers. Two
