@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -95,7 +96,7 @@ func (o *object) key(name string) string { return joinKey(o.path, name) }
 // get returns the value of name, marking name as known. A key written with
 // no value (`timeout:`) counts as absent.
 func (o *object) get(name string) (any, bool) {
-	if !contains(o.known, name) {
+	if !slices.Contains(o.known, name) {
 		o.known = append(o.known, name)
 	}
 	v, ok := o.m[name]
@@ -117,7 +118,7 @@ func (o *object) finish() {
 		return
 	}
 	for _, k := range o.keys() {
-		if contains(o.known, k) {
+		if slices.Contains(o.known, k) {
 			continue
 		}
 		hint := "remove it"
@@ -310,13 +311,4 @@ func kindOf(v any) string {
 		return "a timestamp"
 	}
 	return fmt.Sprintf("a %T", v)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -167,7 +168,7 @@ var otherClientKeys = []string{
 // leave the server without a command, "evn" without its credential.
 func nearMisses(o *object) {
 	for _, k := range o.keys() {
-		if contains(o.known, k) || contains(otherClientKeys, k) {
+		if slices.Contains(o.known, k) || slices.Contains(otherClientKeys, k) {
 			continue
 		}
 		if near := suggest.Closest(k, o.known); near != "" {

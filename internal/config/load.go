@@ -65,6 +65,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,7 +144,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 			servers, srcErrs := l.importSource(abs, im, inputs)
 			errs = append(errs, srcErrs...)
 			for _, s := range servers {
-				if !contains(im.exclude, s.Name) {
+				if !slices.Contains(im.exclude, s.Name) {
 					all = append(all, s)
 				}
 			}
@@ -165,7 +166,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 			continue
 		}
 		for _, s := range servers {
-			if !contains(im.exclude, s.Name) {
+			if !slices.Contains(im.exclude, s.Name) {
 				all = append(all, s)
 			}
 		}
@@ -206,7 +207,7 @@ func applyIgnore(file string, servers []Server, ignore []string, skippedImport b
 		names = append(names, s.Name)
 	}
 	for i, name := range ignore {
-		if contains(names, name) || skippedImport {
+		if slices.Contains(names, name) || skippedImport {
 			continue
 		}
 		hint := "remove it"
@@ -218,7 +219,7 @@ func applyIgnore(file string, servers []Server, ignore []string, skippedImport b
 	}
 	kept = servers[:0:0]
 	for _, s := range servers {
-		if contains(ignore, s.Name) {
+		if slices.Contains(ignore, s.Name) {
 			ignored = append(ignored, s)
 		} else {
 			kept = append(kept, s)

@@ -17,6 +17,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,7 +38,7 @@ func decodeOverlay(d *decoder, o *object, s Server, dir string) (Server, bool) {
 	s.overlay = true
 	var other []string
 	for k := range o.m {
-		if !contains(overlayKeys, k) {
+		if !slices.Contains(overlayKeys, k) {
 			other = append(other, k)
 		}
 	}
@@ -139,7 +140,7 @@ func overlaid(s, ov Server, file, key string) (Server, []overlayProblem) {
 	}
 	proposed := s.Proposed
 	for _, c := range append(append([]contracts.Contract(nil), ov.Contracts...), ov.Pending...) {
-		if _, dup := byTool[c.Tool]; dup || contains(proposed, c.Tool) {
+		if _, dup := byTool[c.Tool]; dup || slices.Contains(proposed, c.Tool) {
 			problems = append(problems, overlayProblem{joinKey("calls", c.Tool), fmt.Sprintf("the imported server has a contract for %q already (in %s); keep one of them", c.Tool, s.ContractsFile)})
 			continue
 		}

@@ -24,6 +24,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -203,7 +204,7 @@ func (l *Loader) discovered(file string, im Import, inputs map[string]input) ([]
 	for _, f := range found {
 		s, err := decodeEntry(f.Entry, inputs)
 		switch {
-		case contains(im.Exclude, s.Name) || err != nil && contains(im.Exclude, f.Named):
+		case slices.Contains(im.Exclude, s.Name) || err != nil && slices.Contains(im.Exclude, f.Named):
 		case err != nil:
 			for _, e := range unjoin(err) {
 				errs = append(errs, fmt.Errorf("%w; fix it, or list %s under exclude: of %s", e, f.Named, im.Key))
@@ -219,7 +220,7 @@ func (l *Loader) registryServers(file string, im Import, inputs map[string]input
 	entries, errs := l.Sources.Registry(file, im)
 	var out []Server
 	for _, e := range entries {
-		if contains(im.Exclude, e.Name) {
+		if slices.Contains(im.Exclude, e.Name) {
 			continue
 		}
 		d := &decoder{file: e.File}

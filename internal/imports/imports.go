@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -165,7 +166,7 @@ func (s *sources) Registry(file string, im config.Import) ([]config.Entry, []err
 	defs, skipped := registry.Defs(entries, registry.Options{Packages: im.Packages, PrivateRemotes: im.PrivateRemotes})
 	var errs []error
 	for _, sk := range skipped {
-		if sk.Refused && !contains(im.Exclude, sk.Entry) {
+		if sk.Refused && !slices.Contains(im.Exclude, sk.Entry) {
 			errs = append(errs, &config.FieldError{File: file, Key: im.Key, Problem: fmt.Sprintf("registry server %s: %s", sk.Entry, sk.Reason)})
 		}
 	}
@@ -207,13 +208,4 @@ func firstLine(err error) string {
 		return msg[:i] + " (and more)"
 	}
 	return msg
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

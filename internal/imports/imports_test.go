@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -182,8 +183,8 @@ func TestLoadRegistryImportReload(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	sort.Strings(names)
-	if len(names) != 500 || contains(names, "io.example.fleet/server-042") || !contains(names, "io.example.fleet/server-500") {
-		t.Errorf("after the reload: %d servers, 042 present %v, 500 present %v", len(names), contains(names, "io.example.fleet/server-042"), contains(names, "io.example.fleet/server-500"))
+	if len(names) != 500 || slices.Contains(names, "io.example.fleet/server-042") || !slices.Contains(names, "io.example.fleet/server-500") {
+		t.Errorf("after the reload: %d servers, 042 present %v, 500 present %v", len(names), slices.Contains(names, "io.example.fleet/server-042"), slices.Contains(names, "io.example.fleet/server-500"))
 	}
 	reqs := reg.Requests()[firstLoad:]
 	if len(reqs) != 1 || reqs[0].Get("updated_since") != t0.Add(499*time.Second).Format(time.RFC3339Nano) {
