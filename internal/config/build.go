@@ -137,9 +137,9 @@ func (s Server) Build(lookup func(string) (string, bool), o BuildOptions) (Built
 	if err != nil {
 		return b, err
 	}
-	target.Auth, b.Client = client, client
-	if client == nil {
-		target.Auth = nil // no typed nil in the interface
+	b.Client = client
+	if client != nil { // a nil client left out: no typed nil in the interface
+		target.Auth = client
 	}
 	b.Target = target
 	return b, nil

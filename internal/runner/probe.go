@@ -124,11 +124,6 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	started := time.Now()
 	b, err := s.Build(req.Lookup, config.BuildOptions{Timeout: req.Timeout, Warm: req.Warm,
 		Calls: req.Calls, AutoCalls: req.AutoCalls, OAuth: req.OAuth, Login: req.Login})
-	return probeBuilt(ctx, pool, b, err, req, started)
-}
-
-// probeBuilt is Probe once the target is built (err: it could not be).
-func probeBuilt(ctx context.Context, pool *Pool, b config.Built, err error, req Request, started time.Time) Observation {
 	obs := Observation{Timeout: b.Timeout}
 	if err != nil || len(b.Missing) > 0 {
 		// An unset variable, a secret file that cannot be read or an
