@@ -187,6 +187,18 @@ func (t *leanTransport) get(ctx context.Context, req *http.Request) (c *leanConn
 // none.
 func canonicalAddr(u *url.URL) string { return net.JoinHostPort(u.Hostname(), portOf(u)) }
 
+// finish ends an exchange on c whose answer was read to its end: c goes
+// back idle when the request's cancellation had not fired (stop reports
+// it stopped the watch first), neither side asked to close (keep) and
+// nothing more came after the answer; else it is closed.
+func (t *leanTransport) finish(c *leanConn, stop func() bool, keep bool, trace *httptrace.ClientTrace) {
+	if stop() && keep && c.br.Buffered() == 0 {
+		t.put(c, trace)
+		return
+	}
+	_ = c.conn.Close()
+}
+
 // put keeps c idle for the next request, or closes it when the origin
 // already keeps enough.
 func (t *leanTransport) put(c *leanConn, trace *httptrace.ClientTrace) {
@@ -299,11 +311,7 @@ func (t *leanTransport) exchange(ctx context.Context, c *leanConn, req *http.Req
 		// Nothing to read: c is free now.
 		_ = resp.Body.Close()
 		resp.Body = http.NoBody
-		if stop() && keep && c.br.Buffered() == 0 {
-			t.put(c, trace)
-		} else {
-			_ = c.conn.Close()
-		}
+		t.finish(c, stop, keep, trace)
 		return resp, nil
 	}
 	body := &leanBody{t: t, c: c, body: resp.Body, ctx: ctx, stop: stop, keep: keep, trace: trace}
@@ -371,11 +379,7 @@ func (b *leanBody) Read(p []byte) (int, error) {
 	case err == io.EOF: //nolint:errorlint // a Reader's end is io.EOF itself, never wrapped
 		b.eof.Store(true)
 		if b.done.CompareAndSwap(false, true) {
-			if b.stop() && b.keep && b.c.br.Buffered() == 0 {
-				b.t.put(b.c, b.trace)
-			} else {
-				_ = b.c.conn.Close()
-			}
+			b.t.finish(b.c, b.stop, b.keep, b.trace)
 		}
 	case err != nil:
 		if ctxErr := b.ctx.Err(); ctxErr != nil {
