@@ -22,7 +22,7 @@ func sharedNames(names []probe.Tool) []probe.Tool {
 	for _, t := range names {
 		k.String(t.Name)
 	}
-	return toolNames.Share(names, k.Done())
+	return toolNames.Share(names, &k)
 }
 
 // sharedObserved is a list of observed tools as the daemon keeps it
@@ -35,7 +35,7 @@ func sharedObserved(obs []lockstore.Observed) []lockstore.Observed {
 		k.String(o.Fingerprint)
 		k.String(o.DescriptionHash)
 	}
-	return toolsHashed.Share(obs, k.Done())
+	return toolsHashed.Share(obs, &k)
 }
 
 // toolNameLists interns the lists of names a diff holds (expected,
@@ -54,7 +54,7 @@ func sharedDiff(d lockstore.Diff) lockstore.Diff {
 		for _, name := range *l {
 			k.String(name)
 		}
-		*l = toolNameLists.Share(*l, k.Done())
+		*l = toolNameLists.Share(*l, &k)
 	}
 	return d
 }

@@ -136,7 +136,7 @@ func shareFingerprints(list []cachedFingerprint) []cachedFingerprint {
 		k.String(t.fingerprint)
 		k.String(t.hash)
 	}
-	return cacheLists.Share(list, k.Done())
+	return cacheLists.Share(list, &k)
 }
 
 // cached is one of a tool's values: the one it came with, else the

@@ -34,13 +34,15 @@ type weakSlice[T any] struct {
 
 // Share returns the list equal to s (key is its content, see Key) that the
 // table keeps, or keeps s and returns it. An empty s is returned as it is.
-func (t *Slices[T]) Share(s []T, key string) []T {
+// A list the table has costs no copy of its key: at every probe of a
+// steady server, the list is one it has.
+func (t *Slices[T]) Share(s []T, key *Key) []T {
 	if len(s) == 0 {
 		return s
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if w, ok := t.m[key]; ok {
+	if w, ok := t.m[string(key.b)]; ok { // the conversion in a lookup does not allocate
 		if p := w.first.Value(); p != nil {
 			// p is the start of a list of w.n elements Share kept whole.
 			return unsafe.Slice(p, w.n) //nolint:gosec // G103: a weak pointer holds an element, not a slice
@@ -50,7 +52,7 @@ func (t *Slices[T]) Share(s []T, key string) []T {
 		t.m = make(map[string]weakSlice[T])
 	}
 	s = s[:len(s):len(s)]
-	t.m[key] = weakSlice[T]{weak.Make(&s[0]), len(s)}
+	t.m[string(key.b)] = weakSlice[T]{weak.Make(&s[0]), len(s)}
 	if len(t.m) >= 2*t.live+1024 {
 		for k, w := range t.m {
 			if w.first.Value() == nil {
@@ -83,6 +85,3 @@ func (k *Key) String(s string) {
 
 // Uint64 adds a number to the key.
 func (k *Key) Uint64(v uint64) { k.b = binary.LittleEndian.AppendUint64(k.b, v) }
-
-// Done is the key.
-func (k *Key) Done() string { return string(k.b) }

@@ -7,12 +7,12 @@ import (
 	"unsafe"
 )
 
-func key(s []string) string {
+func key(s []string) *Key {
 	var k Key
 	for _, v := range s {
 		k.String(v)
 	}
-	return k.Done()
+	return &k
 }
 
 func TestSharesEqualLists(t *testing.T) {
@@ -31,8 +31,13 @@ func TestSharesEqualLists(t *testing.T) {
 	if len(c) != 1 || len(d) != 2 || c[0] != "ab" || d[0] != "a" {
 		t.Errorf("different lists shared one entry: %q, %q", c, d)
 	}
-	if got := tab.Share(nil, ""); got != nil {
+	if got := tab.Share(nil, &Key{}); got != nil {
 		t.Errorf("an empty list came back as %q", got)
+	}
+	// A list the table has costs no allocation, its key included.
+	again, k := []string{"x", "y"}, key([]string{"x", "y"})
+	if n := testing.AllocsPerRun(100, func() { _ = tab.Share(again, k) }); n != 0 {
+		t.Errorf("sharing a list the table has cost %v allocations; want 0", n)
 	}
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
