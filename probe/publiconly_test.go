@@ -81,7 +81,7 @@ func TestRegistryServerReachesOnlyPublicAddresses(t *testing.T) {
 		if len(cfg.Servers) != 1 {
 			t.Fatalf("%s: imported %d servers, want 1", yml, len(cfg.Servers))
 		}
-		target, err := cfg.Servers[0].Target(func(string) (string, bool) { return "", false })
+		target, _, err := cfg.Servers[0].Resolve(func(string) (string, bool) { return "", false })
 		if err != nil {
 			t.Fatal(err)
 		}

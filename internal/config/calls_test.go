@@ -57,7 +57,7 @@ func TestLoadMcpProbeConfig(t *testing.T) {
 	}
 	dd, local := servers[0], servers[1]
 	dir, _ := filepath.Abs("testdata/clients/mcp-probe")
-	target, err := dd.Target(func(k string) (string, bool) { return "dd-secret", k == "DATADOG_MCP_TOKEN" })
+	target, _, err := dd.Resolve(func(k string) (string, bool) { return "dd-secret", k == "DATADOG_MCP_TOKEN" })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ servers:
 		t.Errorf("lock %q, want it in the account's home", cfg.Lock)
 	}
 	s, _ := cfg.Server("remote")
-	target, err := s.Target(noHOME)
+	target, _, err := s.Resolve(noHOME)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func TestLoadClientConfig(t *testing.T) {
 				if s.Source != filepath.Join(td, tc.file) || s.Timeout != BuiltinDefaults().Timeout || s.Schedule != BuiltinDefaults().Schedule {
 					t.Errorf("%s: Source=%s Timeout=%s Schedule=%s", s.Name, s.Source, s.Timeout, s.Schedule)
 				}
-				target, err := s.Target(lookup)
+				target, _, err := s.Resolve(lookup)
 				if err != nil {
 					t.Fatalf("%s: %v", s.Name, err)
 				}
@@ -222,7 +222,7 @@ func TestClientFileByPathAsItsClient(t *testing.T) {
 	}
 	lookup := mapLookup(map[string]string{"MY_KEY": "k-1"})
 	for _, s := range servers {
-		tgt, err := s.Normalized(BuiltinDefaults()).Target(lookup)
+		tgt, _, err := s.Normalized(BuiltinDefaults()).Resolve(lookup)
 		switch {
 		case err != nil:
 			t.Errorf("%s: %v", s.Name, err)

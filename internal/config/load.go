@@ -55,7 +55,7 @@ package config
 // the directory of the file that names them; "~/" starts at $HOME. String
 // values of command, args, env, cwd, url, headers and ca_file may hold
 // ${...} references (see expand.go): their syntax is checked at load, their
-// values are read at every probe (Server.Target), and Config.Check reports
+// values are read at every probe (Server.Build), and Config.Check reports
 // the ones that cannot be read now.
 
 import (

@@ -229,7 +229,7 @@ func TestLoadFull(t *testing.T) {
 			if s.Timeout != tc.timeout || s.Schedule != tc.schedule || !reflect.DeepEqual(s.Forbid, tc.forbid) {
 				t.Errorf("Timeout=%s Schedule=%q Forbid=%q", s.Timeout, s.Schedule, s.Forbid)
 			}
-			got, err := s.Target(env)
+			got, _, err := s.Resolve(env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,7 +353,7 @@ servers:
 		{"remote", "", "", "", filepath.Join(dir, "ca.pem"), nil},
 	} {
 		s, _ := cfg.Server(tc.name)
-		target, err := s.Target(lookup)
+		target, _, err := s.Resolve(lookup)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

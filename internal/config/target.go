@@ -22,21 +22,11 @@ func (c *Config) Server(name string) (Server, bool) {
 	return Server{}, false
 }
 
-// Target expands the server's ${...} references and resolves its relative
-// paths, giving what a probe needs. The daemon calls it before every probe,
-// so a rotated secret file or a changed variable is seen without a restart.
-// lookup reads a variable; os.LookupEnv fits. The error is an *ExpandError
-// naming the server and the key, never the value.
-func (s Server) Target(lookup func(string) (string, bool)) (probe.Target, error) {
-	t, _, errs := s.target(lookup, false)
-	if len(errs) > 0 {
-		return probe.Target{}, errs[0]
-	}
-	return t, nil
-}
-
-// Resolve is Target, with every credential the server is given and
-// whether it has a value now. The credentials are the env and header
+// Resolve expands the server's ${...} references and resolves its
+// relative paths, giving what a probe needs (Build does it for every
+// probe, so a rotated secret file or a changed variable is seen without a
+// restart), with every credential the server is given and whether it has
+// a value now; lookup reads a variable (os.LookupEnv fits). The credentials are the env and header
 // values whose name says credential (secret.IsCredentialName: the rule the
 // scrubber and the redaction use) and the auth: block's client_secret and
 // refresh_token, and the credentials written in the arguments or the URL
@@ -51,7 +41,8 @@ func (s Server) Target(lookup func(string) (string, bool)) (probe.Target, error)
 // is never missing; a literal value is what the configuration says.
 // A missing credential is not an error: the caller decides (the runner
 // does not probe, and reports credential_missing); every other expansion
-// problem is, as for Target.
+// problem is an *ExpandError naming the server and the key, never the
+// value.
 func (s Server) Resolve(lookup func(string) (string, bool)) (probe.Target, []probe.GivenCredential, error) {
 	t, given, errs := s.target(lookup, false)
 	if len(errs) > 0 {

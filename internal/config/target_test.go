@@ -30,7 +30,7 @@ servers:
 	lookup := mapLookup(map[string]string{"REPORT_SCOPE": "read"})
 
 	report, _ := cfg.Server("report")
-	_, err = report.Target(lookup)
+	_, _, err = report.Resolve(lookup)
 	var ee *ExpandError
 	if !errors.As(err, &ee) {
 		t.Fatalf("got %T %v", err, err)
@@ -51,7 +51,7 @@ servers:
 	writeFile(t, tokenPath, "")
 	for _, content := range []string{"", "tok-1\n", "tok-2\n"} {
 		writeFile(t, tokenPath, content)
-		target, err := report.Target(lookup)
+		target, _, err := report.Resolve(lookup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ servers:
 	}
 
 	remote, _ := cfg.Server("remote")
-	_, err = remote.Target(lookup)
+	_, _, err = remote.Resolve(lookup)
 	want = `server "remote" (` + file + `) headers.Authorization: variable REPORT_API_TOKEN is not set: set REPORT_API_TOKEN or use ${REPORT_API_TOKEN:-} for an empty default`
 	if err == nil || err.Error() != want || !errors.Is(err, ErrUnsetVariable) {
 		t.Errorf("got %v\nwant %s", err, want)
@@ -137,7 +137,7 @@ func BenchmarkTarget(b *testing.B) {
 	}
 	s, _ := cfg.Server("report")
 	for b.Loop() {
-		if _, err := s.Target(os.LookupEnv); err != nil {
+		if _, _, err := s.Resolve(os.LookupEnv); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -180,7 +180,7 @@ func TestCAFileReadWithTheTarget(t *testing.T) {
 		case want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), want)):
 			t.Errorf("%s: %v, want %q", file, errs, want)
 		}
-		if target, err := cfg.Servers[0].Target(mapLookup(nil)); want == "" && (err != nil || string(target.CA) != string(ca)) {
+		if target, _, err := cfg.Servers[0].Resolve(mapLookup(nil)); want == "" && (err != nil || string(target.CA) != string(ca)) {
 			t.Errorf("%s: target CA %d bytes, %v", file, len(target.CA), err)
 		}
 	}

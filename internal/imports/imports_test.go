@@ -49,12 +49,12 @@ servers:
 	if github.Source != filepath.Join(home, ".claude.json") || github.Timeout != config.BuiltinDefaults().Timeout {
 		t.Errorf("github: source %s, timeout %s", github.Source, github.Timeout)
 	}
-	tgt, err := github.Target(mapLookup(map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp-1"}))
+	tgt, _, err := github.Resolve(mapLookup(map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp-1"}))
 	if err != nil || tgt.Command != "npx" || tgt.Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "ghp-1" || tgt.Transport != probe.TransportStdio {
 		t.Errorf("github target %+v, %v", tgt, err)
 	}
 	figma, _ := cfg.Server("figma")
-	tgt, err = figma.Target(mapLookup(map[string]string{"FIGMA_OAUTH_TOKEN": "fig-1"}))
+	tgt, _, err = figma.Resolve(mapLookup(map[string]string{"FIGMA_OAUTH_TOKEN": "fig-1"}))
 	if err != nil || tgt.Headers["Authorization"] != "Bearer fig-1" || tgt.Transport != probe.TransportHTTP {
 		t.Errorf("figma target %+v, %v", tgt, err)
 	}
@@ -241,7 +241,7 @@ func TestLoadRegistryPrivateRemotes(t *testing.T) {
 			names = append(names, s.Name)
 			// What a name resolves to is checked as the probe dials,
 			// unless private_remotes allows any address.
-			target, err := s.Target(func(string) (string, bool) { return "", false })
+			target, _, err := s.Resolve(func(string) (string, bool) { return "", false })
 			if err != nil {
 				t.Fatal(err)
 			}
