@@ -34,6 +34,7 @@ type scaleOptions struct {
 	mcpwatch         string
 	testserver       string
 	pprofDir         string
+	peers            string // testdata/peers: the pinned npm servers (npx and runners modes)
 	goMemLimit       string // GOMEMLIMIT for mcpwatch, "" for none
 	fingerprints     bool   // lock schema fingerprints and description hashes
 	calls            callSpec
