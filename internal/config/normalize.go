@@ -38,6 +38,16 @@ func BuiltinDefaults() Defaults {
 		Era:              probe.EraAuto,
 		MaxMessageBytes:  4 << 20,
 		CallSchedule:     DefaultCallSchedule,
+		// A probe of a stdio server kept running is a tools/list on it:
+		// a few ms of CPU, where starting Node costs half a second and
+		// npx more (docs/performance.md). Five minutes bounds how long a
+		// server that would no longer start (a revoked key it exits on)
+		// goes unseen, at about 0.2% of a core per npx server.
+		StdioMode:    StdioLive,
+		RestartEvery: 5 * time.Minute,
+		// A Node server kept running holds 60-70 MB, through npx 130-170
+		// MB: 16 of them about 2-3 GB.
+		LiveSessions: 16,
 	}
 }
 
@@ -69,6 +79,9 @@ func (d Defaults) normalized() Defaults {
 	set(&d.Era, b.Era)
 	set(&d.MaxMessageBytes, b.MaxMessageBytes)
 	set(&d.CallSchedule, b.CallSchedule)
+	set(&d.StdioMode, b.StdioMode)
+	set(&d.RestartEvery, b.RestartEvery)
+	set(&d.LiveSessions, b.LiveSessions)
 	return d
 }
 
@@ -86,6 +99,8 @@ func (s Server) Normalized(def Defaults) Server {
 	switch {
 	case s.Command != "":
 		s.Transport = probe.TransportStdio
+		set(&s.StdioMode, def.StdioMode)
+		set(&s.RestartEvery, def.RestartEvery)
 	case s.URL != "":
 		set(&s.Transport, probe.TransportAuto)
 	}

@@ -26,19 +26,20 @@ func TestNormalize(t *testing.T) {
 	cfg.Normalize()
 	b := BuiltinDefaults()
 	wantDefaults := Defaults{Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule, Concurrency: b.Concurrency, StdioConcurrency: b.StdioConcurrency,
-		Era: probe.EraAuto, InheritEnv: true, MaxMessageBytes: b.MaxMessageBytes, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second}
+		Era: probe.EraAuto, InheritEnv: true, MaxMessageBytes: b.MaxMessageBytes, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second,
+		StdioMode: StdioLive, RestartEvery: b.RestartEvery, LiveSessions: b.LiveSessions}
 	if cfg.Defaults != wantDefaults {
 		t.Errorf("defaults %+v\nwant     %+v", cfg.Defaults, wantDefaults)
 	}
 	want := []Server{
 		{Name: "bare", Command: "x", Transport: probe.TransportStdio, InheritEnv: true, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
-			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
+			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second, StdioMode: StdioLive, RestartEvery: b.RestartEvery},
 		{Name: "own", URL: "https://x.example/mcp", Timeout: time.Second, StartTimeout: time.Minute, Schedule: "@every 1m", Era: probe.EraLegacy,
 			Transport: probe.TransportSSE, CallSchedule: "@hourly", CallTimeout: 2 * time.Second},
 		{Name: "remote", URL: "https://x.example/mcp", Transport: probe.TransportAuto, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
 			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
 		{Name: "kept", Command: "x", inheritEnvSet: true, Transport: probe.TransportStdio, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
-			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
+			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second, StdioMode: StdioLive, RestartEvery: b.RestartEvery},
 	}
 	if !reflect.DeepEqual(cfg.Servers, want) {
 		t.Errorf("servers\n%+v\nwant\n%+v", cfg.Servers, want)

@@ -43,7 +43,19 @@ type Defaults struct {
 	CallSchedule     string        // canary calls; default "@every 5m"
 	CallTimeout      time.Duration // per canary call, retries included; 0: the server's timeout
 	AutoCalls        int           // calls: auto for every server: at most this many auto-chosen calls; 0: off
+	StdioMode        string        // how serve probes a stdio server: StdioLive (default) or StdioFresh
+	RestartEvery     time.Duration // a live stdio server is started afresh once it has run this long; default 5m
+	LiveSessions     int           // stdio servers serve keeps running at once, at most; default 16
 }
+
+// How serve probes a stdio server (stdio_mode).
+const (
+	// StdioLive keeps the server running between probes: a probe is
+	// tools/list on it (see probe.Live).
+	StdioLive = "live"
+	// StdioFresh starts the server for each probe and ends it after.
+	StdioFresh = "fresh"
+)
 
 // Server is one MCP server to watch. String values may hold ${...}
 // references; they are kept unexpanded here and expanded by Target.
@@ -75,6 +87,12 @@ type Server struct {
 	StartTimeout time.Duration
 	Schedule     string    // defaults applied
 	Era          probe.Era // defaults applied
+	// StdioMode and RestartEvery say how serve probes a command server
+	// (defaults applied; empty and zero for a URL): StdioLive keeps it
+	// running between probes, and starts it afresh once it has run for
+	// RestartEvery. check, lock and init start every server once.
+	StdioMode    string
+	RestartEvery time.Duration
 	Forbid       []string  // tool-name glob patterns that must never appear
 	// WatchChanges says whether the daemon holds a listening stream to the
 	// (remote) server and re-probes it when it announces a change of its
