@@ -55,6 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		runnerProbes  int
 		runnerIdle    time.Duration
 		runnerFlags   []string
+		setFlags      []string
 		failPercent   float64
 		slowPercent   float64
 	)
@@ -102,6 +103,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&runnerIdle, "runner-idle", 20*time.Second, "runners mode: how long each runner's kept session is watched idle")
 	fs.Func("runner", `runners mode: "LABEL=COMMAND ARG..." to measure (repeatable; default: a plain binary, node, npx and python3)`, func(v string) error {
 		runnerFlags = append(runnerFlags, v)
+		return nil
+	})
+	fs.Func("set", `npx mode: a line "KEY: VALUE" written under defaults: (repeatable; none: mcpwatch's defaults)`, func(v string) error {
+		setFlags = append(setFlags, v)
 		return nil
 	})
 	fs.StringVar(&o.peers, "peers", "testdata/peers", "runners and npx modes: the folder of the pinned npm servers")
@@ -153,6 +158,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer cleanup()
 		report = measureRunners(ctx, runners, runnerStarts, runnerProbes, runnerIdle, stderr)
+	case "npx":
+		if o.label == "" {
+			o.label = fmt.Sprintf("npx-%d", o.n)
+		}
+		r, err := runNpx(ctx, o, setFlags)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: %s\n", indent(err.Error()))
+			return 1
+		}
+		report = r
 	case "preflight":
 		var counts []int
 		for _, f := range strings.Split(pfServers, ",") {

@@ -99,7 +99,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	if o.goMemLimit != "" {
 		env = append(env, "GOMEMLIMIT="+o.goMemLimit)
 	}
-	d, err := startDaemon(ctx, o.mcpwatch, configPath, dir, o.pprofDir != "", env)
+	d, err := startDaemon(ctx, o.mcpwatch, configPath, dir, o.pprofDir != "", env, nil)
 	if err != nil {
 		return nil, err
 	}
