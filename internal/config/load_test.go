@@ -171,7 +171,7 @@ func TestLoadFull(t *testing.T) {
 	}
 	wantDefaults := Defaults{Timeout: 10 * time.Second, StartTimeout: 3 * time.Minute, Schedule: "@every 30s", Concurrency: 16,
 		StdioConcurrency: 4, Era: probe.EraAuto, MaxMessageBytes: 4 << 20, CallSchedule: "@every 10m", CallTimeout: 20 * time.Second,
-		StdioMode: StdioLive, RestartEvery: 10 * time.Minute, LiveSessions: 8}
+		StdioMode: StdioLive, RestartEvery: 15 * time.Minute, LiveSessions: 8}
 	if cfg.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v", cfg.Defaults)
 	}

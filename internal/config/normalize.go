@@ -39,12 +39,13 @@ func BuiltinDefaults() Defaults {
 		MaxMessageBytes:  4 << 20,
 		CallSchedule:     DefaultCallSchedule,
 		// A probe of a stdio server kept running is a tools/list on it:
-		// a few ms of CPU, where starting Node costs half a second and
-		// npx more (docs/performance.md). Five minutes bounds how long a
-		// server that would no longer start (a revoked key it exits on)
-		// goes unseen, at about 0.2% of a core per npx server.
+		// about 3 ms of CPU, where starting it costs 0.5 s through node
+		// and up to 2 s through npx on a busy host (docs/performance.md).
+		// Ten minutes bounds how long a server that would no longer start
+		// (a revoked key it exits on) goes unseen, at 0.1-0.3% of a core
+		// per npx server.
 		StdioMode:    StdioLive,
-		RestartEvery: 5 * time.Minute,
+		RestartEvery: 10 * time.Minute,
 		// A Node server kept running holds 60-70 MB, through npx 130-170
 		// MB: 16 of them about 2-3 GB.
 		LiveSessions: 16,

@@ -44,7 +44,7 @@ type Defaults struct {
 	CallTimeout      time.Duration // per canary call, retries included; 0: the server's timeout
 	AutoCalls        int           // calls: auto for every server: at most this many auto-chosen calls; 0: off
 	StdioMode        string        // how serve probes a stdio server: StdioLive (default) or StdioFresh
-	RestartEvery     time.Duration // a live stdio server is started afresh once it has run this long; default 5m
+	RestartEvery     time.Duration // a live stdio server is started afresh once it has run this long; default 10m
 	LiveSessions     int           // stdio servers serve keeps running at once, at most; default 16
 }
 
