@@ -93,7 +93,7 @@ type Server struct {
 	// RestartEvery. check, lock and init start every server once.
 	StdioMode    string
 	RestartEvery time.Duration
-	Forbid       []string  // tool-name glob patterns that must never appear
+	Forbid       []string // tool-name glob patterns that must never appear
 	// WatchChanges says whether the daemon holds a listening stream to the
 	// (remote) server and re-probes it when it announces a change of its
 	// tools; nil: when the server declares tools.listChanged.
