@@ -207,6 +207,7 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 	d.names = slices.Sorted(maps.Keys(d.servers))
 	d.cfg = cfg
 	d.resizePool(cfg.Defaults)
+	d.lives.setMax(cfg.Defaults.LiveSessions)
 	return added, removed, changed
 }
 
@@ -219,6 +220,7 @@ func (d *Daemon) removeServers(keep map[string]bool) []string {
 			continue
 		}
 		s.cancel()
+		d.lives.drop(d, s)
 		delete(d.servers, name)
 		removed = append(removed, name)
 		d.firstDone(name)

@@ -187,6 +187,7 @@ type probeRun struct {
 func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Result, bool) {
 	d.mu.RLock()
 	cfg := s.cfg
+	interval := s.interval
 	defaults := d.cfg.Defaults
 	lockPath := d.cfg.Lock
 	pool := d.pool
@@ -214,6 +215,10 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 	}
 	defer waited() // a probe that never started
 
+	live := d.liveFor(s, cfg, interval)
+	if live != nil {
+		defer d.releaseLive(s, live)
+	}
 	obs := d.opts.Probe(ctx, pool, cfg, runner.Request{
 		// Fingerprints are computed as the result is recorded (see
 		// retainedTools), whatever the lock.
@@ -236,6 +241,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 		},
 		OAuth: &d.oauth,
 		Calls: run.calls,
+		Live:  live,
 	})
 	res := obs.Result
 	if ctx.Err() != nil || res.Reason == probe.ReasonCanceled {
