@@ -62,8 +62,8 @@ func openFiles(t *testing.T) int {
 func newMarker() string { return "mcpwatch-leak-" + rand.Text() }
 
 // 500 probes of stdio servers in a row, each a process of its own (fresh
-// mode), leave no process behind, and the
-// daemon's goroutines and open files stay flat.
+// mode), leave no process behind, and the daemon's goroutines and open
+// files stay flat.
 func TestManyStdioProbesLeakNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("500 process spawns")
