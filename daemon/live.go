@@ -98,6 +98,13 @@ func (ls *liveSessions) evictFor(now time.Time, interval time.Duration) bool {
 		return false
 	}
 	delete(ls.held, oldest)
+	oldest.mu.Lock()
+	if st := oldest.status.Stdio; st != nil && st.Live {
+		ended := *st
+		ended.Live = false
+		oldest.status.Stdio = &ended
+	}
+	oldest.mu.Unlock()
 	return true
 }
 
