@@ -239,9 +239,10 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 			done := d.self.ProbeStarted(run.scheduled, time.Now())
 			return func() { done(); slot() }
 		},
-		OAuth: &d.oauth,
-		Calls: run.calls,
-		Live:  live,
+		OAuth:        &d.oauth,
+		Calls:        run.calls,
+		Live:         live,
+		RestartEvery: cfg.RestartAfter(interval),
 	})
 	res := obs.Result
 	if ctx.Err() != nil || res.Reason == probe.ReasonCanceled {

@@ -17,7 +17,7 @@ package config
 //	  calls: auto                # every server: call one read-only tool that needs no input
 //	  auto_calls: 1              # how many calls: auto makes at most
 //	  stdio_mode: live           # serve keeps stdio servers running between probes (live), or starts one per probe (fresh)
-//	  restart_every: 10m         # a live stdio server is started afresh once it has run this long
+//	  restart_every: 5m          # a live stdio server is started afresh once it has run this long (default: 10 x its schedule's interval)
 //	  live_sessions: 16          # stdio servers kept running at once, at most (>= 1)
 //	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
 //	imports:                     # client config files whose servers are watched as they are
@@ -37,7 +37,7 @@ package config
 //	    timeout: 5s              # overrides defaults.timeout
 //	    start_timeout: 5m        # overrides defaults.start_timeout
 //	    stdio_mode: live         # overrides defaults.stdio_mode
-//	    restart_every: 10m       # overrides defaults.restart_every
+//	    restart_every: 5m        # overrides defaults.restart_every
 //	    schedule: "@every 15s"   # overrides defaults.schedule
 //	    era: auto                # overrides defaults.era
 //	    forbid: ["delete_*"]     # tool-name globs that must never appear (* matches any characters, / too)

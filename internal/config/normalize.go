@@ -38,14 +38,9 @@ func BuiltinDefaults() Defaults {
 		Era:              probe.EraAuto,
 		MaxMessageBytes:  4 << 20,
 		CallSchedule:     DefaultCallSchedule,
-		// A probe of a stdio server kept running is a tools/list on it:
-		// about 3 ms of CPU, where starting it costs 0.5 s through node
-		// and up to 2 s through npx on a busy host (docs/performance.md).
-		// Ten minutes bounds how long a server that would no longer start
-		// (a revoked key it exits on) goes unseen, at 0.1-0.3% of a core
-		// per npx server.
-		StdioMode:    StdioLive,
-		RestartEvery: 10 * time.Minute,
+		// A probe of a stdio server kept running is a tools/list on it,
+		// about 3 ms of CPU, where a start costs 0.5-2 s (RestartAfter).
+		StdioMode: StdioLive,
 		// A Node server kept running holds 60-70 MB, through npx 130-170
 		// MB: 16 of them about 2-3 GB.
 		LiveSessions: 16,
@@ -81,7 +76,6 @@ func (d Defaults) normalized() Defaults {
 	set(&d.MaxMessageBytes, b.MaxMessageBytes)
 	set(&d.CallSchedule, b.CallSchedule)
 	set(&d.StdioMode, b.StdioMode)
-	set(&d.RestartEvery, b.RestartEvery)
 	set(&d.LiveSessions, b.LiveSessions)
 	return d
 }
@@ -101,7 +95,7 @@ func (s Server) Normalized(def Defaults) Server {
 	case s.Command != "":
 		s.Transport = probe.TransportStdio
 		set(&s.StdioMode, def.StdioMode)
-		set(&s.RestartEvery, def.RestartEvery)
+		set(&s.RestartEvery, def.RestartEvery) // zero: RestartAfter's default
 	case s.URL != "":
 		set(&s.Transport, probe.TransportAuto)
 	}
@@ -113,6 +107,29 @@ func (s Server) Normalized(def Defaults) Server {
 	}
 	return s
 }
+
+// RestartAfter is how long serve keeps a live stdio server running before
+// it starts it afresh: restart_every when set, else ten times interval,
+// the time between the server's probes (DefaultRestartEvery for a
+// schedule without one, a cron expression). Measured, a start costs 0.5
+// s of CPU through node and up to 2 s through npx where a probe of the
+// running server costs 3 ms (docs/performance.md): a start every tenth
+// probe is a tenth of fresh mode's cost, and a server that would no
+// longer start (a revoked key it exits on) is seen within ten probes, 5
+// minutes at the default schedule.
+func (s Server) RestartAfter(interval time.Duration) time.Duration {
+	switch {
+	case s.RestartEvery > 0:
+		return s.RestartEvery
+	case interval > 0:
+		return 10 * interval
+	}
+	return DefaultRestartEvery
+}
+
+// DefaultRestartEvery is RestartAfter for a schedule without a fixed
+// interval.
+const DefaultRestartEvery = 10 * time.Minute
 
 // DefaultStartTimeout is defaults.start_timeout when the configuration
 // sets none.

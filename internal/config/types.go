@@ -44,7 +44,7 @@ type Defaults struct {
 	CallTimeout      time.Duration // per canary call, retries included; 0: the server's timeout
 	AutoCalls        int           // calls: auto for every server: at most this many auto-chosen calls; 0: off
 	StdioMode        string        // how serve probes a stdio server: StdioLive (default) or StdioFresh
-	RestartEvery     time.Duration // a live stdio server is started afresh once it has run this long; default 10m
+	RestartEvery     time.Duration // a live stdio server is started afresh once it has run this long; zero: RestartAfter's default
 	LiveSessions     int           // stdio servers serve keeps running at once, at most; default 16
 }
 
@@ -90,7 +90,8 @@ type Server struct {
 	// StdioMode and RestartEvery say how serve probes a command server
 	// (defaults applied; empty and zero for a URL): StdioLive keeps it
 	// running between probes, and starts it afresh once it has run for
-	// RestartEvery. check, lock and init start every server once.
+	// RestartAfter (RestartEvery when set). check, lock and init start
+	// every server once.
 	StdioMode    string
 	RestartEvery time.Duration
 	Forbid       []string // tool-name glob patterns that must never appear

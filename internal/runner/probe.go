@@ -78,9 +78,11 @@ type Request struct {
 	AutoCalls int
 	// Live, when set, keeps a stdio server running between probes (see
 	// probe.Live): the probe runs on it, started afresh as it says and
-	// at the server's restart_every. Unset, each probe starts the server
-	// and ends it (check, lock, init).
-	Live *probe.Live
+	// once it has run for RestartEvery (config.Server.RestartAfter; zero:
+	// no limit). Unset, each probe starts the server and ends it (check,
+	// lock, init).
+	Live         *probe.Live
+	RestartEvery time.Duration
 	// Login signs in for the server's auth: block instead of using its
 	// stored refresh token (mcpwatch login): the authorization code grant,
 	// the person reached through Login, the refresh token stored where the
@@ -181,7 +183,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	said := run(pctx, req.Live, target, opts, s.RestartEvery)
+	said := run(pctx, req.Live, target, opts, req.RestartEvery)
 	said.Credentials = credentialStatus(target, client, b.Given)
 	// The tokens an OAuth client obtained during the probe are secrets too.
 	scrubbed := target
