@@ -18,7 +18,7 @@ package config
 //	  auto_calls: 1              # how many calls: auto makes at most
 //	  stdio_mode: live           # serve keeps stdio servers running between probes (live), or starts one per probe (fresh)
 //	  restart_every: 5m          # a live stdio server is started afresh once it has run this long (default: 10 x its schedule's interval)
-//	  live_sessions: 16          # stdio servers kept running at once, at most (>= 1)
+//	  live_sessions: 64          # stdio servers kept running at once, at most (>= 1)
 //	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
 //	imports:                     # client config files whose servers are watched as they are
 //	  - .mcp.json                # a path, or a mapping:

@@ -41,9 +41,13 @@ func BuiltinDefaults() Defaults {
 		// A probe of a stdio server kept running is a tools/list on it,
 		// about 3 ms of CPU, where a start costs 0.5-2 s (RestartAfter).
 		StdioMode: StdioLive,
-		// A Node server kept running holds 60-70 MB, through npx 130-170
-		// MB: 16 of them about 2-3 GB.
-		LiveSessions: 16,
+		// Measured, an npx server kept running holds 46-53 MB of its own
+		// (PSS; 130 MB resident in three processes, shared pages counted
+		// in each): 64 of them about 3 GB. A server past the cap starts
+		// for each probe, which costs far more CPU: 40 npx servers with
+		// 16 live cost 94% of a core and most fresh starts timed out on a
+		// busy host, all 40 live 4.3% (docs/performance.md).
+		LiveSessions: 64,
 	}
 }
 

@@ -45,7 +45,7 @@ type Defaults struct {
 	AutoCalls        int           // calls: auto for every server: at most this many auto-chosen calls; 0: off
 	StdioMode        string        // how serve probes a stdio server: StdioLive (default) or StdioFresh
 	RestartEvery     time.Duration // a live stdio server is started afresh once it has run this long; zero: RestartAfter's default
-	LiveSessions     int           // stdio servers serve keeps running at once, at most; default 16
+	LiveSessions     int           // stdio servers serve keeps running at once, at most; default 64
 }
 
 // How serve probes a stdio server (stdio_mode).
