@@ -19,20 +19,17 @@
 // probe's result, which the verdict judges.
 package issuer
 
-// Verdict is what the issuer said of a credential.
-type Verdict string
+import "github.com/mcpwatch/mcpwatch/probe"
 
+// Verdict is what the issuer said of a credential (probe's vocabulary,
+// which the verdict judges).
+type Verdict = probe.IssuerVerdict
+
+// The verdicts, as probe names them.
 const (
-	// Accepted: the service takes the credential.
-	Accepted Verdict = "accepted"
-	// Rejected: the service refused it (wrong, revoked, expired).
-	Rejected Verdict = "rejected"
-	// Unreachable: the service could not be asked (no connection, TLS,
-	// a 5xx): never a rejection.
-	Unreachable Verdict = "unreachable"
-	// Limited: the service said to slow down (429); the check backs off.
-	Limited Verdict = "limited"
-	// Unknown: an answer the catalogue does not describe (a 3xx, a 403
-	// its documentation does not name): not judged, reported.
-	Unknown Verdict = "unknown"
+	Accepted    = probe.IssuerAccepted
+	Rejected    = probe.IssuerRejected
+	Unreachable = probe.IssuerUnreachable
+	Limited     = probe.IssuerLimited
+	Unknown     = probe.IssuerUnknown
 )

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // API is a stand-in of one upstream HTTP API, on loopback. It knows which
@@ -25,6 +26,7 @@ type API struct {
 	mu       sync.Mutex
 	valid    map[string]bool
 	revoked  map[string]bool
+	expires  map[string]time.Time
 	down     bool
 	requests int
 	written  int
@@ -43,7 +45,12 @@ const (
 // newAPI starts a stand-in; serve answers a request given what its
 // credential is.
 func newAPI(name, origin string, credential func(*http.Request) string, serve func(w http.ResponseWriter, r *http.Request, v verdict), valid []string) *API {
-	a := &API{Name: name, Origin: origin, valid: map[string]bool{}, revoked: map[string]bool{}, writes: func(r *http.Request) bool {
+	return newAPIOf(name, origin, credential, func(_ *API, w http.ResponseWriter, r *http.Request, v verdict) { serve(w, r, v) }, valid)
+}
+
+// newAPIOf is newAPI for a serve that reads the stand-in's own state.
+func newAPIOf(name, origin string, credential func(*http.Request) string, serve func(a *API, w http.ResponseWriter, r *http.Request, v verdict), valid []string) *API {
+	a := &API{Name: name, Origin: origin, valid: map[string]bool{}, revoked: map[string]bool{}, expires: map[string]time.Time{}, writes: func(r *http.Request) bool {
 		return r.Method != http.MethodGet && r.Method != http.MethodHead
 	}}
 	for _, t := range valid {
@@ -51,8 +58,8 @@ func newAPI(name, origin string, credential func(*http.Request) string, serve fu
 	}
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cred := credential(r)
-		write := a.writes(r)
 		a.mu.Lock()
+		write := a.writes(r)
 		a.requests++
 		if write {
 			a.written++
@@ -67,7 +74,7 @@ func newAPI(name, origin string, credential func(*http.Request) string, serve fu
 			v = credRevoked
 		}
 		a.mu.Unlock()
-		serve(w, r, v)
+		serve(a, w, r, v)
 	}))
 	return a
 }
@@ -83,6 +90,7 @@ func (a *API) Accept(token string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.revoked, token)
+	delete(a.expires, token)
 	a.valid[token] = true
 }
 

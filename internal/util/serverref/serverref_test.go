@@ -79,9 +79,9 @@ func TestNormalURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"HTTPS://API.GitHubCopilot.com:443/mcp/":  "https://api.githubcopilot.com/mcp",
 		"https://user:pw@mcp.example.com/x?y=1#z": "https://mcp.example.com/x",
-		"http://h:80/":                            "http://h",
-		"https://h:8443/a/../b":                   "https://h:8443/b",
-		"not a url":                               "not a url",
+		"http://h:80/":          "http://h",
+		"https://h:8443/a/../b": "https://h:8443/b",
+		"not a url":             "not a url",
 	} {
 		if got := NormalURL(in); got != want {
 			t.Errorf("NormalURL(%q) = %q, want %q", in, got, want)

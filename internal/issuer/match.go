@@ -1,0 +1,342 @@
+package issuer
+
+import (
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/util/serverref"
+)
+
+// Server is what a check needs of one server, as built for a probe:
+// where it runs or connects (for the tie to a service), and every value
+// it is given, by name.
+type Server struct {
+	Command string
+	Args    []string
+	URL     string
+	// Values are every value the server is given, by name: "env:NAME",
+	// "header:NAME", "arg:--flag" (a flag's value), "url:NAME" (a URL's
+	// secret part). A credential may stand under any of them; a name the
+	// catalogue knows is one of its ties.
+	Values []Value
+	// Env is the server's environment as it is given (its own variables):
+	// companions and the settings that move a service's base are read
+	// here.
+	Env map[string]string
+	// Untrusted says the server's command, URL and settings were chosen by
+	// someone other than the user (a registry entry): its settings never
+	// move a credential to another base.
+	Untrusted bool
+}
+
+// Value is one value a server is given.
+type Value struct {
+	Name  string // "env:GITHUB_PERSONAL_ACCESS_TOKEN"
+	Value string
+}
+
+// Tie is one credential of a server tied to a service: what a check of it
+// sends, and where.
+type Tie struct {
+	Service *Service
+	// Credential names the primary credential as the server is given it
+	// ("env:GITHUB_PERSONAL_ACCESS_TOKEN").
+	Credential string
+	// By says what tied it besides its format: "name
+	// GITHUB_PERSONAL_ACCESS_TOKEN", "package
+	// @modelcontextprotocol/server-github", "url https://...".
+	By string
+	// Base is where the request goes: the documented base, or the one
+	// the server's setting names (BaseFrom).
+	Base     string
+	BaseFrom string // "env:GITLAB_API_URL"; "" for the documented base
+	// Scopes are the scopes the server's tools need, as the catalogue
+	// says.
+	Scopes []string
+	// Skip says why it is not checked, when it cannot be: a companion is
+	// missing, the base a setting names is not https. A check of a
+	// skipped tie sends nothing.
+	Skip string
+
+	// values are the credentials by role.
+	values map[string]string
+}
+
+// Endpoint is where the check of t goes, for people: "api.github.com GET
+// /rate_limit" (the path's templates as written, never a value).
+func (t Tie) Endpoint() string {
+	host := t.Base
+	if u, err := url.Parse(t.Base); err == nil && u.Host != "" {
+		host = u.Host + strings.TrimRight(u.Path, "/")
+	}
+	return host + " " + t.Service.Request.Method + " " + t.Service.Request.Path
+}
+
+// Secrets are the values t sends that are secret: what an answer must be
+// scrubbed of.
+func (t Tie) Secrets() []string {
+	var out []string
+	for _, c := range t.Service.Credentials {
+		if v := t.values[c.Role]; v != "" && !c.Public {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// key says which credential a tie checks, wherever: the service, the base
+// and the values it sends.
+func (t Tie) key() string {
+	var b strings.Builder
+	b.WriteString(t.Service.ID)
+	b.WriteByte(0)
+	b.WriteString(t.Base)
+	for _, c := range t.Service.Credentials {
+		b.WriteByte(0)
+		b.WriteString(t.values[c.Role])
+	}
+	return b.String()
+}
+
+// Match ties the server's credentials to the services of the catalogue.
+// A value is tied to a service only by two signals: it has the format of
+// the service's credential (whole, or inside a longer value such as
+// "Bearer ghp_..." when the format starts with a literal prefix), and its
+// name, the server's package or the server's URL is one the catalogue ties
+// to the service. One tie a service and credential value; in the order of
+// the server's values.
+func Match(s Server) []Tie {
+	pkg, hasPkg := serverref.Of(s.Command, s.Args)
+	var out []Tie
+	seen := map[string]bool{}
+	for _, svc := range catalogue() {
+		bySrv, scopes := svc.servedBy(pkg, hasPkg, s.URL)
+		for _, v := range s.Values {
+			token, ok := svc.primary.find(v.Value)
+			if !ok {
+				continue
+			}
+			by := bySrv
+			if svc.Credentials[0].named(valueName(v.Name)) {
+				by = "name " + valueName(v.Name)
+			}
+			if by == "" {
+				continue
+			}
+			t := Tie{Service: svc, Credential: v.Name, By: by, Scopes: scopes,
+				values: map[string]string{svc.Credentials[0].Role: token}}
+			t.companions(s)
+			t.base(s)
+			if k := t.key(); !seen[k] {
+				seen[k] = true
+				out = append(out, t)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Credential < out[j].Credential })
+	return out
+}
+
+// servedBy says whether the server is one the catalogue ties to svc (its
+// package, or its URL), and the scopes its tools need.
+func (svc *Service) servedBy(pkg serverref.Package, hasPkg bool, rawURL string) (by string, scopes []string) {
+	for _, r := range svc.Servers {
+		switch {
+		case hasPkg && pkg.Ecosystem == serverref.NPM && r.NPM == pkg.Name,
+			hasPkg && pkg.Ecosystem == serverref.PyPI && r.PyPI != "" && serverref.NormalPyPI(r.PyPI) == serverref.NormalPyPI(pkg.Name),
+			hasPkg && pkg.Ecosystem == serverref.Image && r.Image != "" && serverref.NormalImage(r.Image) == pkg.Name:
+			return "package " + pkg.Name, r.Scopes
+		case rawURL != "" && r.URL != "" && serverref.NormalURL(rawURL) == serverref.NormalURL(r.URL):
+			return "url " + serverref.NormalURL(r.URL), r.Scopes
+		}
+	}
+	return "", nil
+}
+
+// find is the credential in a value: the whole value, or a token of the
+// format inside it.
+func (f credentialFormat) find(v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" || len(v) > maxValue {
+		return "", false
+	}
+	for _, re := range f.whole {
+		if re.MatchString(v) {
+			return v, true
+		}
+	}
+	for _, re := range f.within {
+		if m := re.FindStringSubmatch(v); m != nil {
+			return m[1], true
+		}
+	}
+	return "", false
+}
+
+// maxValue bounds the values searched for a credential: a credential, or
+// the header JSON one is inside, is short.
+const maxValue = 16 << 10
+
+// named reports whether name is one of the credential's names: without
+// case, '-' and '_' alike, a flag's dashes dropped.
+func (c Credential) named(name string) bool {
+	n := normName(name)
+	return slices.ContainsFunc(c.Names, func(x string) bool { return normName(x) == n })
+}
+
+func normName(s string) string {
+	s = strings.TrimLeft(s, "-")
+	return strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
+}
+
+// valueName is a value's name without its kind: "env:GITHUB_TOKEN" is
+// "GITHUB_TOKEN", "arg:--api-key" "--api-key".
+func valueName(n string) string {
+	_, name, ok := strings.Cut(n, ":")
+	if !ok {
+		return n
+	}
+	return name
+}
+
+// companions finds the other credentials of the request beside the
+// primary, by name, in the server's environment.
+func (t *Tie) companions(s Server) {
+	for _, c := range t.Service.Credentials[1:] {
+		for name, v := range s.Env {
+			if v != "" && c.named(name) {
+				t.values[c.Role] = v
+				break
+			}
+		}
+		if t.values[c.Role] == "" && t.Skip == "" {
+			t.Skip = "its " + c.Role + " (" + strings.Join(c.Names, " or ") + ") is not set beside it"
+		}
+	}
+}
+
+// base is where the check goes: the documented base, unless a setting the
+// catalogue names moves it (a self-hosted instance, a region). A base
+// that is not https, a setting of an untrusted server, or a setting that
+// looks like it names the service's host but that the catalogue does not
+// know, skips the check: asked at the documented host, a credential of
+// another instance would look rejected.
+func (t *Tie) base(s Server) {
+	t.Base = t.Service.Base.URL
+	for _, st := range t.Service.Base.Settings {
+		v := strings.TrimSpace(s.Env[st.Env])
+		if v == "" {
+			continue
+		}
+		if s.Untrusted {
+			t.skip("its base is moved by " + st.Env + ", which a registry entry set: not checked")
+			return
+		}
+		b, ok := st.make(v)
+		if !ok {
+			t.skip(st.Env + " does not name an https URL: the check goes only over verified HTTPS")
+			return
+		}
+		t.Base, t.BaseFrom = b, "env:"+st.Env
+		return
+	}
+	if name, ok := t.Service.unknownSetting(s.Env); ok {
+		t.skip(name + " may name another instance of " + t.Service.Service + " than the catalogue's " + t.Service.Base.URL + ": not checked")
+	}
+}
+
+func (t *Tie) skip(why string) {
+	if t.Skip == "" {
+		t.Skip = why
+	}
+}
+
+// make is the base a setting's value names, when it is https.
+func (st Setting) make(v string) (string, bool) {
+	tmpl := st.Base
+	if tmpl == "" {
+		tmpl = "{url}"
+	}
+	host := v
+	if u, err := url.Parse(v); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	if strings.ContainsAny(host, "/?#@ \\") || host == "" {
+		return "", false
+	}
+	var b string
+	switch tmpl {
+	case "{url}":
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+			return "", false
+		}
+		u.RawQuery, u.Fragment = "", ""
+		b = strings.TrimRight(u.String(), "/")
+	default:
+		if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Scheme != "https" {
+			return "", false
+		}
+		b = strings.NewReplacer("{host}", host, "{value}", strings.TrimRight(v, "/")).Replace(tmpl)
+	}
+	if checkBase(b) != nil {
+		return "", false
+	}
+	return b, true
+}
+
+// baseWords are the words of a setting that names where a service is.
+var baseWords = []string{"URL", "HOST", "DOMAIN", "ENDPOINT", "SERVER", "BASE", "SITE", "REGION", "INSTANCE", "API"}
+
+// unknownSetting finds a variable of the server's environment that looks
+// like it moves the service (it starts with the stem of the credential's
+// names, "GITLAB_", and names a URL, a host, a site...) but is none of the
+// catalogue's settings.
+func (svc *Service) unknownSetting(env map[string]string) (string, bool) {
+	stems := map[string]bool{}
+	for _, n := range svc.Credentials[0].Names {
+		if stem, _, ok := strings.Cut(normName(n), "_"); ok && len(stem) >= 3 {
+			stems[stem+"_"] = true
+		}
+	}
+	known := map[string]bool{}
+	for _, st := range svc.Base.Settings {
+		known[normName(st.Env)] = true
+	}
+	for _, c := range svc.Credentials {
+		for _, n := range c.Names {
+			known[normName(n)] = true
+		}
+	}
+	names := make([]string, 0, len(env))
+	for name := range env {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		n := normName(name)
+		if known[n] || strings.TrimSpace(env[name]) == "" {
+			continue
+		}
+		for stem := range stems {
+			if !strings.HasPrefix(n, stem) {
+				continue
+			}
+			for _, w := range strings.Split(strings.TrimPrefix(n, stem), "_") {
+				if slices.Contains(baseWords, w) && looksLikeWhere(env[name]) {
+					return name, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// looksLikeWhere: a value that is a URL or a host name, not a flag or a
+// number.
+func looksLikeWhere(v string) bool {
+	v = strings.TrimSpace(v)
+	return strings.Contains(v, "://") || strings.Contains(v, ".") && !strings.ContainsAny(v, " ")
+}
