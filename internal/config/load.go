@@ -16,6 +16,8 @@ package config
 //	  call_timeout: 10s          # one canary call with its retries; default timeout
 //	  calls: auto                # every server: call one read-only tool that needs no input
 //	  auto_calls: 1              # how many calls: auto makes at most
+//	  issuer_check: true         # ask the service that issued each credential whether it takes it
+//	  issuer_check_interval: 15m # how often one credential is asked about, at most (>= 1m)
 //	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
 //	imports:                     # client config files whose servers are watched as they are
 //	  - .mcp.json                # a path, or a mapping:
@@ -36,6 +38,7 @@ package config
 //	    schedule: "@every 15s"   # overrides defaults.schedule
 //	    era: auto                # overrides defaults.era
 //	    forbid: ["delete_*"]     # tool-name globs that must never appear (* matches any characters, / too)
+//	    issuer_check: true       # overrides defaults.issuer_check
 //	    contracts: report.tools.json  # canary calls: an mcp-probe sidecar file (see calls.go)
 //	    calls: {list_report_dates: {expect: {contains: "2026"}}}  # ... or inline
 //	    call_schedule: "@every 5m"    # overrides defaults.call_schedule
@@ -69,6 +72,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/knadh/koanf/maps"
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -322,6 +326,16 @@ func decodeDefaults(o *object, def *Defaults) {
 		o.d.errorf(o.key("calls"), "under defaults: can only be auto (a read-only tool that needs no input is called on every server); contracts are per server")
 	}
 	def.AutoCalls, _ = decodeAutoCalls(o)
+	if v, ok := o.boolean("issuer_check"); ok {
+		def.NoIssuerCheck = !v
+	}
+	if v, ok := o.duration("issuer_check_interval"); ok {
+		if v < time.Minute {
+			o.d.errorf(o.key("issuer_check_interval"), "must be at least 1m: a service is asked about one credential no more often; got %s", v)
+		} else {
+			def.IssuerInterval = v
+		}
+	}
 	if v, ok := o.get("max_message_bytes"); ok {
 		if n, ok := parseSize(v); ok {
 			def.MaxMessageBytes = n
@@ -579,4 +593,7 @@ func decodeProbeSettings(o *object, s *Server) {
 		s.Era = era
 	}
 	s.Forbid, _ = o.strings("forbid")
+	if v, ok := o.boolean("issuer_check"); ok {
+		s.NoIssuerCheck, s.issuerCheckSet = !v, true
+	}
 }

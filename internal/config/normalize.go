@@ -38,6 +38,9 @@ func BuiltinDefaults() Defaults {
 		Era:              probe.EraAuto,
 		MaxMessageBytes:  4 << 20,
 		CallSchedule:     DefaultCallSchedule,
+		// A credential revoked now is named within 15 minutes, and a
+		// service asked four times an hour by one client notices nothing.
+		IssuerInterval: 15 * time.Minute,
 	}
 }
 
@@ -69,6 +72,7 @@ func (d Defaults) normalized() Defaults {
 	set(&d.Era, b.Era)
 	set(&d.MaxMessageBytes, b.MaxMessageBytes)
 	set(&d.CallSchedule, b.CallSchedule)
+	set(&d.IssuerInterval, b.IssuerInterval)
 	return d
 }
 
@@ -91,6 +95,9 @@ func (s Server) Normalized(def Defaults) Server {
 	}
 	if !s.autoCallsSet {
 		s.AutoCalls = def.AutoCalls
+	}
+	if !s.issuerCheckSet {
+		s.NoIssuerCheck = def.NoIssuerCheck
 	}
 	if !s.inheritEnvSet {
 		s.InheritEnv = s.InheritEnv || def.InheritEnv && s.Command != ""

@@ -26,7 +26,8 @@ func TestNormalize(t *testing.T) {
 	cfg.Normalize()
 	b := BuiltinDefaults()
 	wantDefaults := Defaults{Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule, Concurrency: b.Concurrency, StdioConcurrency: b.StdioConcurrency,
-		Era: probe.EraAuto, InheritEnv: true, MaxMessageBytes: b.MaxMessageBytes, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second}
+		Era: probe.EraAuto, InheritEnv: true, MaxMessageBytes: b.MaxMessageBytes, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second,
+		IssuerInterval: b.IssuerInterval}
 	if cfg.Defaults != wantDefaults {
 		t.Errorf("defaults %+v\nwant     %+v", cfg.Defaults, wantDefaults)
 	}

@@ -43,6 +43,13 @@ type Defaults struct {
 	CallSchedule     string        // canary calls; default "@every 5m"
 	CallTimeout      time.Duration // per canary call, retries included; 0: the server's timeout
 	AutoCalls        int           // calls: auto for every server: at most this many auto-chosen calls; 0: off
+	// NoIssuerCheck turns off asking the services that issued the
+	// servers' credentials about them (issuer_check: false); each server
+	// may say otherwise.
+	NoIssuerCheck bool
+	// IssuerInterval is how often one credential is asked about at most;
+	// default 15m.
+	IssuerInterval time.Duration
 }
 
 // Server is one MCP server to watch. String values may hold ${...}
@@ -105,6 +112,11 @@ type Server struct {
 	// they are destructive (the opt-in beside the contract's
 	// allowSideEffects).
 	AllowDestructive []string
+	// NoIssuerCheck says the services that issued the server's credentials
+	// are not asked about them (issuer_check: false; defaults applied,
+	// issuerCheckSet recording that the server set it).
+	NoIssuerCheck  bool
+	issuerCheckSet bool
 	// ExpectedTools are the tools an imported mcp-probe config expects:
 	// with a contracts file, each should have a contract (coverage).
 	ExpectedTools []string
