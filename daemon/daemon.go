@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/imports"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/status"
@@ -167,6 +168,9 @@ type Daemon struct {
 	table   *timetable
 	pages   *pages
 	oauth   oauth.Cache // OAuth clients by server: tokens live across probes
+	// issuers asks the services that issued the servers' credentials about
+	// them, each credential once an interval whatever the servers using it.
+	issuers *issuer.Checker
 
 	// ctx ends every goroutine and probe the daemon started; wg waits for
 	// them.
@@ -231,6 +235,7 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 		queueWarn: rateLimit{period: queueWarnEvery},
 		servers:   map[string]*server{},
 		conns:     probe.NewConnPool(),
+		issuers:   issuer.NewChecker(nil, cfg.Defaults.IssuerInterval, opts.Version),
 	}
 	if err := opts.Shard.Validate(); err != nil {
 		return nil, err

@@ -206,6 +206,7 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 	}
 	d.names = slices.Sorted(maps.Keys(d.servers))
 	d.cfg = cfg
+	d.issuers.SetInterval(cfg.Defaults.IssuerInterval)
 	d.resizePool(cfg.Defaults)
 	return added, removed, changed
 }

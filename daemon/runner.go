@@ -234,8 +234,9 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 			done := d.self.ProbeStarted(run.scheduled, time.Now())
 			return func() { done(); slot() }
 		},
-		OAuth: &d.oauth,
-		Calls: run.calls,
+		OAuth:  &d.oauth,
+		Issuer: d.issuers,
+		Calls:  run.calls,
 	})
 	res := obs.Result
 	if ctx.Err() != nil || res.Reason == probe.ReasonCanceled {
