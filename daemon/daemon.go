@@ -253,6 +253,7 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 	d.reg, d.self = metrics.NewRegistry()
 	d.self.SetShard(opts.Shard.Index, opts.Shard.Total)
 	d.lock = newLockFile(opts.Logger, d.self)
+	d.issuers.OnAsked(d.self.IssuerChecked)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.install(cfg, plans)
 	d.self.ReloadSucceeded(time.Now())

@@ -33,10 +33,18 @@ type Checker struct {
 	version  string
 	now      func() time.Time
 
+	// asked, when set, is told of every answer a service gave (each
+	// request made): the count of what mcpwatch asks.
+	asked func(service string, v probe.IssuerVerdict)
+
 	mu      sync.Mutex
 	entries map[[32]byte]*entry
 	swept   time.Time
 }
+
+// OnAsked has f told of every check made (one request to a service), with
+// the service's ID and its answer; set before the first check.
+func (c *Checker) OnAsked(f func(service string, v probe.IssuerVerdict)) { c.asked = f }
 
 // entry is one credential's last answer and when to ask again.
 type entry struct {
@@ -115,6 +123,9 @@ func (c *Checker) Check(ctx context.Context, t Tie) probe.IssuerCheck {
 		c.mu.Unlock()
 
 		res := Check(ctx, c.client, t, c.version)
+		if c.asked != nil {
+			c.asked(t.Service.ID, res.Verdict)
+		}
 
 		c.mu.Lock()
 		e.flight = nil
