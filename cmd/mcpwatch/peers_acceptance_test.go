@@ -53,7 +53,7 @@ func newcomerServers() []newcomerServer {
 		{name: "slack-mcp-server", pkg: peertest.SlackMCP, args: []string{"--transport", "stdio"}, env: map[string]string{"SLACK_MCP_XOXP_TOKEN": "${SLACK_MCP_XOXP_TOKEN}"},
 			variable: "SLACK_MCP_XOXP_TOKEN", good: "xoxp-good-0000-0000-0000", fake: "xoxp-fake-0000-0000-0000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }, viaProxy: true},
 		{name: "server-github", pkg: peertest.GitHubRef, env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"},
-			variable: "GITHUB_PERSONAL_ACCESS_TOKEN", good: "ghp_good000000000000000000000000000000", fake: "ghp_fake000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewGitHub(g) }},
+			variable: "GITHUB_PERSONAL_ACCESS_TOKEN", good: "ghp_good00000000000000000000000000000000", fake: "ghp_fake00000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewGitHub(g) }},
 		{name: "server-slack", pkg: peertest.SlackRef, env: map[string]string{"SLACK_BOT_TOKEN": "${SLACK_BOT_TOKEN}", "SLACK_TEAM_ID": "T0123ABCDEF"},
 			variable: "SLACK_BOT_TOKEN", good: "xoxb-good-0000-0000", fake: "xoxb-fake-0000-0000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }},
 		{name: "server-brave-search", pkg: peertest.BraveRef, env: map[string]string{"BRAVE_API_KEY": "${BRAVE_API_KEY}"},
@@ -132,13 +132,16 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 	dir := peertest.NpxProject(t, s.pkg)
 	api := s.api(s.good)
 	defer api.Close()
-	var proxy *peertest.Proxy
-	if s.viaProxy {
-		var err error
-		if proxy, err = peertest.NewProxy(api); err != nil {
-			t.Fatal(err)
-		}
-		defer proxy.Close()
+	// mcpwatch's own check of the credential at its issuer goes through
+	// this proxy, as HTTPS_PROXY and SSL_CERT_FILE send a Go program; so
+	// do the Go servers (viaProxy), by their own settings.
+	proxy, err := peertest.NewProxy(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	mcpwatchEnv := func(credential string) map[string]string {
+		return map[string]string{s.variable: credential, "HTTPS_PROXY": proxy.URL(), "SSL_CERT_FILE": proxy.CAFile()}
 	}
 	// writeConfig writes the .mcp.json: the README's entry, and the
 	// plumbing that sends the server to the stand-in (or, with the service
@@ -151,7 +154,7 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 		// Node servers reach the stand-in through the preload; npx itself
 		// runs under it too, so it can reach no registry either.
 		maps.Copy(env, peertest.NodeEnv(api))
-		if proxy != nil {
+		if s.viaProxy {
 			// slack-mcp-server's documented settings for an outgoing proxy
 			// and a CA to trust; with the service down, no proxy answers.
 			env["SLACK_MCP_PROXY"], env["SLACK_MCP_SERVER_CA"] = proxy.URL(), proxy.CAFile()
@@ -170,7 +173,7 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 	// The setup a newcomer commits: init with the credential that works,
 	// the service up.
 	writeConfig()
-	initRun := runBin(t, dir, map[string]string{s.variable: s.good}, "init", guard)
+	initRun := runBin(t, dir, mcpwatchEnv(s.good), "init", guard)
 	t.Logf("mcpwatch init (exit %d, %s):\n%s%s", initRun.code, initRun.took.Round(time.Millisecond), initRun.stdout, initRun.stderr)
 	if initRun.code != exitOK {
 		t.Errorf("init with the good credential and the service up: exit %d", initRun.code)
@@ -187,7 +190,7 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 		api.Down(true)
 		writeConfig()
 	}
-	check := runBin(t, dir, map[string]string{s.variable: credential}, "check", guard)
+	check := runBin(t, dir, mcpwatchEnv(credential), "check", guard)
 	t.Logf("mcpwatch check (%s, exit %d, %s):\n%s%s", mode, check.code, check.took.Round(time.Millisecond), check.stdout, check.stderr)
 
 	for _, secret := range []string{s.good, s.fake} {

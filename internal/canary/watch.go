@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -46,6 +47,10 @@ type Row struct {
 	Watched bool
 	// Note says how, or why not, in a sentence.
 	Note string
+	// Issuer says which of its credentials the services that issued them
+	// checked, where, and what they said ("-" for none): a credential so
+	// checked is watched without a canary.
+	Issuer string
 }
 
 // NoCanary starts the note of a server whose credential no canary sees.
@@ -56,6 +61,32 @@ const NoCanary = "no canary can see this server's credential"
 // server given no credential has nothing for one to watch, and one that
 // was not probed cannot be told.
 func Watch(s Server) Row {
+	r := watchByCanary(s)
+	r.Issuer = "-"
+	if s.Result == nil || s.Result.Credentials == nil || len(s.Result.Credentials.Issuer) == 0 {
+		return r
+	}
+	var checks []string
+	for _, c := range s.Result.Credentials.Issuer {
+		checks = append(checks, issuer.Describe(c))
+	}
+	r.Issuer = strings.Join(checks, "; ")
+	judged := slices.ContainsFunc(s.Result.Credentials.Issuer, func(c probe.IssuerCheck) bool {
+		return c.Verdict == probe.IssuerAccepted || c.Verdict == probe.IssuerRejected
+	})
+	switch {
+	case !judged:
+	case r.Watched:
+		r.Note += "; its issuer checks it too, without a call"
+	default:
+		r.Watched = true
+		r.Note = "its issuer checks it, without a call (no canary needed for the credential)"
+	}
+	return r
+}
+
+// watchByCanary is Watch's row as the server's canary calls alone make it.
+func watchByCanary(s Server) Row {
 	r := Row{Server: s.Name, Credential: "-", Canary: "-"}
 	if len(s.Credentials) > 0 {
 		r.Credential = strings.Join(s.Credentials, ", ")
@@ -135,19 +166,25 @@ func Watch(s Server) Row {
 }
 
 // Table renders rows as an aligned text table: server, credential, canary,
-// and the note.
+// issuer check and the note.
 func Table(rows []Row) string {
-	all := []Row{{Server: "SERVER", Credential: "CREDENTIAL", Canary: "CANARY", Note: "WHY"}}
+	all := [][]string{{"SERVER", "CREDENTIAL", "CANARY", "ISSUER CHECK", "WHY"}}
 	for _, r := range rows {
-		all = append(all, r.sanitized())
+		r = r.sanitized()
+		all = append(all, []string{r.Server, r.Credential, r.Canary, r.Issuer, r.Note})
 	}
-	w := [3]int{}
-	for _, r := range all {
-		w[0], w[1], w[2] = max(w[0], len(r.Server)), max(w[1], len(r.Credential)), max(w[2], len(r.Canary))
+	width := make([]int, len(all[0])-1)
+	for _, cells := range all {
+		for i := range width {
+			width[i] = max(width[i], len(cells[i]))
+		}
 	}
 	var b strings.Builder
-	for _, r := range all {
-		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", w[0], r.Server, w[1], r.Credential, w[2], r.Canary, r.Note)
+	for _, cells := range all {
+		for i, w := range width {
+			fmt.Fprintf(&b, "%-*s  ", w, cells[i])
+		}
+		b.WriteString(cells[len(cells)-1] + "\n")
 	}
 	return b.String()
 }
@@ -156,6 +193,7 @@ func Table(rows []Row) string {
 // server.
 func (r Row) sanitized() Row {
 	r.Server, r.Credential, r.Canary, r.Note = sanitize.Text(r.Server), sanitize.Text(r.Credential), sanitize.Text(r.Canary), sanitize.Text(r.Note)
+	r.Issuer = sanitize.Text(r.Issuer)
 	return r
 }
 

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/serverref"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // Server is what a check needs of one server, as built for a probe:
@@ -72,6 +74,50 @@ func (t Tie) Endpoint() string {
 		host = u.Host + strings.TrimRight(u.Path, "/")
 	}
 	return host + " " + t.Service.Request.Method + " " + t.Service.Request.Path
+}
+
+// Describe says, for people, which credential is checked where, and what
+// it tells: "env:GITHUB_PERSONAL_ACCESS_TOKEN -> api.github.com GET
+// /rate_limit, expiry from the response header"; or why it is not
+// checked.
+func (t Tie) Describe() string {
+	if t.Skip != "" {
+		return t.Credential + " (" + t.Service.Service + "): not checked: " + t.Skip
+	}
+	return t.Credential + " -> " + t.Endpoint() + ", " + t.Service.ExpiryWhere()
+}
+
+// Describe says, for people, what a check found: where the credential
+// was checked and what the service said, "env:GITHUB_TOKEN ->
+// api.github.com GET /rate_limit, expiry from the response header:
+// accepted, expires 2027-01-02".
+func Describe(c probe.IssuerCheck) string {
+	where := c.Credential + " -> " + c.Endpoint
+	if s, ok := Lookup(c.Service); ok {
+		where += ", " + s.ExpiryWhere()
+	}
+	switch {
+	case c.Verdict == Accepted && c.Expiry != nil:
+		return where + ": accepted, expires " + c.Expiry.UTC().Format(time.DateOnly)
+	case c.Verdict == Accepted:
+		return where + ": accepted"
+	case c.Note != "" && c.Status == 0 && c.Verdict == Unknown:
+		return where + ": " + c.Note
+	case c.Quote != "":
+		return where + ": " + string(c.Verdict) + " (" + c.Quote + ")"
+	}
+	return where + ": " + string(c.Verdict)
+}
+
+// ExpiryWhere says where the service tells a credential's expiry.
+func (s *Service) ExpiryWhere() string {
+	switch {
+	case s.Expiry == nil:
+		return "no expiry told"
+	case s.Expiry.Header != "":
+		return "expiry from the response header"
+	}
+	return "expiry from " + s.Expiry.JSON + " in the answer"
 }
 
 // Secrets are the values t sends that are secret: what an answer must be

@@ -27,6 +27,9 @@ type API struct {
 	valid    map[string]bool
 	revoked  map[string]bool
 	expires  map[string]time.Time
+	// identity answers the service's identity request, as the issuer
+	// catalogue has it (AnswersIdentity), before serve sees it.
+	identity func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool
 	down     bool
 	requests int
 	written  int
@@ -73,9 +76,30 @@ func newAPIOf(name, origin string, credential func(*http.Request) string, serve 
 		case a.revoked[cred]:
 			v = credRevoked
 		}
+		identity := a.identity
 		a.mu.Unlock()
+		if identity != nil && identity(a, w, r, v) {
+			return
+		}
 		serve(a, w, r, v)
 	}))
+	return a
+}
+
+// AnswersIdentity makes the stand-in answer the identity request of the
+// issuer catalogue's service id (internal/issuer) as the service's
+// documentation shows, besides what it serves: mcpwatch's check of a
+// credential at its issuer reaches the same stand-in as the server given
+// it. It panics when the catalogue or its documented answers lack the
+// service: a test's fixture that must exist.
+func (a *API) AnswersIdentity(id string) *API {
+	_, answer, err := identity(id)
+	if err != nil {
+		panic(err)
+	}
+	a.mu.Lock()
+	a.identity = answer
+	a.mu.Unlock()
 	return a
 }
 
