@@ -23,10 +23,10 @@ type API struct {
 	// method but GET and HEAD (Slack's Web API takes reads as POST too).
 	writes func(*http.Request) bool
 
-	mu       sync.Mutex
-	valid    map[string]bool
-	revoked  map[string]bool
-	expires  map[string]time.Time
+	mu      sync.Mutex
+	valid   map[string]bool
+	revoked map[string]bool
+	expires map[string]time.Time
 	// identity answers the service's identity request, as the issuer
 	// catalogue has it (AnswersIdentity), before serve sees it.
 	identity func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool
