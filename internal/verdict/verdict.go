@@ -385,19 +385,20 @@ func missingCredentials(st *probe.CredentialStatus) string {
 	return strings.Join(names, ", ")
 }
 
-// rejectedCredential names the credential a probe, else its issuer, else
-// the first rejected canary call, said to renew, and quotes it.
+// rejectedCredential names the credential a probe, else the first
+// rejected canary call, else its issuer, said to renew, and quotes it: the
+// server's own words first, which say what its agents meet.
 func rejectedCredential(res *probe.Result, calls []contracts.Outcome) (credential, quote string) {
 	if res.Credentials != nil && res.Credentials.Rejected != nil {
 		return res.Credentials.Rejected.Credential, res.Credentials.Rejected.Quote
-	}
-	if c, ok := Issuer(res, probe.IssuerRejected); ok {
-		return c.Credential, IssuerQuote(c)
 	}
 	for _, o := range calls {
 		if o.Reason == contracts.ReasonCredentialRejected && o.Rejection != nil {
 			return o.Rejection.Credential, o.Rejection.Quote
 		}
+	}
+	if c, ok := Issuer(res, probe.IssuerRejected); ok {
+		return c.Credential, IssuerQuote(c)
 	}
 	return "", ""
 }
