@@ -9,6 +9,8 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/canary"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
+	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -28,7 +30,10 @@ func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock
 			continue
 		}
 		row := canary.Watch(canaryServer(s, entry))
+		issuers := expectedIssuers(s)
 		switch {
+		case !row.Watched && len(issuers) > 0:
+			watched = append(watched, fmt.Sprintf("%s by its issuer (%s)", s.Name, strings.Join(issuers, "; ")))
 		case row.Watched && row.Canary == "calls: auto":
 			watched = append(watched, fmt.Sprintf("%s by calls: auto, if it annotates a read-only tool that needs no input", s.Name))
 		case row.Watched:
@@ -54,6 +59,27 @@ func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock
 	if len(watched) > 0 {
 		d.verified("canaries: %s", strings.Join(watched, ", "))
 	}
+}
+
+// expectedIssuers says where a server's credentials would be checked at
+// their issuers (internal/issuer), from its configuration alone: doctor
+// reads no secret, so each is checked only when its value turns out to
+// have its service's format.
+func expectedIssuers(s config.Server) []string {
+	if s.NoIssuerCheck {
+		return nil
+	}
+	t, _, err := s.Resolve(func(string) (string, bool) { return "set", true })
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, tie := range issuer.Expect(runner.IssuerServer(t)) {
+		if tie.Skip == "" {
+			out = append(out, fmt.Sprintf("%s -> %s, if it has %s's format", tie.Credential, tie.Endpoint(), tie.Service.Service))
+		}
+	}
+	return out
 }
 
 // canaryServer is what the canary table needs of s: its credentials by

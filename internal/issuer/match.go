@@ -185,6 +185,33 @@ func Match(s Server) []Tie {
 	return out
 }
 
+// Expect is what Match would tie from the configuration alone, before any
+// value is known (mcpwatch doctor starts no server and reads no secret):
+// each value's name, the server's package or its URL tied to a service.
+// Each is checked only if its value turns out to have the service's
+// format; the ties carry no value.
+func Expect(s Server) []Tie {
+	pkg, hasPkg := serverref.Of(s.Command, s.Args)
+	var out []Tie
+	for _, svc := range catalogue() {
+		bySrv, scopes := svc.servedBy(pkg, hasPkg, s.URL)
+		for _, v := range s.Values {
+			by := bySrv
+			if svc.Credentials[0].named(valueName(v.Name)) {
+				by = "name " + valueName(v.Name)
+			}
+			if by == "" {
+				continue
+			}
+			t := Tie{Service: svc, Credential: v.Name, By: by, Scopes: scopes, values: map[string]string{}}
+			t.base(s)
+			out = append(out, t)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Credential < out[j].Credential })
+	return out
+}
+
 // servedBy says whether the server is one the catalogue ties to svc (its
 // package, or its URL), and the scopes its tools need.
 func (svc *Service) servedBy(pkg serverref.Package, hasPkg bool, rawURL string) (by string, scopes []string) {
