@@ -109,7 +109,11 @@ type ServerRef struct {
 // server's own configuration names (a self-hosted instance, a region).
 type Base struct {
 	// URL is the documented base (https): the request's path is appended.
-	URL string `json:"url"`
+	// It is empty for a service that has no one origin (every customer's
+	// own site: a Jira or Shopify store, a Grafana or Elasticsearch
+	// instance): then only a setting names the base, and a credential
+	// whose server sets none of them is not checked.
+	URL string `json:"url,omitempty"`
 	// Settings are the server's own settings that move it, the first set
 	// one winning.
 	Settings []Setting `json:"settings,omitempty"`
@@ -301,8 +305,13 @@ func (s *Service) check() error {
 			return fmt.Errorf("servers[%d]: url %q is not https", i, r.URL)
 		}
 	}
-	if err := checkBase(s.Base.URL); err != nil {
-		return fmt.Errorf("base: %w", err)
+	switch {
+	case s.Base.URL == "" && len(s.Base.Settings) == 0:
+		return fmt.Errorf("base: a documented url, or the settings that name one")
+	case s.Base.URL != "":
+		if err := checkBase(s.Base.URL); err != nil {
+			return fmt.Errorf("base: %w", err)
+		}
 	}
 	s.settings = map[string]Setting{}
 	for _, st := range s.Base.Settings {

@@ -38,6 +38,11 @@ func TestCatalogueRules(t *testing.T) {
 		"http docs":             {`"docs": "https://`, `"docs": "http://`},
 		"expiry of no layout":   {`"layout": "2006-01-02 15:04:05 MST"`, `"layout": "soon"`},
 		"credential never sent": {`"Bearer {token}"`, `"Bearer x"`},
+		"nowhere to send it": {`"url": "https://api.github.com",
+    "settings": [
+      {"env": "GITHUB_API_URL"},
+      {"env": "GITHUB_HOST", "base": "https://{host}/api/v3"}
+    ]`, `"url": ""`},
 	} {
 		bad := strings.Replace(string(good), edit[0], edit[1], 1)
 		if bad == string(good) {
@@ -49,5 +54,11 @@ func TestCatalogueRules(t *testing.T) {
 	}
 	if _, err := parseService(good); err != nil {
 		t.Fatalf("github.json: %v", err)
+	}
+	// A service with no one origin (a customer's own site) takes its base
+	// from the server's settings alone.
+	siteOnly := strings.Replace(string(good), `"url": "https://api.github.com",`, `"url": "",`, 1)
+	if _, err := parseService([]byte(siteOnly)); err != nil {
+		t.Errorf("a base named only by settings: %v", err)
 	}
 }
