@@ -119,10 +119,12 @@ type Base struct {
 	Settings []Setting `json:"settings,omitempty"`
 }
 
-// Setting is a setting of the server (an env variable it reads) that
-// names a self-hosted instance or a region of the service.
+// Setting is a setting of the server that names a self-hosted instance
+// or a region of the service: an env variable it reads, or a flag of its
+// command line (read as "--flag VALUE" or "--flag=VALUE"), one of them.
 type Setting struct {
-	Env string `json:"env"`
+	Env string `json:"env,omitempty"`
+	Arg string `json:"arg,omitempty"`
 	// Base makes the base of the value: "{url}" (the value is the base, as
 	// an https URL), "https://{host}/api/v3" (the value's host), or
 	// "https://api.{value}" (the value as written). Default "{url}".
@@ -315,11 +317,11 @@ func (s *Service) check() error {
 	}
 	s.settings = map[string]Setting{}
 	for _, st := range s.Base.Settings {
-		if st.Env == "" {
-			return fmt.Errorf("base.settings: a setting names its env variable")
+		if (st.Env == "") == (st.Arg == "") || (st.Arg != "" && !strings.HasPrefix(st.Arg, "-")) {
+			return fmt.Errorf("base.settings: a setting names its env variable or its flag (\"--host\"), one of them")
 		}
 		if st.Base != "" && st.Base != "{url}" && !strings.HasPrefix(st.Base, "https://") {
-			return fmt.Errorf("base.settings %s: base %q is \"{url}\" or an https template", st.Env, st.Base)
+			return fmt.Errorf("base.settings %s%s: base %q is \"{url}\" or an https template", st.Env, st.Arg, st.Base)
 		}
 	}
 	r := s.Request
