@@ -129,6 +129,11 @@ type Setting struct {
 	// an https URL), "https://{host}/api/v3" (the value's host), or
 	// "https://api.{value}" (the value as written). Default "{url}".
 	Base string `json:"base,omitempty"`
+	// Values, instead of Base, name the base of each value the server
+	// knows ("--region eu", ELEVENLABS_API_RESIDENCY=eu-residency), where
+	// the base is no template of the value; a value not listed names no
+	// base the catalogue knows, and the credential is not checked.
+	Values map[string]string `json:"values,omitempty"`
 }
 
 // Request is the one request that asks the service about a credential.
@@ -322,6 +327,14 @@ func (s *Service) check() error {
 		}
 		if st.Base != "" && st.Base != "{url}" && !strings.HasPrefix(st.Base, "https://") {
 			return fmt.Errorf("base.settings %s%s: base %q is \"{url}\" or an https template", st.Env, st.Arg, st.Base)
+		}
+		if len(st.Values) > 0 && st.Base != "" {
+			return fmt.Errorf("base.settings %s%s: base or values, one of them", st.Env, st.Arg)
+		}
+		for v, b := range st.Values {
+			if err := checkBase(b); v == "" || err != nil {
+				return fmt.Errorf("base.settings %s%s: value %q: %v", st.Env, st.Arg, v, err)
+			}
 		}
 	}
 	r := s.Request

@@ -42,6 +42,8 @@ func TestCatalogueRules(t *testing.T) {
 		"setting of env and arg": {`{"env": "GITHUB_API_URL"}`, `{"env": "GITHUB_API_URL", "arg": "--api-url"}`},
 		"setting of neither":     {`{"env": "GITHUB_API_URL"}`, `{"base": "{url}"}`},
 		"flag without dashes":    {`{"env": "GITHUB_API_URL"}`, `{"arg": "api-url"}`},
+		"value of a plain base":  {`{"env": "GITHUB_API_URL"}`, `{"env": "GITHUB_API_URL", "values": {"ghe": "http://ghe.example.com"}}`},
+		"values and a base":      {`{"env": "GITHUB_API_URL"}`, `{"env": "GITHUB_API_URL", "base": "{url}", "values": {"ghe": "https://ghe.example.com"}}`},
 	} {
 		bad := strings.Replace(string(good), edit[0], edit[1], 1)
 		if bad == string(good) {
