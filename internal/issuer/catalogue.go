@@ -332,8 +332,11 @@ func (s *Service) check() error {
 			return fmt.Errorf("base.settings %s%s: base or values, one of them", st.Env, st.Arg)
 		}
 		for v, b := range st.Values {
-			if err := checkBase(b); v == "" || err != nil {
-				return fmt.Errorf("base.settings %s%s: value %q: %v", st.Env, st.Arg, v, err)
+			if v == "" {
+				return fmt.Errorf("base.settings %s%s: an empty value", st.Env, st.Arg)
+			}
+			if err := checkBase(b); err != nil {
+				return fmt.Errorf("base.settings %s%s: value %q: %w", st.Env, st.Arg, v, err)
 			}
 		}
 	}
