@@ -3,6 +3,7 @@ package issuer
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -71,9 +72,7 @@ type Service struct {
 	// nil when it does not.
 	Scopes *Field `json:"scopes,omitempty"`
 
-	primary  credentialFormat
-	servers  []ServerRef
-	settings map[string]Setting
+	primary credentialFormat
 }
 
 // Credential is one credential of a request, by its role.
@@ -109,20 +108,31 @@ type ServerRef struct {
 // server's own configuration names (a self-hosted instance, a region).
 type Base struct {
 	// URL is the documented base (https): the request's path is appended.
-	URL string `json:"url"`
+	// It is empty for a service that has no one origin (every customer's
+	// own site: a Jira or Shopify store, a Grafana or Elasticsearch
+	// instance): then only a setting names the base, and a credential
+	// whose server sets none of them is not checked.
+	URL string `json:"url,omitempty"`
 	// Settings are the server's own settings that move it, the first set
 	// one winning.
 	Settings []Setting `json:"settings,omitempty"`
 }
 
-// Setting is a setting of the server (an env variable it reads) that
-// names a self-hosted instance or a region of the service.
+// Setting is a setting of the server that names a self-hosted instance
+// or a region of the service: an env variable it reads, or a flag of its
+// command line (read as "--flag VALUE" or "--flag=VALUE"), one of them.
 type Setting struct {
-	Env string `json:"env"`
+	Env string `json:"env,omitempty"`
+	Arg string `json:"arg,omitempty"`
 	// Base makes the base of the value: "{url}" (the value is the base, as
 	// an https URL), "https://{host}/api/v3" (the value's host), or
 	// "https://api.{value}" (the value as written). Default "{url}".
 	Base string `json:"base,omitempty"`
+	// Values, instead of Base, name the base of each value the server
+	// knows ("--region eu", ELEVENLABS_API_RESIDENCY=eu-residency), where
+	// the base is no template of the value; a value not listed names no
+	// base the catalogue knows, and the credential is not checked.
+	Values map[string]string `json:"values,omitempty"`
 }
 
 // Request is the one request that asks the service about a credential.
@@ -276,7 +286,7 @@ func (s *Service) check() error {
 		for _, f := range c.Formats {
 			re, err := regexp.Compile(`^(?:` + f + `)$`)
 			if err != nil {
-				return fmt.Errorf("credential %s: format %q: %v", c.Role, f, err)
+				return fmt.Errorf("credential %s: format %q: %w", c.Role, f, err)
 			}
 			if i > 0 {
 				continue
@@ -301,16 +311,31 @@ func (s *Service) check() error {
 			return fmt.Errorf("servers[%d]: url %q is not https", i, r.URL)
 		}
 	}
-	if err := checkBase(s.Base.URL); err != nil {
-		return fmt.Errorf("base: %w", err)
+	switch {
+	case s.Base.URL == "" && len(s.Base.Settings) == 0:
+		return fmt.Errorf("base: a documented url, or the settings that name one")
+	case s.Base.URL != "":
+		if err := checkBase(s.Base.URL); err != nil {
+			return fmt.Errorf("base: %w", err)
+		}
 	}
-	s.settings = map[string]Setting{}
 	for _, st := range s.Base.Settings {
-		if st.Env == "" {
-			return fmt.Errorf("base.settings: a setting names its env variable")
+		if (st.Env == "") == (st.Arg == "") || (st.Arg != "" && !strings.HasPrefix(st.Arg, "-")) {
+			return fmt.Errorf("base.settings: a setting names its env variable or its flag (\"--host\"), one of them")
 		}
 		if st.Base != "" && st.Base != "{url}" && !strings.HasPrefix(st.Base, "https://") {
-			return fmt.Errorf("base.settings %s: base %q is \"{url}\" or an https template", st.Env, st.Base)
+			return fmt.Errorf("base.settings %s%s: base %q is \"{url}\" or an https template", st.Env, st.Arg, st.Base)
+		}
+		if len(st.Values) > 0 && st.Base != "" {
+			return fmt.Errorf("base.settings %s%s: base or values, one of them", st.Env, st.Arg)
+		}
+		for v, b := range st.Values {
+			if v == "" {
+				return fmt.Errorf("base.settings %s%s: an empty value", st.Env, st.Arg)
+			}
+			if err := checkBase(b); err != nil {
+				return fmt.Errorf("base.settings %s%s: value %q: %w", st.Env, st.Arg, v, err)
+			}
 		}
 	}
 	r := s.Request
@@ -373,7 +398,7 @@ func (s *Service) check() error {
 		}
 	}
 	if s.Expiry != nil {
-		if _, err := parseTime(s.Expiry.Layout, "x"); err == errLayout {
+		if _, err := parseTime(s.Expiry.Layout, "x"); errors.Is(err, errLayout) {
 			return fmt.Errorf("expiry.layout %q: a Go layout, rfc3339, date, unix or unix_ms", s.Expiry.Layout)
 		}
 	}
@@ -390,7 +415,7 @@ func checkBase(raw string) error {
 }
 
 // errLayout is parseTime's answer for a layout it does not know.
-var errLayout = fmt.Errorf("unknown layout")
+var errLayout = errors.New("unknown layout")
 
 // parseTime reads a time told by a service in one of the catalogue's
 // layouts.
@@ -402,7 +427,7 @@ func parseTime(layout, v string) (time.Time, error) {
 	case "date":
 		return time.Parse(time.DateOnly, v)
 	case "unix", "unix_ms":
-		var n json.Number = json.Number(v)
+		n := json.Number(v)
 		f, err := n.Float64()
 		if err != nil {
 			return time.Time{}, err

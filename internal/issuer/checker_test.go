@@ -151,7 +151,9 @@ func TestCheckerBacksOff(t *testing.T) {
 func TestCheckKeepsNoSecret(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(401)
-		fmt.Fprintf(w, `{"message":"%s is not a token we know: %s"}`, strings.Repeat("x", 180)+r.URL.Path, r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"message":"` + strings.Repeat("x", 180) + r.URL.Path + ` is not a token we know: ` + r.Header.Get("Authorization") + `"}`)) //nolint:gosec // G705: a test server echoing the credential on purpose
+
 	}))
 	s := testService(t, srv)
 	tie := testTie(s, testToken)

@@ -2,6 +2,7 @@ package issuer
 
 import (
 	"flag"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,7 @@ func TestCredentialsDocTable(t *testing.T) {
 	want := "\n" + Table() + "\n"
 	if got := text[i+len(tableBegin) : j]; got != want {
 		if *update {
-			if err := os.WriteFile(path, []byte(text[:i+len(tableBegin)]+want+text[j:]), 0o644); err != nil { //nolint:gosec // G306: a document of the repository
+			if err := os.WriteFile(path, []byte(text[:i+len(tableBegin)]+want+text[j:]), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return
@@ -43,56 +44,81 @@ func TestCredentialsDocTable(t *testing.T) {
 }
 
 // Table is the catalogue as a Markdown table: service, the credential's
-// names, the request (host, method, path, and what is sent), where the
-// expiry is told, and the documentation.
+// names (a companion's first beside it), the request (where it goes, how
+// the credential is sent, the settings that move it), where the expiry is
+// told, and the documentation.
 func Table() string {
 	var b strings.Builder
-	b.WriteString("| service | credential | request | expiry | docs |\n|---|---|---|---|---|\n")
+	b.WriteString("| service | credential | request | expiry | docs |\n| --- | --- | --- | --- | --- |\n")
 	for _, s := range Catalogue() {
-		var names []string
-		for _, c := range s.Credentials {
-			names = append(names, "`"+strings.Join(c.Names, "`, `")+"`")
+		cred := "`" + strings.Join(s.Credentials[0].Names, "`, `") + "`"
+		for _, c := range s.Credentials[1:] {
+			cred += " with `" + c.Names[0] + "`"
 		}
-		host := strings.TrimPrefix(s.Base.URL, "https://")
-		req := "`" + host + " " + s.Request.Method + " " + s.Request.Path + "`"
-		var sent []string
-		for _, k := range sortedKeys(s.Request.Headers) {
-			if strings.Contains(s.Request.Headers[k], "{") {
-				sent = append(sent, "`"+k+": "+s.Request.Headers[k]+"`")
-			}
-		}
-		if len(s.Request.Basic) == 2 {
-			sent = append(sent, "basic auth `"+s.Request.Basic[0]+":"+s.Request.Basic[1]+"`")
-		}
-		for _, k := range sortedKeys(s.Request.Query) {
-			sent = append(sent, "query `"+k+"="+s.Request.Query[k]+"`")
-		}
-		if strings.Contains(s.Request.Path, "{") {
-			sent = append(sent, "in the path")
-		}
-		if len(s.Request.JSON) > 0 {
-			sent = append(sent, "JSON `"+string(s.Request.JSON)+"`")
-		}
-		if len(sent) > 0 {
-			req += ", " + strings.Join(sent, ", ")
-		}
-		if len(s.Base.Settings) > 0 {
-			var envs []string
-			for _, st := range s.Base.Settings {
-				envs = append(envs, "`"+st.Env+"`")
-			}
-			req += "; base moved by " + strings.Join(envs, ", ")
-		}
-		expiry := "not told"
-		switch {
-		case s.Expiry != nil && s.Expiry.Header != "":
-			expiry = "header `" + s.Expiry.Header + "`"
-		case s.Expiry != nil:
-			expiry = "`" + s.Expiry.JSON + "`"
-		}
-		b.WriteString("| " + s.Service + " | " + strings.Join(names, "; ") + " | " + strings.ReplaceAll(req, "|", "\\|") + " | " + expiry + " | [docs](" + s.Docs + ") |\n")
+		b.WriteString("| " + s.Service + " | " + cred + " | " + strings.ReplaceAll(request(s), "|", "\\|") + " | " + expiryCell(s) + " | [docs](" + s.Docs + ") |\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// request is where a service's check goes and how the credential is sent.
+func request(s *Service) string {
+	var settings []string
+	for _, st := range s.Base.Settings {
+		settings = append(settings, "`"+st.Env+st.Arg+"`")
+	}
+	var where string
+	if s.Base.URL == "" {
+		where = "the site in " + orList(settings) + ": `" + s.Request.Method + " " + s.Request.Path + "`"
+	} else {
+		u, _ := url.Parse(s.Base.URL)
+		where = "`" + u.Host + " " + s.Request.Method + " " + strings.TrimRight(u.Path, "/") + s.Request.Path + "`"
+	}
+	role := func(t string) string {
+		return templatePattern.ReplaceAllStringFunc(t, func(m string) string { return strings.ToUpper(m[1 : len(m)-1]) })
+	}
+	var sent []string
+	for _, k := range sortedKeys(s.Request.Headers) {
+		if v := s.Request.Headers[k]; templatePattern.MatchString(v) {
+			sent = append(sent, "`"+k+": "+role(v)+"`")
+		}
+	}
+	if len(s.Request.Basic) == 2 {
+		sent = append(sent, "basic auth "+strings.Trim(s.Request.Basic[0], "{}")+":"+strings.Trim(s.Request.Basic[1], "{}"))
+	}
+	for _, k := range sortedKeys(s.Request.Query) {
+		if templatePattern.MatchString(s.Request.Query[k]) {
+			sent = append(sent, "query `"+k+"`")
+		}
+	}
+	if len(s.Request.JSON) > 0 {
+		sent = append(sent, "JSON body")
+	}
+	if templatePattern.MatchString(s.Request.Path) {
+		sent = append(sent, "path")
+	}
+	out := where + "; " + strings.Join(sent, ", ")
+	if s.Base.URL != "" && len(settings) > 0 {
+		out += "; moved by " + strings.Join(settings, ", ")
+	}
+	return out
+}
+
+func expiryCell(s *Service) string {
+	switch {
+	case s.Expiry == nil:
+		return "not told"
+	case s.Expiry.Header != "":
+		return "header `" + s.Expiry.Header + "`"
+	}
+	return "`" + s.Expiry.JSON + "` in the answer"
+}
+
+// orList is "A", "A or B", "A, B or C".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -70,6 +70,9 @@ type Tie struct {
 // /rate_limit" (the path's templates as written, never a value).
 func (t Tie) Endpoint() string {
 	host := t.Base
+	if host == "" {
+		host = "(its site, unset)"
+	}
 	if u, err := url.Parse(t.Base); err == nil && u.Host != "" {
 		host = u.Host + strings.TrimRight(u.Path, "/")
 	}
@@ -291,28 +294,38 @@ func (t *Tie) companions(s Server) {
 }
 
 // base is where the check goes: the documented base, unless a setting the
-// catalogue names moves it (a self-hosted instance, a region). A base
-// that is not https, a setting of an untrusted server, or a setting that
-// looks like it names the service's host but that the catalogue does not
-// know, skips the check: asked at the documented host, a credential of
-// another instance would look rejected.
+// catalogue names moves it (a self-hosted instance, a region: the server's
+// env variable or command-line flag). A base that is not https, a setting
+// of an untrusted server, or a setting that looks like it names the
+// service's host but that the catalogue does not know, skips the check:
+// asked at the documented host, a credential of another instance would
+// look rejected. A service with no documented base (every customer's own
+// site) is checked only where a setting names the site.
 func (t *Tie) base(s Server) {
 	t.Base = t.Service.Base.URL
 	for _, st := range t.Service.Base.Settings {
-		v := strings.TrimSpace(s.Env[st.Env])
+		v, name := st.read(s)
 		if v == "" {
 			continue
 		}
 		if s.Untrusted {
-			t.skip("its base is moved by " + st.Env + ", which a registry entry set: not checked")
+			t.skip("its base is moved by " + name + ", which a registry entry set: not checked")
 			return
 		}
 		b, ok := st.make(v)
 		if !ok {
-			t.skip(st.Env + " does not name an https URL: the check goes only over verified HTTPS")
+			if len(st.Values) > 0 {
+				t.skip(name + " names a " + t.Service.Service + " base the catalogue does not know: not checked")
+			} else {
+				t.skip(name + " does not name an https URL: the check goes only over verified HTTPS")
+			}
 			return
 		}
-		t.Base, t.BaseFrom = b, "env:"+st.Env
+		t.Base, t.BaseFrom = b, name
+		return
+	}
+	if t.Service.Base.URL == "" {
+		t.skip("no setting names its " + t.Service.Service + " site (" + strings.Join(t.Service.settingNames(), ", ") + ")")
 		return
 	}
 	if name, ok := t.Service.unknownSetting(s.Env); ok {
@@ -326,38 +339,89 @@ func (t *Tie) skip(why string) {
 	}
 }
 
-// make is the base a setting's value names, when it is https.
+// read is the setting's value in the server's configuration, and its name
+// ("env:GITLAB_API_URL", "arg:--gh-host"); "" when it is not set.
+func (st Setting) read(s Server) (value, name string) {
+	if st.Env != "" {
+		return strings.TrimSpace(s.Env[st.Env]), "env:" + st.Env
+	}
+	for i, a := range s.Args {
+		if a == st.Arg && i+1 < len(s.Args) {
+			return strings.TrimSpace(s.Args[i+1]), "arg:" + st.Arg
+		}
+		if v, ok := strings.CutPrefix(a, st.Arg+"="); ok {
+			return strings.TrimSpace(v), "arg:" + st.Arg
+		}
+	}
+	return "", ""
+}
+
+// settingNames are the names of the settings that move the service.
+func (svc *Service) settingNames() []string {
+	var out []string
+	for _, st := range svc.Base.Settings {
+		out = append(out, st.Env+st.Arg)
+	}
+	return out
+}
+
+// make is the base a setting's value names, when it is https: the value
+// itself ("{url}"), a template of its host or of the value as written, or
+// the base a table of values gives.
 func (st Setting) make(v string) (string, bool) {
+	if len(st.Values) > 0 {
+		b, ok := st.Values[v]
+		if !ok {
+			b, ok = st.Values[strings.ToLower(v)]
+		}
+		return b, ok
+	}
 	tmpl := st.Base
 	if tmpl == "" {
 		tmpl = "{url}"
 	}
-	host := v
-	if u, err := url.Parse(v); err == nil && u.Host != "" {
-		host = u.Host
-	}
-	if strings.ContainsAny(host, "/?#@ \\") || host == "" {
+	u, err := url.Parse(v)
+	if err == nil && u.Scheme != "" && u.Host != "" && u.Scheme != "https" {
 		return "", false
 	}
 	var b string
 	switch tmpl {
 	case "{url}":
-		u, err := url.Parse(v)
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
 			return "", false
 		}
 		u.RawQuery, u.Fragment = "", ""
 		b = strings.TrimRight(u.String(), "/")
 	default:
-		if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Scheme != "https" {
+		host := v
+		if err == nil && u.Host != "" {
+			host = u.Host
+		}
+		// A host, or a value written into one, holds nothing but a host
+		// name's characters: no path, user or port trick moves the request
+		// off the template's host.
+		if !hostChars(host) || strings.Contains(tmpl, "{value}") && !hostChars(v) {
 			return "", false
 		}
-		b = strings.NewReplacer("{host}", host, "{value}", strings.TrimRight(v, "/")).Replace(tmpl)
+		b = strings.NewReplacer("{host}", host, "{value}", strings.Trim(strings.ToLower(v), ".")).Replace(tmpl)
 	}
 	if checkBase(b) != nil {
 		return "", false
 	}
 	return b, true
+}
+
+// hostChars: letters, digits, '-' and '.', and a port's ':' and digits.
+func hostChars(h string) bool {
+	if h == "" || strings.HasPrefix(h, ".") || strings.HasPrefix(h, "-") {
+		return false
+	}
+	for _, r := range h {
+		if !(r == '-' || r == '.' || r == ':' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // baseWords are the words of a setting that names where a service is.
@@ -376,7 +440,9 @@ func (svc *Service) unknownSetting(env map[string]string) (string, bool) {
 	}
 	known := map[string]bool{}
 	for _, st := range svc.Base.Settings {
-		known[normName(st.Env)] = true
+		if st.Env != "" {
+			known[normName(st.Env)] = true
+		}
 	}
 	for _, c := range svc.Credentials {
 		for _, n := range c.Names {

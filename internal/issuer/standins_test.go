@@ -70,7 +70,14 @@ func TestCatalogueAgainstStandIns(t *testing.T) {
 			if good == "" || fake == "" || good == fake {
 				t.Fatalf("answers: want a good and a fake sample of the primary credential")
 			}
-			api, err := peertest.NewIssuer(svc.ID, good)
+			// A service with no one host (a customer's own site) is
+			// stood in for at the site its first setting names.
+			base, site := svc.Base.URL, ""
+			if base == "" {
+				site = "https://" + svc.ID + ".example.test"
+				base = site
+			}
+			api, err := peertest.NewIssuerAt(svc.ID, base, good)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +92,15 @@ func TestCatalogueAgainstStandIns(t *testing.T) {
 
 			check := func(v string) probe.IssuerCheck {
 				t.Helper()
-				ties := issuer.Match(serverOf(svc, ans, v))
+				srv := serverOf(svc, ans, v)
+				if site != "" {
+					if st := svc.Base.Settings[0]; st.Env != "" {
+						srv.Env[st.Env] = site
+					} else {
+						srv.Args = append(srv.Args, st.Arg, site)
+					}
+				}
+				ties := issuer.Match(srv)
 				if len(ties) != 1 || ties[0].Service != svc {
 					t.Fatalf("the sample credential under its first name ties to %d services, want this one", len(ties))
 				}

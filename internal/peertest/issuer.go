@@ -75,7 +75,18 @@ func LoadAnswers(id string) (Answers, error) {
 // check that asked the wrong thing fail. Reach it through a Proxy (Go
 // programs) or NodeEnv.
 func NewIssuer(id string, good ...string) (*API, error) {
-	svc, answer, err := identity(id)
+	s, ok := issuer.Lookup(id)
+	if !ok {
+		return nil, fmt.Errorf("peertest: no issuer %q in the catalogue", id)
+	}
+	return NewIssuerAt(id, s.Base.URL, good...)
+}
+
+// NewIssuerAt is NewIssuer for the service at base, the base a server's
+// setting names (a self-hosted instance, a customer's own site): a service
+// with no documented base is stood in for so.
+func NewIssuerAt(id, base string, good ...string) (*API, error) {
+	svc, answer, err := identityAt(id, base)
 	if err != nil {
 		return nil, err
 	}
@@ -114,13 +125,22 @@ func identity(id string) (identityService, func(a *API, w http.ResponseWriter, r
 	if !ok {
 		return identityService{}, nil, fmt.Errorf("peertest: no issuer %q in the catalogue", id)
 	}
+	return identityAt(id, s.Base.URL)
+}
+
+// identityAt is identity for the service at base.
+func identityAt(id, rawBase string) (identityService, func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool, error) {
+	s, ok := issuer.Lookup(id)
+	if !ok {
+		return identityService{}, nil, fmt.Errorf("peertest: no issuer %q in the catalogue", id)
+	}
 	ans, err := LoadAnswers(id)
 	if err != nil {
 		return identityService{}, nil, err
 	}
-	base, err := url.Parse(s.Base.URL)
-	if err != nil {
-		return identityService{}, nil, err
+	base, err := url.Parse(rawBase)
+	if err != nil || base.Scheme != "https" || base.Host == "" {
+		return identityService{}, nil, fmt.Errorf("peertest: issuer %q at %q: an https base", id, rawBase)
 	}
 	svc := identityService{Service: s, origin: base.Scheme + "://" + base.Host,
 		path: regexp.MustCompile("^" + templateRegexp(strings.TrimRight(base.Path, "/")+s.Request.Path) + "$")}
