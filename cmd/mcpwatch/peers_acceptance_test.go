@@ -34,6 +34,10 @@ type newcomerServer struct {
 	// viaProxy: a Go binary, reached through peertest.Proxy with its own
 	// documented proxy and CA settings rather than the Node preload.
 	viaProxy bool
+	// issuer names the issuer catalogue's service whose identity endpoint
+	// is on another host than api (Stripe's remote server and its API):
+	// its stand-in takes good too, for mcpwatch's own check.
+	issuer string
 }
 
 // newcomerServers are the nine credentialed servers people install today,
@@ -43,19 +47,19 @@ func newcomerServers() []newcomerServer {
 		{name: "brave-search", pkg: peertest.BraveSearchMCP, env: map[string]string{"BRAVE_API_KEY": "${BRAVE_API_KEY}"},
 			variable: "BRAVE_API_KEY", good: "BSAgoodKey0000000000000000000", fake: "BSAfakeKey0000000000000000000", api: func(g string) *peertest.API { return peertest.NewBrave(g) }},
 		{name: "notion", pkg: peertest.NotionMCP, env: map[string]string{"NOTION_TOKEN": "${NOTION_TOKEN}"},
-			variable: "NOTION_TOKEN", good: "ntn_good000000000000000000000000000000000000", fake: "ntn_fake000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewNotion(g) }},
+			variable: "NOTION_TOKEN", good: "ntn_good0000000000000000000000000000000000000", fake: "ntn_fake0000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewNotion(g) }},
 		{name: "sentry", pkg: peertest.SentryMCP, env: map[string]string{"SENTRY_ACCESS_TOKEN": "${SENTRY_ACCESS_TOKEN}"},
-			variable: "SENTRY_ACCESS_TOKEN", good: "sntryu_good0000000000000000000000000000000000000000000000000000", fake: "sntryu_fake0000000000000000000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewSentry(g) }},
+			variable: "SENTRY_ACCESS_TOKEN", good: "sntryu_900d000000000000000000000000000000000000000000000000000000000000", fake: "sntryu_fa4e000000000000000000000000000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewSentry(g) }},
 		{name: "stripe", pkg: peertest.StripeMCP, args: []string{"--api-key=${STRIPE_SECRET_KEY}"},
-			variable: "STRIPE_SECRET_KEY", good: "rk_test_good00000000000000000000001234", fake: "rk_test_fake00000000000000000000005678", api: func(g string) *peertest.API { return peertest.NewStripe(g) }},
+			variable: "STRIPE_SECRET_KEY", good: "rk_test_good00000000000000000000001234", fake: "rk_test_fake00000000000000000000005678", api: func(g string) *peertest.API { return peertest.NewStripe(g) }, issuer: "stripe"},
 		{name: "context7", pkg: peertest.Context7MCP, args: []string{"--api-key", "${CONTEXT7_API_KEY}"},
 			variable: "CONTEXT7_API_KEY", good: "ctx7sk-good0000-0000-0000-000000000000", fake: "ctx7sk-fake0000-0000-0000-000000000000", api: func(g string) *peertest.API { return peertest.NewContext7(g) }},
 		{name: "slack-mcp-server", pkg: peertest.SlackMCP, args: []string{"--transport", "stdio"}, env: map[string]string{"SLACK_MCP_XOXP_TOKEN": "${SLACK_MCP_XOXP_TOKEN}"},
-			variable: "SLACK_MCP_XOXP_TOKEN", good: "xoxp-good-0000-0000-0000", fake: "xoxp-fake-0000-0000-0000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }, viaProxy: true},
+			variable: "SLACK_MCP_XOXP_TOKEN", good: "xoxp-1111111111-2222222222-3333333333-good0000000000000000000000000000", fake: "xoxp-1111111111-2222222222-3333333333-fake0000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }, viaProxy: true},
 		{name: "server-github", pkg: peertest.GitHubRef, env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"},
 			variable: "GITHUB_PERSONAL_ACCESS_TOKEN", good: "ghp_good00000000000000000000000000000000", fake: "ghp_fake00000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewGitHub(g) }},
 		{name: "server-slack", pkg: peertest.SlackRef, env: map[string]string{"SLACK_BOT_TOKEN": "${SLACK_BOT_TOKEN}", "SLACK_TEAM_ID": "T0123ABCDEF"},
-			variable: "SLACK_BOT_TOKEN", good: "xoxb-good-0000-0000", fake: "xoxb-fake-0000-0000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }},
+			variable: "SLACK_BOT_TOKEN", good: "xoxb-1111111111-2222222222-good00000000000000000000", fake: "xoxb-1111111111-2222222222-fake00000000000000000000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }},
 		{name: "server-brave-search", pkg: peertest.BraveRef, env: map[string]string{"BRAVE_API_KEY": "${BRAVE_API_KEY}"},
 			variable: "BRAVE_API_KEY", good: "BSAgoodKey1111111111111111111", fake: "BSAfakeKey1111111111111111111", api: func(g string) *peertest.API { return peertest.NewBrave(g) }},
 	}
@@ -135,7 +139,16 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 	// mcpwatch's own check of the credential at its issuer goes through
 	// this proxy, as HTTPS_PROXY and SSL_CERT_FILE send a Go program; so
 	// do the Go servers (viaProxy), by their own settings.
-	proxy, err := peertest.NewProxy(api)
+	apis := []*peertest.API{api}
+	if s.issuer != "" {
+		iss, err := peertest.NewIssuer(s.issuer, s.good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer iss.Close()
+		apis = append(apis, iss)
+	}
+	proxy, err := peertest.NewProxy(apis...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +200,9 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 		credential = s.fake
 	case modeUnreachable:
 		down = true
-		api.Down(true)
+		for _, a := range apis {
+			a.Down(true)
+		}
 		writeConfig()
 	}
 	check := runBin(t, dir, mcpwatchEnv(credential), "check", guard)
@@ -198,8 +213,10 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 			t.Errorf("a credential's value in mcpwatch's output")
 		}
 	}
-	if api.Writes() != 0 {
-		t.Errorf("%s saw %d requests that write", api.Name, api.Writes())
+	for _, a := range apis {
+		if a.Writes() != 0 {
+			t.Errorf("%s saw %d requests that write", a.Name, a.Writes())
+		}
 	}
 
 	reasons := []string{}
