@@ -188,9 +188,14 @@ type credentialFormat struct {
 }
 
 var (
-	idPattern       = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	rolePattern     = regexp.MustCompile(`^[a-z][a-z_]*$`)
-	templatePattern = regexp.MustCompile(`\{([a-z][a-z_]*)\}`)
+	// The catalogue's patterns, compiled at its first use: a pattern
+	// built at package level costs every run of every command.
+	patterns = sync.OnceValue(func() (p struct{ id, role, template *regexp.Regexp }) {
+		p.id = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+		p.role = regexp.MustCompile(`^[a-z][a-z_]*$`)
+		p.template = regexp.MustCompile(`\{([a-z][a-z_]*)\}`)
+		return p
+	})
 )
 
 // catalogue is every service, read once at the first use and held to the
@@ -262,7 +267,7 @@ func parseService(data []byte) (*Service, error) {
 // check holds a service to the catalogue's rules, and compiles it.
 func (s *Service) check() error {
 	switch {
-	case !idPattern.MatchString(s.ID):
+	case !patterns().id.MatchString(s.ID):
 		return fmt.Errorf("id %q: lower case letters, digits and '-'", s.ID)
 	case s.Service == "" || s.Cost == "" || s.Chosen == "":
 		return fmt.Errorf("service, cost and chosen are required")
@@ -273,7 +278,7 @@ func (s *Service) check() error {
 	}
 	roles := map[string]bool{}
 	for i, c := range s.Credentials {
-		if !rolePattern.MatchString(c.Role) || roles[c.Role] {
+		if !patterns().role.MatchString(c.Role) || roles[c.Role] {
 			return fmt.Errorf("credentials[%d]: role %q is not a lower-case word, or is taken", i, c.Role)
 		}
 		roles[c.Role] = true
@@ -357,13 +362,13 @@ func (s *Service) check() error {
 		texts = append(texts, k, v)
 	}
 	for k, v := range r.Headers {
-		if templatePattern.MatchString(k) {
+		if patterns().template.MatchString(k) {
 			return fmt.Errorf("request.headers: a header's name %q is no template", k)
 		}
 		texts = append(texts, v)
 	}
 	for _, t := range texts {
-		for _, m := range templatePattern.FindAllStringSubmatch(t, -1) {
+		for _, m := range patterns().template.FindAllStringSubmatch(t, -1) {
 			if !roles[m[1]] {
 				return fmt.Errorf("request: {%s} is no credential's role", m[1])
 			}

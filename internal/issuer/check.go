@@ -81,7 +81,7 @@ func Check(ctx context.Context, client *http.Client, t Tie, version string) prob
 func (t Tie) request(ctx context.Context, version string) (*http.Request, error) {
 	r := t.Service.Request
 	fill := func(s string, escape func(string) string) string {
-		return templatePattern.ReplaceAllStringFunc(s, func(m string) string {
+		return patterns().template.ReplaceAllStringFunc(s, func(m string) string {
 			return escape(t.values[m[1:len(m)-1]])
 		})
 	}

@@ -74,11 +74,11 @@ func request(s *Service) string {
 		where = "`" + u.Host + " " + s.Request.Method + " " + strings.TrimRight(u.Path, "/") + s.Request.Path + "`"
 	}
 	role := func(t string) string {
-		return templatePattern.ReplaceAllStringFunc(t, func(m string) string { return strings.ToUpper(m[1 : len(m)-1]) })
+		return patterns().template.ReplaceAllStringFunc(t, func(m string) string { return strings.ToUpper(m[1 : len(m)-1]) })
 	}
 	var sent []string
 	for _, k := range sortedKeys(s.Request.Headers) {
-		if v := s.Request.Headers[k]; templatePattern.MatchString(v) {
+		if v := s.Request.Headers[k]; patterns().template.MatchString(v) {
 			sent = append(sent, "`"+k+": "+role(v)+"`")
 		}
 	}
@@ -86,14 +86,14 @@ func request(s *Service) string {
 		sent = append(sent, "basic auth "+strings.Trim(s.Request.Basic[0], "{}")+":"+strings.Trim(s.Request.Basic[1], "{}"))
 	}
 	for _, k := range sortedKeys(s.Request.Query) {
-		if templatePattern.MatchString(s.Request.Query[k]) {
+		if patterns().template.MatchString(s.Request.Query[k]) {
 			sent = append(sent, "query `"+k+"`")
 		}
 	}
 	if len(s.Request.JSON) > 0 {
 		sent = append(sent, "JSON body")
 	}
-	if templatePattern.MatchString(s.Request.Path) {
+	if patterns().template.MatchString(s.Request.Path) {
 		sent = append(sent, "path")
 	}
 	out := where + "; " + strings.Join(sent, ", ")

@@ -140,12 +140,15 @@ func runnerName(command string) string {
 	return base
 }
 
-// npxValueFlags are npx's (and npm exec's, pnpm dlx's, bunx's) flags that
-// take the next argument as their value.
-var npxValueFlags = map[string]bool{
-	"-p": true, "--package": true, "-c": true, "--call": true, "--prefix": true, "--registry": true,
-	"--cache": true, "--userconfig": true, "--node-options": true, "-w": true, "--workspace": true,
-	"--loglevel": true,
+// npxValueFlag tells whether flag is one of npx's (and npm exec's, pnpm
+// dlx's, bunx's) flags that take the next argument as their value.
+func npxValueFlag(flag string) bool {
+	switch flag {
+	case "-p", "--package", "-c", "--call", "--prefix", "--registry", "--cache", "--userconfig",
+		"--node-options", "-w", "--workspace", "--loglevel":
+		return true
+	}
+	return false
 }
 
 // npmOperand reads npx's package: the value of the first -p/--package, or
@@ -173,7 +176,7 @@ func npmOperand(runner string, args []string) (Package, bool) {
 					spec = args[i+1]
 				}
 			}
-			if npxValueFlags[flag] && !hasValue {
+			if npxValueFlag(flag) && !hasValue {
 				i++
 			}
 			continue
@@ -208,13 +211,17 @@ func splitNPM(spec string) (name, version string, ok bool) {
 	return name, version, true
 }
 
-// uvValueFlags are uvx's and pipx run's flags that take a value.
-var uvValueFlags = map[string]bool{
-	"--from": true, "--spec": true, "--with": true, "-w": true, "--python": true, "-p": true,
-	"--index-url": true, "-i": true, "--extra-index-url": true, "--index": true, "--default-index": true,
-	"--with-requirements": true, "--with-editable": true, "--constraints": true, "-c": true,
-	"--overrides": true, "--pip-args": true, "--directory": true, "--project": true, "--cache-dir": true,
-	"--config-file": true, "--env-file": true,
+// uvValueFlag tells whether flag is one of uvx's and pipx run's flags that
+// take a value.
+func uvValueFlag(flag string) bool {
+	switch flag {
+	case "--from", "--spec", "--with", "-w", "--python", "-p", "--index-url", "-i", "--extra-index-url",
+		"--index", "--default-index", "--with-requirements", "--with-editable", "--constraints", "-c",
+		"--overrides", "--pip-args", "--directory", "--project", "--cache-dir", "--config-file",
+		"--env-file":
+		return true
+	}
+	return false
 }
 
 // pypiOperand reads uvx's (pipx run's) package: the value of --from
@@ -236,7 +243,7 @@ func pypiOperand(runner string, args []string) (Package, bool) {
 					spec = args[i+1]
 				}
 			}
-			if uvValueFlags[flag] && !hasValue {
+			if uvValueFlag(flag) && !hasValue {
 				i++
 			}
 			continue
@@ -281,20 +288,22 @@ func NormalPyPI(name string) string {
 	return b.String()
 }
 
-// dockerValueFlags are docker run's (and podman run's) flags that take the
-// next argument as their value; a flag not listed takes none.
-var dockerValueFlags = map[string]bool{
-	"-e": true, "--env": true, "--env-file": true, "-v": true, "--volume": true, "--name": true,
-	"--network": true, "--net": true, "-p": true, "--publish": true, "-u": true, "--user": true,
-	"-w": true, "--workdir": true, "--entrypoint": true, "--mount": true, "-l": true, "--label": true,
-	"--label-file": true, "--platform": true, "--pull": true, "-m": true, "--memory": true, "--cpus": true,
-	"--add-host": true, "--dns": true, "-h": true, "--hostname": true, "--log-driver": true,
-	"--log-opt": true, "--restart": true, "--runtime": true, "--tmpfs": true, "--ulimit": true,
-	"--cap-add": true, "--cap-drop": true, "--security-opt": true, "--device": true, "--gpus": true,
-	"--ipc": true, "--pid": true, "--userns": true, "--volumes-from": true, "--stop-signal": true,
-	"--stop-timeout": true, "--cidfile": true, "--expose": true, "--group-add": true, "--shm-size": true,
-	"--health-cmd": true, "--cgroupns": true, "--uts": true, "-a": true, "--attach": true,
-	"--secret": true, "--annotation": true, "--arch": true, "--os": true, "--variant": true,
+// dockerValueFlag tells whether flag is one of docker run's (and podman
+// run's) flags that take the next argument as their value; a flag not
+// listed takes none.
+func dockerValueFlag(flag string) bool {
+	switch flag {
+	case "-e", "--env", "--env-file", "-v", "--volume", "--name", "--network", "--net", "-p", "--publish",
+		"-u", "--user", "-w", "--workdir", "--entrypoint", "--mount", "-l", "--label", "--label-file",
+		"--platform", "--pull", "-m", "--memory", "--cpus", "--add-host", "--dns", "-h", "--hostname",
+		"--log-driver", "--log-opt", "--restart", "--runtime", "--tmpfs", "--ulimit", "--cap-add",
+		"--cap-drop", "--security-opt", "--device", "--gpus", "--ipc", "--pid", "--userns",
+		"--volumes-from", "--stop-signal", "--stop-timeout", "--cidfile", "--expose", "--group-add",
+		"--shm-size", "--health-cmd", "--cgroupns", "--uts", "-a", "--attach", "--secret",
+		"--annotation", "--arch", "--os", "--variant":
+		return true
+	}
+	return false
 }
 
 // imageOperand reads docker run's image: its first operand, "IMAGE",
@@ -304,7 +313,7 @@ func imageOperand(runner string, args []string) (Package, bool) {
 		a := args[i]
 		if strings.HasPrefix(a, "-") {
 			flag, _, hasValue := strings.Cut(a, "=")
-			if dockerValueFlags[flag] && !hasValue {
+			if dockerValueFlag(flag) && !hasValue {
 				i++
 			}
 			continue
