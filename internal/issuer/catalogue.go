@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/util/serverref"
 )
 
 // The catalogue: one file a service in services/, shipped as data and
@@ -102,6 +104,9 @@ type ServerRef struct {
 	// Scopes are the scopes the server's tools need, named when the
 	// service says the credential lacks one.
 	Scopes []string `json:"scopes,omitempty"`
+
+	// name is the package or URL as serverref compares it, made at load.
+	name string
 }
 
 // Base is where the request goes: the documented origin, or a base the
@@ -314,6 +319,16 @@ func (s *Service) check() error {
 		}
 		if r.URL != "" && !strings.HasPrefix(r.URL, "https://") {
 			return fmt.Errorf("servers[%d]: url %q is not https", i, r.URL)
+		}
+		switch {
+		case r.NPM != "":
+			s.Servers[i].name = r.NPM
+		case r.PyPI != "":
+			s.Servers[i].name = serverref.NormalPyPI(r.PyPI)
+		case r.Image != "":
+			s.Servers[i].name = serverref.NormalImage(r.Image)
+		default:
+			s.Servers[i].name = serverref.NormalURL(r.URL)
 		}
 	}
 	switch {

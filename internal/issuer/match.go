@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/serverref"
@@ -157,25 +158,40 @@ func (t Tie) key() string {
 // to the service. One tie a service and credential value; in the order of
 // the server's values.
 func Match(s Server) []Tie {
+	if len(s.Values) == 0 {
+		return nil
+	}
 	pkg, hasPkg := serverref.Of(s.Command, s.Args)
+	normURL := ""
+	if s.URL != "" {
+		normURL = serverref.NormalURL(s.URL)
+	}
+	// The second signal first, by a lookup: a value is read against the
+	// formats of only the services its name or its server ties it to.
+	var bySrv []served
+	for _, svc := range catalogue() {
+		if by, scopes := svc.servedBy(pkg, hasPkg, normURL); by != "" {
+			bySrv = append(bySrv, served{svc, by, scopes})
+		}
+	}
 	var out []Tie
 	seen := map[string]bool{}
-	for _, svc := range catalogue() {
-		bySrv, scopes := svc.servedBy(pkg, hasPkg, s.URL)
-		for _, v := range s.Values {
-			token, ok := svc.primary.find(v.Value)
+	for _, v := range s.Values {
+		name := valueName(v.Name)
+		candidates := bySrv
+		for _, svc := range byName()[normName(name)] {
+			if i := slices.IndexFunc(candidates, func(c served) bool { return c.svc == svc }); i >= 0 {
+				candidates = append(slices.Clone(candidates[:i]), candidates[i+1:]...)
+			}
+			candidates = append(candidates, served{svc: svc, by: "name " + name, scopes: scopesOf(bySrv, svc)})
+		}
+		for _, c := range candidates {
+			token, ok := c.svc.primary.find(v.Value)
 			if !ok {
 				continue
 			}
-			by := bySrv
-			if svc.Credentials[0].named(valueName(v.Name)) {
-				by = "name " + valueName(v.Name)
-			}
-			if by == "" {
-				continue
-			}
-			t := Tie{Service: svc, Credential: v.Name, By: by, Scopes: scopes,
-				values: map[string]string{svc.Credentials[0].Role: token}}
+			t := Tie{Service: c.svc, Credential: v.Name, By: c.by, Scopes: c.scopes,
+				values: map[string]string{c.svc.Credentials[0].Role: token}}
 			t.companions(s)
 			t.base(s)
 			if k := t.key(); !seen[k] {
@@ -188,6 +204,37 @@ func Match(s Server) []Tie {
 	return out
 }
 
+// served is a service the catalogue ties a server to, and how: by its
+// package or URL (with the scopes its tools need), or by a value's name.
+type served struct {
+	svc    *Service
+	by     string
+	scopes []string
+}
+
+// scopesOf are the scopes the server's tools need of svc, when the server
+// is one the catalogue lists for it.
+func scopesOf(list []served, svc *Service) []string {
+	for _, c := range list {
+		if c.svc == svc {
+			return c.scopes
+		}
+	}
+	return nil
+}
+
+// byName is the services of the catalogue by the names of their primary
+// credentials, as normName has them.
+var byName = sync.OnceValue(func() map[string][]*Service {
+	out := map[string][]*Service{}
+	for _, svc := range catalogue() {
+		for _, n := range svc.Credentials[0].Names {
+			out[normName(n)] = append(out[normName(n)], svc)
+		}
+	}
+	return out
+})
+
 // Expect is what Match would tie from the configuration alone, before any
 // value is known (mcpwatch doctor starts no server and reads no secret):
 // each value's name, the server's package or its URL tied to a service.
@@ -197,7 +244,7 @@ func Expect(s Server) []Tie {
 	pkg, hasPkg := serverref.Of(s.Command, s.Args)
 	var out []Tie
 	for _, svc := range catalogue() {
-		bySrv, scopes := svc.servedBy(pkg, hasPkg, s.URL)
+		bySrv, scopes := svc.servedBy(pkg, hasPkg, serverref.NormalURL(s.URL))
 		for _, v := range s.Values {
 			by := bySrv
 			if svc.Credentials[0].named(valueName(v.Name)) {
@@ -215,17 +262,18 @@ func Expect(s Server) []Tie {
 	return out
 }
 
-// servedBy says whether the server is one the catalogue ties to svc (its
-// package, or its URL), and the scopes its tools need.
-func (svc *Service) servedBy(pkg serverref.Package, hasPkg bool, rawURL string) (by string, scopes []string) {
+// servedBy says whether the server is one the catalogue ties to svc (the
+// package its command runs, or its URL as serverref.NormalURL has it), and
+// the scopes its tools need.
+func (svc *Service) servedBy(pkg serverref.Package, hasPkg bool, normURL string) (by string, scopes []string) {
 	for _, r := range svc.Servers {
 		switch {
-		case hasPkg && pkg.Ecosystem == serverref.NPM && r.NPM == pkg.Name,
-			hasPkg && pkg.Ecosystem == serverref.PyPI && r.PyPI != "" && serverref.NormalPyPI(r.PyPI) == serverref.NormalPyPI(pkg.Name),
-			hasPkg && pkg.Ecosystem == serverref.Image && r.Image != "" && serverref.NormalImage(r.Image) == pkg.Name:
+		case hasPkg && r.NPM != "" && pkg.Ecosystem == serverref.NPM && r.name == pkg.Name,
+			hasPkg && r.PyPI != "" && pkg.Ecosystem == serverref.PyPI && r.name == serverref.NormalPyPI(pkg.Name),
+			hasPkg && r.Image != "" && pkg.Ecosystem == serverref.Image && r.name == pkg.Name:
 			return "package " + pkg.Name, r.Scopes
-		case rawURL != "" && r.URL != "" && serverref.NormalURL(rawURL) == serverref.NormalURL(r.URL):
-			return "url " + serverref.NormalURL(r.URL), r.Scopes
+		case normURL != "" && r.URL != "" && r.name == normURL:
+			return "url " + r.name, r.Scopes
 		}
 	}
 	return "", nil

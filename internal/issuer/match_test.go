@@ -117,3 +117,23 @@ func TestEndpoint(t *testing.T) {
 		t.Errorf("Secrets = %q", s)
 	}
 }
+
+// Match runs at every probe of every server: a server whose values no
+// name or package ties to a service costs lookups, not the catalogue's
+// formats.
+func BenchmarkMatch(b *testing.B) {
+	m, vs := env("LOG_LEVEL", "info", "MEMORY_FILE_PATH", "/tmp/memory.json", "REPORT_API_TOKEN", "abcdefghijklmnop0123456789")
+	for name, s := range map[string]Server{
+		"untied":   {Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"}, Env: m, Values: vs},
+		"bearer":   {URL: "https://mcp.example.com/mcp", Values: []Value{{Name: "header:Authorization", Value: "Bearer 0123456789abcdef0123456789abcdef"}}},
+		"github":   {Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-github"}, Values: []Value{{Name: "env:GITHUB_PERSONAL_ACCESS_TOKEN", Value: ghToken}}},
+		"no value": {URL: "https://mcp.example.com/mcp"},
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Match(s)
+			}
+		})
+	}
+}
