@@ -123,6 +123,10 @@ var (
 		p("certificate has expired"), p("unable to get local issuer certificate"), p("und err connect timeout"),
 		p("und err socket"), p("err network"), p("unable to connect"), p("could not connect"), p("cannot connect"),
 		p("failed to connect"), p("is unreachable"), p("under maintenance"),
+		// "Request failed to reach api.example.com" and its kin, as API
+		// clients word a request that never got an answer.
+		p("failed to reach"), p("unable to reach"), p("could not reach"), p("couldn t reach"), p("cannot reach"),
+		p("can t reach"), p("not reachable"), p("enetdown"), p("ehostdown"),
 	)
 	// rate are the words of a rate limit or a quota.
 	rate = set(
