@@ -231,7 +231,7 @@ func (s *Server) contracts(obs preflight.Observation, cfg *config.Config, catalo
 	path, ok := cfg.ContractsTarget(obs.Server)
 	if !ok {
 		s.FileOutcome = "not written"
-		s.FileError = fmt.Sprintf("the name %q cannot be a file name; write its contracts in a file and name it with contracts: in mcpwatch.yml", obs.Server.Name)
+		s.FileError = "a server without a name has no starter contracts file; name it, or write its contracts in a file and name that with contracts: in mcpwatch.yml"
 		return
 	}
 	s.File = path

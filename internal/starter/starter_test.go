@@ -240,3 +240,24 @@ func TestWriteTextEscapesServerNames(t *testing.T) {
 		}
 	}
 }
+
+// A server named as its README names it ("Framelink MCP for Figma":
+// spaces, any character a client file allows) gets its starter file, an
+// escaped name that every command reads back as the server's.
+func TestInitServerNameWithSpaces(t *testing.T) {
+	dir := t.TempDir()
+	const name = "Framelink MCP for Figma"
+	writeMCP(t, dir, map[string]map[string]any{name: stdioServer(probetest.Config{}, nil)})
+	r, text := run(t, dir)
+	if r.Failed() {
+		t.Fatalf("init failed:\n%s", text)
+	}
+	file := filepath.Join(dir, config.StarterDir, "Framelink%20MCP%20for%20Figma.tools.json")
+	if _, err := contracts.ParseFile([]byte(read(t, file))); err != nil {
+		t.Fatalf("the starter file: %v\n%s", err, text)
+	}
+	s := load(t, dir).Servers[0]
+	if s.Name != name || s.ContractsFile != file || len(s.Contracts) == 0 {
+		t.Errorf("the configuration's server %q: file %q, %d contracts", s.Name, s.ContractsFile, len(s.Contracts))
+	}
+}
