@@ -156,12 +156,12 @@ func vettedEntry(t probe.Tool, v CatalogueEntry) Entry {
 // generated from its schema, whose call can show only that the credential
 // is taken ("credentialAccepted"); enabled when the server has no canary
 // otherwise, else disabled. A schema no input can be generated from gets
-// placeholders, disabled.
+// placeholders, disabled, and says why.
 func generated(t probe.Tool, enable bool) Entry {
-	in, ok := GenerateInput(t.InputSchema)
-	if !ok {
+	in, err := GenerateInput(t.InputSchema)
+	if err != nil {
 		return Entry{Tool: t.Name, Status: Proposed, Input: placeholderInput(t),
-			Comment: fmt.Sprintf("Read-only (readOnlyHint: true), but mcpwatch could not make an input from its schema: fill in the \"<fill in ...>\" values and remove \"disabled\" to call it. Its input schema: %s", schemaText(t))}
+			Comment: fmt.Sprintf("Read-only (readOnlyHint: true), but mcpwatch could not make an input from its schema (%s): fill in the \"<fill in ...>\" values and remove \"disabled\" to call it. Its input schema: %s", cut(err.Error(), 300), schemaText(t))}
 	}
 	e := Entry{Tool: t.Name, Input: in, Expect: `{"status": "credentialAccepted"}`}
 	const what = "Read-only (readOnlyHint: true), with an input mcpwatch generated from its schema: the call proves only that the server's credential is accepted (a validation error or a not-found answer passes; a rejected credential, an unreachable service or no answer fails). Give it a real input and \"status\": \"pass\" to check the tool itself."

@@ -124,6 +124,9 @@ func Watch(s Server) Row {
 	case len(proposed) > 0 && slices.ContainsFunc(proposed, func(tool string) bool { return readOnly(res.Tools, tool) }):
 		// A read-only tool left disabled: its input could not be made.
 		r.Note = fmt.Sprintf("%s: no contract in %s is enabled; proposed, disabled: %s (each $comment says what it takes)", NoCanary, file, list(proposed))
+		if why := ungenerated(res.Tools, proposed); why != "" {
+			r.Note += "; " + why
+		}
 	case len(proposed) > 0:
 		r.Note = fmt.Sprintf("%s: none of its tools is annotated read-only; proposed, disabled in %s: %s (each takes the opt-ins its $comment names)", NoCanary, file, list(proposed))
 	case s.FromLock:
@@ -166,6 +169,22 @@ func listed(tools []probe.Tool, name string) bool {
 func readOnly(tools []probe.Tool, name string) bool {
 	i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == name })
 	return i >= 0 && !contracts.Needs(tools[i]).SideEffects
+}
+
+// ungenerated says why no input could be made for the first read-only
+// tool among proposed that needs one ("get_file: input property fileKey:
+// pattern ... cannot be generated"); "" when every such input could be.
+func ungenerated(tools []probe.Tool, proposed []string) string {
+	for _, name := range proposed {
+		i := slices.IndexFunc(tools, func(t probe.Tool) bool { return t.Name == name })
+		if i < 0 || contracts.Needs(tools[i]).SideEffects || !contracts.RequiresArguments(tools[i]) {
+			continue
+		}
+		if _, err := GenerateInput(tools[i].InputSchema); err != nil {
+			return name + ": " + err.Error()
+		}
+	}
+	return ""
 }
 
 func hasContract(cs []contracts.Contract, tool string) bool {
