@@ -37,6 +37,7 @@
 package credential
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -67,10 +68,14 @@ type Evidence struct {
 	Text        string
 	HasDocument bool
 	// Stderr is the tail of a stdio server's stderr, given when the server
-	// exited or never answered: what it said as it died. A rejection read
+	// exited or never answered: what it said as it died; or, with
+	// Running, what it logged as it went on to serve. A rejection read
 	// there needs Given (a server given nothing that complains of a
 	// missing key lacks one, which is not this rule's to say).
 	Stderr string
+	// Running says the server answered its probe with its tools: its
+	// stderr is read more strictly (see readRunning).
+	Running bool
 	// Error is the probe's or the call's one-line error, when it failed
 	// on the wire (read for a transport status only).
 	Error string
@@ -179,6 +184,16 @@ func Classify(e Evidence) Outcome {
 			return o
 		}
 	}
+	if e.Stderr != "" && e.Running {
+		if !e.Given {
+			return Outcome{}
+		}
+		o := readRunning(ownLines(tail(e.Stderr)))
+		if o.Kind != KindNone {
+			o.Source += ", on the stderr of a server that kept serving"
+		}
+		return o
+	}
 	if e.Stderr != "" {
 		o := read(ownLines(tail(e.Stderr)))
 		if o.Kind == KindUnreachable || o.Kind == KindRejected && e.Given {
@@ -248,6 +263,56 @@ func tail(s string) string {
 		i++
 	}
 	return s[i:]
+}
+
+// readRunning reads the stderr of a server that answered its probe: what
+// it logged as it started and served on. A server that logs a rejection
+// at start ("API error (401): Invalid token") and lists its tools all the
+// same serves an agent nothing that works; but a running server logs much
+// that is not about its credential, so the reading is stricter than of a
+// dying server's last words:
+//
+//   - only a rejection counts, and one that says a credential was refused:
+//     words of an absent one (missing, required, not provided, is empty,
+//     "authentication required") are about another credential, one the
+//     server was not given or may do without, since it serves;
+//   - a network failure in the same tail wins (upstream_unreachable: the
+//     server could not tell a good credential from a bad one), but alone
+//     it says nothing of a server that serves: a start-up fetch to a
+//     telemetry host that failed is no outage of its service, which its
+//     canary calls judge.
+func readRunning(text string) Outcome {
+	var network, rest strings.Builder
+	for line := range strings.Lines(text) {
+		if read(line).Kind == KindUnreachable {
+			network.WriteString(line)
+		} else {
+			rest.WriteString(line)
+		}
+	}
+	o := read(rest.String())
+	if o.Kind != KindRejected || saysAbsent(o.Marker) {
+		return Outcome{}
+	}
+	if network.Len() > 0 {
+		return read(network.String())
+	}
+	return o
+}
+
+// absent are the words of a credential that is not there, as a marker
+// ends or starts with them ("missing … key", "authentication required").
+var absent = []string{"missing", "required", "requires", "provided", "supplied", "empty"}
+
+// saysAbsent reports whether a rejection's marker is one of an absent
+// credential.
+func saysAbsent(marker string) bool {
+	for _, w := range strings.Fields(marker) {
+		if slices.Contains(absent, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownLines drops the lines npm and npx write of themselves (a registry's

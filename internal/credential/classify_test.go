@@ -127,3 +127,39 @@ func TestClassifyReadsAHead(t *testing.T) {
 		t.Errorf("a 1 MiB answer: %+v", o)
 	}
 }
+
+// The stderr of a server that kept serving: a rejection of the credential
+// counts, a network failure beside it wins, and nothing else is read: an
+// absent credential, a network failure alone, a server given none.
+func TestClassifyRunningStderr(t *testing.T) {
+	t.Parallel()
+	const logged401 = `[figma] API error (401): {"error": "Invalid token", "error_tag": "AUTH_INVALID_TOKEN", "http_code": 401}` + "\n"
+	tests := []struct {
+		name, stderr string
+		given        bool
+		want         Kind
+	}{
+		{"a 401 logged at start", "Starting...\n" + logged401 + "Server running on stdio\n", true, KindRejected},
+		{"Stripe's relay's 401", `{"error":{"type":"invalid_request_error","message":"Invalid API Key provided: rk_test_****"}}` + "\n", true, KindRejected},
+		{"a network failure beside it wins", logged401 + "Error: connect ECONNREFUSED 127.0.0.1:443\n", true, KindUnreachable},
+		{"a network failure alone", "update check failed: TypeError: fetch failed\n", true, KindNone},
+		{"a missing key", "API key missing: set FIGMA_API_KEY\n", true, KindNone},
+		{"a required credential", "Authentication required to read private files\n", true, KindNone},
+		{"a key not provided", "No token provided for the optional GitHub integration\n", true, KindNone},
+		{"Sentry's server, without a key it may do without", "Warning: No LLM API key found (OPENAI_API_KEY, ANTHROPIC_API_KEY, or OPENROUTER_API_KEY).\nAI-powered search tools will be unavailable.\n", true, KindNone},
+		{"given none", logged401, false, KindNone},
+		{"npm's own 401", "npm error code E401\nnpm error Unable to authenticate, need: Basic realm=\"registry\"\n", true, KindNone},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := Classify(Evidence{Given: tc.given, Stderr: tc.stderr, Running: true})
+			if o.Kind != tc.want {
+				t.Fatalf("%+v, want %q", o, tc.want)
+			}
+			if o.Kind != KindNone && !strings.Contains(o.Source, "kept serving") {
+				t.Errorf("source %q does not say where it was read", o.Source)
+			}
+		})
+	}
+}
