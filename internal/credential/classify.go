@@ -39,6 +39,7 @@ package credential
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Evidence is what came back, as the caller read it. A field that does not
@@ -95,6 +96,11 @@ const (
 	// KindUnreachable: the server could not reach the service it fronts
 	// (connection refused, DNS, TLS, a timeout, a 502/503/504 from it).
 	KindUnreachable Kind = "unreachable"
+	// KindRateLimited: the service (or the server) refused the request
+	// for a rate limit or a quota (429, "rate limit exceeded", "quota"):
+	// not the credential's fault, and a reason to ask less often. Read
+	// only in an answer shaped as an error, never in a success's text.
+	KindRateLimited Kind = "rate_limited"
 )
 
 // Outcome is the classifier's answer: one kind, what showed it and the
@@ -113,6 +119,11 @@ type Outcome struct {
 	// caller sanitises, as for anything a server sent), and scrubbed of
 	// secrets only if the evidence was.
 	Quote string `json:"quote,omitempty"`
+	// RetryAfter and ResetAt are when a rate-limited answer says to ask
+	// again, when it says (see retryAfter): a wait, or a time; zero when
+	// it does not.
+	RetryAfter time.Duration `json:"-"`
+	ResetAt    time.Time     `json:"-"`
 }
 
 // Rejection says that, and how, a server rejected its credential.
@@ -155,6 +166,11 @@ const maxPlainText = 300
 // says either deciding.
 func Classify(e Evidence) Outcome {
 	switch e.HTTPStatus {
+	case 429:
+		o := Outcome{Kind: KindRateLimited, Marker: "HTTP 429", Source: "the MCP server's HTTP transport",
+			Quote: quote(firstNonEmpty(e.RPCMessage, e.Error, "HTTP 429"))}
+		o.RetryAfter, o.ResetAt = retryAfter(e.RPCMessage + "\n" + e.Error)
+		return o
 	case 401, 403:
 		if !e.Given {
 			return Outcome{}
@@ -167,6 +183,7 @@ func Classify(e Evidence) Outcome {
 			Quote: quote(firstNonEmpty(e.RPCMessage, e.Error, marker))}
 	}
 	var texts []string
+	plain := false // a success's short text: no rate limit is read there
 	switch {
 	case e.RPCMessage != "":
 		texts = []string{e.RPCMessage}
@@ -177,10 +194,15 @@ func Classify(e Evidence) Outcome {
 	case errorShapedDocument(e.Text):
 		texts = []string{e.Text}
 	case !e.HasDocument && len(e.Text) <= maxPlainText && !looksLikeDocument(e.Text):
-		texts = []string{e.Text}
+		texts, plain = []string{e.Text}, true
 	}
 	for _, t := range texts {
-		if o := read(head(t)); o.Kind != KindNone {
+		o := read(head(t))
+		if o.Kind == KindRateLimited && plain {
+			// "Quota: 500 of 1000 used" is data.
+			return Outcome{}
+		}
+		if o.Kind != KindNone {
 			return o
 		}
 	}
@@ -196,6 +218,7 @@ func Classify(e Evidence) Outcome {
 	}
 	if e.Stderr != "" {
 		o := read(ownLines(tail(e.Stderr)))
+		// A dying server's rate limit says nothing its exit does not.
 		if o.Kind == KindUnreachable || o.Kind == KindRejected && e.Given {
 			o.Source += ", on stderr"
 			return o

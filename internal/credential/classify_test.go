@@ -3,6 +3,7 @@ package credential
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -159,6 +160,38 @@ func TestClassifyRunningStderr(t *testing.T) {
 			}
 			if o.Kind != KindNone && !strings.Contains(o.Source, "kept serving") {
 				t.Errorf("source %q does not say where it was read", o.Source)
+			}
+		})
+	}
+}
+
+// A rate limit or a quota is its own kind, with when the answer says to
+// ask again, in each way servers pass it on; never in a success's text.
+func TestRateLimited(t *testing.T) {
+	t.Parallel()
+	epoch := time.Unix(1893456000, 0) // 2030-01-01
+	tests := []struct {
+		name  string
+		e     Evidence
+		want  Kind
+		after time.Duration
+		at    time.Time
+	}{
+		{"the MCP transport's 429 with Retry-After", Evidence{Given: true, HTTPStatus: 429, Error: "tools/call: HTTP 429 Too Many Requests (Retry-After: 120)"}, KindRateLimited, 2 * time.Minute, time.Time{}},
+		{"Brave's headers passed on", Evidence{IsError: true, Text: "Brave API error: 429 Too Many Requests\nX-RateLimit-Limit: 1, 2000\nX-RateLimit-Reset: 1, 1419704"}, KindRateLimited, 1419704 * time.Second, time.Time{}},
+		{"GitHub's reset as an epoch second", Evidence{IsError: true, Text: `API rate limit exceeded (x-ratelimit-reset: 1893456000)`}, KindRateLimited, 0, epoch},
+		{"Context7's member", Evidence{IsError: true, Text: `{"error": "Too many requests", "status": 429, "retryAfterSeconds": 60}`}, KindRateLimited, time.Minute, time.Time{}},
+		{"words", Evidence{RPCMessage: "Rate limit reached for requests. Please try again in 20s."}, KindRateLimited, 20 * time.Second, time.Time{}},
+		{"no hint", Evidence{IsError: true, Text: "Monthly quota exceeded for this API key"}, KindRateLimited, 0, time.Time{}},
+		{"a success's text is data", Evidence{Text: "Quota: 500 of 1000 requests used this month"}, KindNone, 0, time.Time{}},
+		{"a validation error mentioning a quota", Evidence{IsError: true, Text: "Invalid arguments: quota must be a number"}, KindNone, 0, time.Time{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := Classify(tc.e)
+			if o.Kind != tc.want || o.RetryAfter != tc.after || !o.ResetAt.Equal(tc.at) {
+				t.Errorf("%+v, want %q after %s at %s", o, tc.want, tc.after, tc.at)
 			}
 		})
 	}
