@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,12 +34,16 @@ func (r RateLimit) Describe() string { return "rate limited: " + r.Quote }
 // 1, 1419704 as Brave sends it, or the epoch second GitHub sends), a JSON
 // member (Context7's "retryAfterSeconds": 60, "retry_after": 30), or words
 // ("Please try again in 20s", "retry after 5 minutes").
-var (
-	retryHeader = regexp.MustCompile(`(?i)retry-after"?\s*[:=]\s*"?(\d{1,10})\b`)
-	resetHeader = regexp.MustCompile(`(?i)x-ratelimit-reset"?\s*[:=]\s*"?([\d,\s]{1,64})`)
-	retryMember = regexp.MustCompile(`(?i)"retry_?after(_?seconds|_?secs|_?s)?"\s*:\s*"?(\d+(?:\.\d+)?)`)
-	retryWords  = regexp.MustCompile(`(?i)(?:try again|retry)(?: after| in)\s+(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
-)
+// They are compiled at their first use: most runs of the binary never
+// read a rate limit, and compiling them at start cost every one.
+var retryPatterns = sync.OnceValue(func() struct{ header, reset, member, words *regexp.Regexp } {
+	return struct{ header, reset, member, words *regexp.Regexp }{
+		header: regexp.MustCompile(`(?i)retry-after"?\s*[:=]\s*"?(\d{1,10})\b`),
+		reset:  regexp.MustCompile(`(?i)x-ratelimit-reset"?\s*[:=]\s*"?([\d,\s]{1,64})`),
+		member: regexp.MustCompile(`(?i)"retry_?after(_?seconds|_?secs|_?s)?"\s*:\s*"?(\d+(?:\.\d+)?)`),
+		words:  regexp.MustCompile(`(?i)(?:try again|retry)(?: after| in)\s+(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`),
+	}
+})
 
 // epochFloor: a reset value this large is a time (epoch seconds), not a
 // wait (2001-09-09).
@@ -50,17 +55,18 @@ const epochFloor = 1_000_000_000
 // asking in vain.
 func retryAfter(text string) (wait time.Duration, at time.Time) {
 	text = head(text)
+	re := retryPatterns()
 	longer := func(d time.Duration) {
 		if d > wait {
 			wait = d
 		}
 	}
-	for _, m := range retryHeader.FindAllStringSubmatch(text, 4) {
+	for _, m := range re.header.FindAllStringSubmatch(text, 4) {
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			longer(seconds(n))
 		}
 	}
-	for _, m := range resetHeader.FindAllStringSubmatch(text, 4) {
+	for _, m := range re.reset.FindAllStringSubmatch(text, 4) {
 		for _, f := range strings.Split(m[1], ",") {
 			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
 			switch {
@@ -74,12 +80,12 @@ func retryAfter(text string) (wait time.Duration, at time.Time) {
 			}
 		}
 	}
-	for _, m := range retryMember.FindAllStringSubmatch(text, 4) {
+	for _, m := range re.member.FindAllStringSubmatch(text, 4) {
 		if f, err := strconv.ParseFloat(m[2], 64); err == nil {
 			longer(time.Duration(f * float64(time.Second)))
 		}
 	}
-	for _, m := range retryWords.FindAllStringSubmatch(text, 4) {
+	for _, m := range re.words.FindAllStringSubmatch(text, 4) {
 		f, err := strconv.ParseFloat(m[1], 64)
 		if err != nil {
 			continue

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
@@ -173,7 +174,9 @@ func rejectedWhileServing(res *probe.Result, given []string) *probe.Result {
 
 // envName is a variable's name as servers name theirs: capitals, digits
 // and at least one underscore (GITHUB_TOKEN).
-var envName = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
+// Compiled at its first use, as most runs read no stderr of a server that
+// serves.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`) })
 
 // codeWords are words of an error code written as a variable would be
 // (AUTH_INVALID_TOKEN, TOKEN_EXPIRED): such a name is the rejection's
@@ -185,7 +188,7 @@ var codeWords = []string{"INVALID", "EXPIRED", "REVOKED", "BAD", "WRONG", "MISSI
 // which the server was given (given as "env:NAME", "header:NAME", ...).
 func namesAnother(quote string, given []string) bool {
 	named := false
-	for _, name := range envName.FindAllString(quote, 8) {
+	for _, name := range envName().FindAllString(quote, 8) {
 		if !secret.IsCredentialName(name) || slices.ContainsFunc(strings.Split(name, "_"), func(w string) bool { return slices.Contains(codeWords, w) }) {
 			continue
 		}
