@@ -13,6 +13,11 @@ import (
 // Server is what the table needs of one configured server.
 type Server struct {
 	Name string
+	// How it runs, as written: its command and arguments, or its URL
+	// (what the catalogue matches).
+	Command string
+	Args    []string
+	URL     string
 	// Credentials are those it is given, by name ("env:GITHUB_TOKEN").
 	Credentials []string
 	// Result is its probe; nil when it was not probed.
@@ -31,6 +36,11 @@ type Server struct {
 	// annotated read-only cannot be told, so calls: auto is taken at its
 	// word, and a note says there is no canary without claiming why.
 	FromLock bool
+	// Plan says how many calls a month the daemon makes of a contract at
+	// the defaults, and why that is not its server's call_schedule
+	// (config.Server.CallPlan); 0 calls: it is held, not called. nil: every
+	// contract is called, and the calls are not counted.
+	Plan func(contracts.Contract) (perMonth int, why string)
 }
 
 // Row is one line of the table: which canary watches the server's
@@ -44,6 +54,10 @@ type Row struct {
 	Canary string
 	// Watched says a canary sees the credential.
 	Watched bool
+	// CallsAMonth is how many canary calls the daemon makes of the
+	// server in 30 days at its schedules (those of the contracts that are
+	// called, and of calls: auto's choice where it is known).
+	CallsAMonth int
 	// Note says how, or why not, in a sentence.
 	Note string
 }
@@ -59,6 +73,23 @@ func Watch(s Server) Row {
 	r := Row{Server: s.Name, Credential: "-", Canary: "-"}
 	if len(s.Credentials) > 0 {
 		r.Credential = strings.Join(s.Credentials, ", ")
+	}
+	plan := s.Plan
+	if plan == nil {
+		plan = func(contracts.Contract) (int, string) { return 1, "" }
+	}
+	var held []string // called on no schedule, and why
+	for _, c := range s.Contracts {
+		if c.Disabled || c.Pending() {
+			continue
+		}
+		n, why := plan(c)
+		if n == 0 {
+			held = append(held, c.Tool+" ("+why+")")
+		}
+		if s.Plan != nil {
+			r.CallsAMonth += n
+		}
 	}
 	res := s.Result
 	switch {
@@ -81,7 +112,9 @@ func Watch(s Server) Row {
 		case c.Pending():
 			pending = append(pending, c.Tool)
 		case listed(res.Tools, c.Tool):
-			enabled = append(enabled, c.Tool)
+			if n, _ := plan(c); n > 0 {
+				enabled = append(enabled, c.Tool)
+			}
 		}
 	}
 	how := "its contract"
@@ -92,11 +125,22 @@ func Watch(s Server) Row {
 		r.Note = fmt.Sprintf("calls: auto watches %s, if the server annotates a tool read-only that needs no input (the lock does not say which; mcpwatch init's table does)", r.Credential)
 		return r
 	}
-	if s.AutoCalls > 0 && len(enabled) == 0 {
-		for _, c := range contracts.Auto(res.Tools, s.AutoCalls, func(tool string) bool { return hasContract(s.Contracts, tool) }) {
-			enabled = append(enabled, c.Tool)
+	if s.AutoCalls > 0 {
+		auto := contracts.Auto(res.Tools, s.AutoCalls, func(tool string) bool {
+			return hasContract(s.Contracts, tool) || Metered(s.Command, s.Args, s.URL, tool)
+		})
+		for _, c := range auto {
+			if s.Plan != nil {
+				n, _ := plan(c)
+				r.CallsAMonth += n
+			}
 		}
-		how = "calls: auto"
+		if len(enabled) == 0 {
+			for _, c := range auto {
+				enabled = append(enabled, c.Tool)
+			}
+			how = "calls: auto"
+		}
 	}
 	if len(s.Credentials) == 0 {
 		r.Note = "given no credential: nothing for a canary to watch"
@@ -112,6 +156,11 @@ func Watch(s Server) Row {
 			how = "vetted: the catalogue's entry " + id
 		}
 		r.Note = fmt.Sprintf("%s (%s) watches %s", enabled[0], how, r.Credential)
+		if i := slices.IndexFunc(s.Contracts, func(c contracts.Contract) bool { return c.Tool == enabled[0] }); i >= 0 {
+			if _, why := plan(s.Contracts[i]); why != "" {
+				r.Note += "; paced: " + why
+			}
+		}
 		return r
 	}
 	file := s.ContractsFile
@@ -119,6 +168,8 @@ func Watch(s Server) Row {
 		file = "its contracts file"
 	}
 	switch {
+	case len(held) > 0:
+		r.Note = fmt.Sprintf("%s by default: %s; to call it anyway, give its contract in %s a \"schedule\" of its own", NoCanary, strings.Join(held, "; "), file)
 	case len(pending) > 0:
 		r.Note = fmt.Sprintf("%s yet: %s waits for its input (fill in the \"<fill in ...>\" values in %s)", NoCanary, list(pending), file)
 	case len(proposed) > 0 && slices.ContainsFunc(proposed, func(tool string) bool { return readOnly(res.Tools, tool) }):
@@ -137,29 +188,54 @@ func Watch(s Server) Row {
 	return r
 }
 
-// Table renders rows as an aligned text table: server, credential, canary,
-// and the note.
-func Table(rows []Row) string {
-	all := []Row{{Server: "SERVER", Credential: "CREDENTIAL", Canary: "CANARY", Note: "WHY"}}
-	for _, r := range rows {
-		all = append(all, r.sanitized())
-	}
-	w := [3]int{}
-	for _, r := range all {
-		w[0], w[1], w[2] = max(w[0], len(r.Server)), max(w[1], len(r.Credential)), max(w[2], len(r.Canary))
-	}
-	var b strings.Builder
-	for _, r := range all {
-		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", w[0], r.Server, w[1], r.Credential, w[2], r.Canary, r.Note)
-	}
-	return b.String()
+// column is one column of the table: its heading, and its cell of a row
+// (escaped by Table).
+type column struct {
+	head string
+	cell func(Row) string
 }
 
-// sanitized is r fit for a terminal: tool names and errors come from the
-// server.
-func (r Row) sanitized() Row {
-	r.Server, r.Credential, r.Canary, r.Note = sanitize.Text(r.Server), sanitize.Text(r.Credential), sanitize.Text(r.Canary), sanitize.Text(r.Note)
-	return r
+// columns are the table's, in order; the last (the note) is not padded.
+var columns = []column{
+	{"SERVER", func(r Row) string { return r.Server }},
+	{"CREDENTIAL", func(r Row) string { return r.Credential }},
+	{"CANARY", func(r Row) string { return r.Canary }},
+	{"CALLS/MONTH", func(r Row) string { return thousands(r.CallsAMonth) }},
+	{"WHY", func(r Row) string { return r.Note }},
+}
+
+// Table renders rows as an aligned text table, a column of each of
+// columns. Every cell is escaped for a terminal: tool names and errors
+// come from the server.
+func Table(rows []Row) string {
+	cells := [][]string{make([]string, len(columns))}
+	for i, c := range columns {
+		cells[0][i] = c.head
+	}
+	for _, r := range rows {
+		line := make([]string, len(columns))
+		for i, c := range columns {
+			line[i] = sanitize.Text(c.cell(r))
+		}
+		cells = append(cells, line)
+	}
+	width := make([]int, len(columns))
+	for _, line := range cells {
+		for i, cell := range line {
+			width[i] = max(width[i], len(cell))
+		}
+	}
+	var b strings.Builder
+	for _, line := range cells {
+		for i, cell := range line {
+			if i == len(line)-1 {
+				b.WriteString(cell + "\n")
+				continue
+			}
+			fmt.Fprintf(&b, "%-*s  ", width[i], cell)
+		}
+	}
+	return b.String()
 }
 
 func listed(tools []probe.Tool, name string) bool {

@@ -67,7 +67,7 @@ func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
 		creds = append(creds, g.Credential)
 	}
 	slices.Sort(creds)
-	cs := append(slices.Clone(s.Contracts), s.Pending...)
+	cs := append(append(slices.Clone(s.Contracts), s.Pending...), s.Held...)
 	for _, tool := range s.Proposed {
 		cs = append(cs, contracts.Contract{Tool: tool, Disabled: true})
 	}
@@ -76,7 +76,12 @@ func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
 		res.Tools = append(res.Tools, probe.Tool{Name: name})
 	}
 	return canary.Server{Name: s.Name, Credentials: creds, Result: res, Contracts: cs,
-		ContractsFile: s.ContractsFile, AutoCalls: s.AutoCalls, FromLock: true}
+		ContractsFile: s.ContractsFile, AutoCalls: s.AutoCalls, FromLock: true,
+		Command: s.Command, Args: s.Args, URL: s.URL,
+		Plan: func(c contracts.Contract) (int, string) {
+			p := s.CallPlan(c)
+			return p.PerMonth(), p.Why
+		}}
 }
 
 // serverLine is the line of the file that defines s where its name is
