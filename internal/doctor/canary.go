@@ -32,7 +32,7 @@ func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock
 		case row.Watched && row.Canary == "calls: auto":
 			watched = append(watched, fmt.Sprintf("%s by calls: auto, if it annotates a read-only tool that needs no input", s.Name))
 		case row.Watched:
-			watched = append(watched, fmt.Sprintf("%s by %s", s.Name, row.Canary))
+			watched = append(watched, fmt.Sprintf("%s by %s (%d calls a month)", s.Name, row.Canary, row.CallsAMonth))
 		case row.Credential == "-":
 			// nothing for a canary to watch
 		default:
