@@ -174,10 +174,9 @@ func newcomerCalls(t *testing.T, dir, name string) callsAMonth {
 		for _, p := range s.CallPlans() {
 			c.before += every
 			c.after += p.PerMonth()
-			switch {
-			case p.Schedule == "":
+			if p.Schedule == "" {
 				c.tools = append(c.tools, p.Tool+" (held)")
-			default:
+			} else {
 				c.tools = append(c.tools, p.Tool)
 			}
 			if p.Schedule != s.CallSchedule {

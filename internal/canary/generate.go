@@ -68,7 +68,7 @@ func GenerateInput(schema json.RawMessage) (map[string]any, error) {
 		// Nothing better to check it with: the generator's own reading
 		// of every constraint it knows stands.
 	case err != nil:
-		return nil, fmt.Errorf("the input mcpwatch generated, %s, does not validate against the schema: %v", sanitize.Truncate(marshal(m), 200), err)
+		return nil, fmt.Errorf("the input mcpwatch generated, %s, does not validate against the schema: %w", sanitize.Truncate(marshal(m), 200), err)
 	}
 	return m, nil
 }

@@ -41,7 +41,7 @@ func TestGenerateInput(t *testing.T) {
 		{"an alternation", `{"required":["a"],"properties":{"a":{"type":"string","pattern":"^(open|closed)$"}}}`, `{"a":"open"}`, ""},
 		{"an optional group", `{"required":["a"],"properties":{"a":{"type":"string","pattern":"^I?\\d+[:|-]\\d+(?:;\\d+[:|-]\\d+)*$"}}}`, `{"a":"I1111111-1"}`, ""},
 		{"a negated class", `{"required":["a"],"properties":{"a":{"type":"string","pattern":"^[^/]+$"}}}`, `{"a":"mcpwatch"}`, ""},
-		{"a look-ahead", `{"required":["a"],"properties":{"a":{"type":"string","pattern":"^(?=x)x+$"}}}`, ``, "input property a: pattern \"^(?=x)x+$\" cannot be generated (Go's regexp does not read it"},
+		{"a look-ahead", `{"required":["a"],"properties":{"a":{"type":"string","pattern":"^(?=x)x+$"}}}`, ``, "input property a: pattern \"^(?=x)x+$\" cannot be generated (not an expression Go's regexp reads"},
 		{"a word boundary", `{"required":["a"],"properties":{"a":{"type":"string","pattern":"\\bx"}}}`, ``, "input property a: pattern \"\\\\bx\" cannot be generated (a word boundary"},
 		{"a pattern too long for maxLength", `{"required":["a"],"properties":{"a":{"type":"string","pattern":"^[a-z]{5}$","maxLength":3}}}`, ``, "input property a: pattern \"^[a-z]{5}$\" cannot be generated (its shortest match is longer than maxLength 3)"},
 		{"a format against a pattern", `{"required":["a"],"properties":{"a":{"type":"string","format":"uuid","pattern":"^x"}}}`, ``, "input property a: format uuid and pattern"},

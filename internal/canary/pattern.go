@@ -33,7 +33,7 @@ func fromPattern(pattern string, minLen, maxLen int) (string, error) {
 	}
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
-		return "", fmt.Errorf("Go's regexp does not read it: %s", describeSyntaxError(err))
+		return "", fmt.Errorf("not an expression Go's regexp reads: %s", describeSyntaxError(err))
 	}
 	p := &patternGen{want: max(minLen, min(len(generatedString), maxLen), 1)}
 	out, err := p.gen(re)
