@@ -109,27 +109,43 @@ func rejected(res *probe.Result, given []string) *probe.Result {
 		e.Stderr = res.StderrTail
 	}
 	o := credential.Classify(e)
-	out := *res
+	var out probe.Result
 	switch o.Kind {
 	case credential.KindRejected:
-		out.Reason = probe.ReasonCredentialRejected
-		st := probe.CredentialStatus{}
-		if res.Credentials != nil {
-			st = *res.Credentials
-		}
-		st.Rejected = &probe.CredentialRejection{Credential: credential.ToRenew(given), Marker: o.Marker, Quote: o.Quote}
-		out.Credentials = &st
+		out = asRejected(res, given, o)
 		if e.Stderr != "" && e.RPCMessage == "" && e.HTTPStatus == 0 {
 			out.Error = fmt.Sprintf("%s; its stderr says its credential was rejected: %s", res.Error, o.Quote)
 		}
 	case credential.KindUnreachable:
-		out.Reason = probe.ReasonUpstreamUnreachable
-		out.Upstream = &probe.UpstreamFailure{Marker: o.Marker, Quote: o.Quote}
+		out = asUnreachable(res, o)
 		out.Error = fmt.Sprintf("%s; the server could not reach its service: %s", res.Error, o.Quote)
 	default:
 		return res
 	}
 	return &out
+}
+
+// asRejected is a copy of res failed as credential_rejected: the
+// credential given to renew, and the server's words o read.
+func asRejected(res *probe.Result, given []string, o credential.Outcome) probe.Result {
+	out := *res
+	out.OK, out.Reason = false, probe.ReasonCredentialRejected
+	st := probe.CredentialStatus{}
+	if res.Credentials != nil {
+		st = *res.Credentials
+	}
+	st.Rejected = &probe.CredentialRejection{Credential: credential.ToRenew(given), Marker: o.Marker, Quote: o.Quote}
+	out.Credentials = &st
+	return out
+}
+
+// asUnreachable is a copy of res failed as upstream_unreachable, with the
+// server's words o read.
+func asUnreachable(res *probe.Result, o credential.Outcome) probe.Result {
+	out := *res
+	out.OK, out.Reason = false, probe.ReasonUpstreamUnreachable
+	out.Upstream = &probe.UpstreamFailure{Marker: o.Marker, Quote: o.Quote}
+	return out
 }
 
 // rejectedWhileServing reads the stderr of a stdio server that listed its
@@ -147,24 +163,16 @@ func rejectedWhileServing(res *probe.Result, given []string) *probe.Result {
 		return res
 	}
 	o := credential.Classify(credential.Evidence{Given: true, Stderr: res.StderrTail, Running: true})
-	out := *res
-	out.OK = false
+	var out probe.Result
 	switch o.Kind {
 	case credential.KindRejected:
 		if namesAnother(o.Quote, given) {
 			return res
 		}
-		out.Reason = probe.ReasonCredentialRejected
-		st := probe.CredentialStatus{}
-		if res.Credentials != nil {
-			st = *res.Credentials
-		}
-		st.Rejected = &probe.CredentialRejection{Credential: credential.ToRenew(given), Marker: o.Marker, Quote: o.Quote}
-		out.Credentials = &st
+		out = asRejected(res, given, o)
 		out.Error = fmt.Sprintf("the server listed its %d tools, but its stderr says its credential was rejected: %s", len(res.Tools), o.Quote)
 	case credential.KindUnreachable:
-		out.Reason = probe.ReasonUpstreamUnreachable
-		out.Upstream = &probe.UpstreamFailure{Marker: o.Marker, Quote: o.Quote}
+		out = asUnreachable(res, o)
 		out.Error = fmt.Sprintf("the server listed its %d tools, but its stderr says it could not reach its service: %s", len(res.Tools), o.Quote)
 	default:
 		return res
