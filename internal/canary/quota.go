@@ -55,6 +55,20 @@ type Meter struct {
 	Source string `json:"source"`
 }
 
+// pace is the pace of a tool m counts.
+func (m Meter) pace(tool string) Pace {
+	if m.FreePerMonth <= 0 {
+		return Pace{Never: true, Why: fmt.Sprintf("%s bills every call of %s (%s): not called unless its contract names a schedule", m.Plan, tool, m.Source)}
+	}
+	allowed := FreeTierShare * float64(m.FreePerMonth)
+	every := (quotaMonth / time.Duration(allowed)).Truncate(time.Minute)
+	if every < quotaMonth/time.Duration(allowed) {
+		every += time.Minute // up, so that the share holds
+	}
+	return Pace{Every: every, Why: fmt.Sprintf("%s gives %s free calls a month (%s): by default mcpwatch spends at most %g%% of them, %s, one every %s",
+		m.Plan, thousands(m.FreePerMonth), m.Source, FreeTierShare*100, thousands(int(allowed)), Duration(every))}
+}
+
 // counts reports whether m counts the calls of tool.
 func (m Meter) counts(tool string) bool { return len(m.Tools) == 0 || slices.Contains(m.Tools, tool) }
 
@@ -80,17 +94,9 @@ func DefaultPace(command string, args []string, rawURL string, c contracts.Contr
 func defaultPace(entries []CatalogueEntry, command string, args []string, rawURL string, c contracts.Contract) Pace {
 	var p Pace
 	if e, ok := metered(entries, command, args, rawURL, c.Tool); ok {
-		m := e.Metered
-		if m.FreePerMonth <= 0 {
-			return Pace{Never: true, Why: fmt.Sprintf("%s bills every call of %s (%s): not called unless its contract names a schedule", m.Plan, c.Tool, m.Source)}
+		if p = e.Metered.pace(c.Tool); p.Never {
+			return p
 		}
-		allowed := FreeTierShare * float64(m.FreePerMonth)
-		every := (quotaMonth / time.Duration(allowed)).Truncate(time.Minute)
-		if every < quotaMonth/time.Duration(allowed) {
-			every += time.Minute // up, so that the share holds
-		}
-		p = Pace{Every: every, Why: fmt.Sprintf("%s gives %s free calls a month (%s): by default mcpwatch spends at most %g%% of them, %s, one every %s",
-			m.Plan, thousands(m.FreePerMonth), m.Source, FreeTierShare*100, thousands(int(allowed)), Duration(every))}
 	}
 	if c.Expect.Status == contracts.StatusCredentialAccepted && !vouchedByName(entries, command, args, rawURL, c.Tool) && GeneratedEvery > p.Every {
 		p = Pace{Every: GeneratedEvery, Why: fmt.Sprintf("an input generated from the schema of a tool nobody vetted, whose calls may cost: at most one every %s", Duration(GeneratedEvery))}

@@ -1,11 +1,13 @@
 package canary
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // The default pace of a canary: a metered tool at most 5% of its free
@@ -68,6 +70,38 @@ func TestDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{7*time.Hour + 27*time.Minute: "7h27m", time.Hour: "1h", 5 * time.Minute: "5m", 30 * time.Second: "30s", 90 * time.Second: "1m30s"} {
 		if got := Duration(d); got != want {
 			t.Errorf("Duration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// What init writes says how often each canary will be called: a metered
+// one by its plan, a held one how to opt in, a generated input hourly.
+func TestProposedCommentsSayThePace(t *testing.T) {
+	t.Parallel()
+	entry := func(id string) *CatalogueEntry {
+		for _, e := range Catalogue() {
+			if e.ID == id {
+				return &e
+			}
+		}
+		t.Fatalf("no entry %s", id)
+		return nil
+	}
+	readOnly := json.RawMessage(`{"readOnlyHint":true}`)
+	for _, tc := range []struct {
+		tools  []probe.Tool
+		vetted *CatalogueEntry
+		tool   string
+		want   string
+	}{
+		{[]probe.Tool{{Name: "brave_web_search"}}, entry("brave-search"), "brave_web_search", "Metered: Brave Search API's Free plan gives 2,000 free calls a month (https://brave.com/search/api/): by default mcpwatch spends at most 5% of them, 100, one every 7h27m, unless this contract names"},
+		{[]probe.Tool{{Name: "perplexity_search", Annotations: readOnly}}, entry("perplexity-mcp-server"), "perplexity_search", `bills every call of perplexity_search (https://docs.perplexity.ai/getting-started/pricing): not called unless its contract names a schedule ("schedule": "@every 24h", say)`},
+		{[]probe.Tool{{Name: "get_file", Annotations: readOnly, InputSchema: json.RawMessage(`{"type":"object","required":["key"],"properties":{"key":{"type":"string"}}}`)}}, nil, "get_file", "at most once every 1h unless it names"},
+	} {
+		for _, e := range ProposeVetted("s", "f", tc.tools, nil, tc.vetted) {
+			if e.Tool == tc.tool && !strings.Contains(e.Comment, tc.want) {
+				t.Errorf("%s: $comment %q lacks %q", tc.tool, e.Comment, tc.want)
+			}
 		}
 	}
 }
