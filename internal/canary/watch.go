@@ -74,22 +74,26 @@ func Watch(s Server) Row {
 	if len(s.Credentials) > 0 {
 		r.Credential = strings.Join(s.Credentials, ", ")
 	}
-	plan := s.Plan
-	if plan == nil {
-		plan = func(contracts.Contract) (int, string) { return 1, "" }
+	// call is c's calls a month, why they are not call_schedule's, and
+	// whether it is called at all; without a Plan every contract is,
+	// uncounted.
+	call := func(c contracts.Contract) (n int, why string, called bool) {
+		if s.Plan == nil {
+			return 0, "", true
+		}
+		n, why = s.Plan(c)
+		return n, why, n > 0
 	}
 	var held []string // called on no schedule, and why
 	for _, c := range s.Contracts {
 		if c.Disabled || c.Pending() {
 			continue
 		}
-		n, why := plan(c)
-		if n == 0 {
+		n, why, called := call(c)
+		if !called {
 			held = append(held, c.Tool+" ("+why+")")
 		}
-		if s.Plan != nil {
-			r.CallsAMonth += n
-		}
+		r.CallsAMonth += n
 	}
 	res := s.Result
 	switch {
@@ -112,7 +116,7 @@ func Watch(s Server) Row {
 		case c.Pending():
 			pending = append(pending, c.Tool)
 		case listed(res.Tools, c.Tool):
-			if n, _ := plan(c); n > 0 {
+			if _, _, called := call(c); called {
 				enabled = append(enabled, c.Tool)
 			}
 		}
@@ -130,10 +134,8 @@ func Watch(s Server) Row {
 			return hasContract(s.Contracts, tool) || Metered(s.Command, s.Args, s.URL, tool)
 		})
 		for _, c := range auto {
-			if s.Plan != nil {
-				n, _ := plan(c)
-				r.CallsAMonth += n
-			}
+			n, _, _ := call(c)
+			r.CallsAMonth += n
 		}
 		if len(enabled) == 0 {
 			for _, c := range auto {
@@ -157,7 +159,7 @@ func Watch(s Server) Row {
 		}
 		r.Note = fmt.Sprintf("%s (%s) watches %s", enabled[0], how, r.Credential)
 		if i := slices.IndexFunc(s.Contracts, func(c contracts.Contract) bool { return c.Tool == enabled[0] }); i >= 0 {
-			if _, why := plan(s.Contracts[i]); why != "" {
+			if _, why, _ := call(s.Contracts[i]); why != "" {
 				r.Note += "; paced: " + why
 			}
 		}
