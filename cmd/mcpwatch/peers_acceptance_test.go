@@ -112,14 +112,14 @@ func TestNewcomerCredentials(t *testing.T) {
 		}
 		// What init wrote, and the schedules the daemon runs it on.
 		fmt.Fprintf(&b, "\ncanary calls in 30 days at the defaults (call_schedule %q), of what init wrote:\n", config.DefaultCallSchedule)
-		fmt.Fprintf(&b, "| %-45s | %-36s | %-22s | %-22s | %s\n", "server", "called", "on call_schedule alone", "at the daemon's pace", "paced")
+		fmt.Fprintf(&b, "| %-48s | %-40s | %-22s | %-22s | %s\n", "server", "called", "on call_schedule alone", "at the daemon's pace", "paced")
 		before, after := 0, 0
 		for _, n := range names {
 			c := calls[n]
 			before, after = before+c.before, after+c.after
-			fmt.Fprintf(&b, "| %-45s | %-36s | %22d | %22d | %s\n", n, strings.Join(c.tools, ", "), c.before, c.after, strings.Join(c.paced, "; "))
+			fmt.Fprintf(&b, "| %-48s | %-40s | %22d | %22d | %s\n", n, strings.Join(c.tools, ", "), c.before, c.after, strings.Join(c.paced, "; "))
 		}
-		fmt.Fprintf(&b, "| %-45s | %-36s | %22d | %22d |\n", "all nine", "", before, after)
+		fmt.Fprintf(&b, "| %-48s | %-40s | %22d | %22d |\n", "all nine", "", before, after)
 		t.Log(b.String())
 	})
 
