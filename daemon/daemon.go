@@ -276,9 +276,7 @@ func (d *Daemon) Start() {
 			d.firstPending[name] = true
 			longest = max(longest, s.probeTimeout(d.opts.Timeout))
 			d.table.add(slot{due: firstDue(s.sched, now, d.opts.FirstRoundSpread), name: name, gen: s.gen})
-			if s.callSched != nil {
-				d.table.add(slot{due: firstDue(s.callSched, now, d.opts.FirstRoundSpread), name: name, gen: s.callGen, calls: true})
-			}
+			d.addCallSlots(s, now, d.opts.FirstRoundSpread)
 		}
 		// Ready at the latest when the last first probe, started at the end
 		// of the spread and then waiting its turn, would have timed out.

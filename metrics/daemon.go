@@ -26,10 +26,13 @@ const (
 	// SkipCallsStillWaiting: a call firing found the server's previous one
 	// still waiting for its probe to end.
 	SkipCallsStillWaiting = "calls_still_waiting"
+	// SkipCallsBackedOff: a call firing came while a rate limit or a
+	// quota an answer showed held the server's calls.
+	SkipCallsBackedOff = "calls_backed_off"
 )
 
 // SkipReasons are every reason a scheduled probe is skipped.
-var SkipReasons = []string{SkipStillQueued, SkipStillRunning, SkipLate, SkipCallsStillWaiting}
+var SkipReasons = []string{SkipStillQueued, SkipStillRunning, SkipLate, SkipCallsStillWaiting, SkipCallsBackedOff}
 
 // scheduleLagBuckets span 1 ms (a free worker) to 30 s (a pool saturated for
 // a whole default interval).
@@ -81,7 +84,8 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 			Help: "Scheduled probes that did not run, by reason: " + SkipStillQueued + " (the server's previous probe was still waiting for a free slot: defaults.concurrency is too small for the fleet), " +
 				SkipStillRunning + " (its previous probe was still running: the server takes longer than its interval), " +
 				SkipLate + " (mcpwatch itself fell behind its schedule, starved of CPU or suspended: the firings it missed are skipped, not run in a burst), " +
-				SkipCallsStillWaiting + " (a canary call firing found the previous one still waiting for the server's probe to end). A skipped firing is not made up; the next one tries again.",
+				SkipCallsStillWaiting + " (a canary call firing found the previous one still waiting for the server's probe to end), " +
+				SkipCallsBackedOff + " (a canary call firing came while a rate limit or a quota an answer showed held the server's calls). A skipped firing is not made up; the next one tries again.",
 		}, []string{"reason"}),
 		issuerChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpwatch_issuer_checks_total",

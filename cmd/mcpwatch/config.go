@@ -230,6 +230,22 @@ func writeServerFields(w io.Writer, r config.RedactedServer) {
 	if len(r.Calls) > 0 {
 		field("calls", fmt.Sprintf("%s, call_schedule %q, call_timeout %s", strings.Join(r.Calls, ", "), r.CallSchedule, r.CallTimeout))
 	}
+	// Each contract that is not called on call_schedule, and why: paced
+	// (a metered tool, a generated input), its own schedule, or held.
+	total, name := 0, "paced"
+	for _, p := range r.CallPlans {
+		total += p.CallsAMonth
+		switch {
+		case p.Schedule == "":
+			field("held", fmt.Sprintf("%s: not called: %s", p.Tool, p.Why))
+		case p.Why != "":
+			field(name, fmt.Sprintf("%s: %q, %d calls a month: %s", p.Tool, p.Schedule, p.CallsAMonth, p.Why))
+			name = ""
+		}
+	}
+	if len(r.CallPlans) > 0 {
+		field("calls/mo", fmt.Sprintf("%d canary calls in 30 days at these schedules", total))
+	}
 	if len(r.Forbid) > 0 {
 		field("forbid", strings.Join(r.Forbid, ", "))
 	}

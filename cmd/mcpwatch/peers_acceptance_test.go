@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/internal/peertest"
 )
 
@@ -97,6 +99,7 @@ func TestNewcomerCredentials(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		table = map[string]map[string]string{}
+		calls = map[string]callsAMonth{}
 	)
 	start := time.Now()
 	t.Cleanup(func() {
@@ -111,6 +114,16 @@ func TestNewcomerCredentials(t *testing.T) {
 		for _, n := range names {
 			fmt.Fprintf(&b, "| %-45s | %-40s | %-40s | %-40s |\n", n, table[n][modeGood], table[n][modeFake], table[n][modeUnreachable])
 		}
+		// What init wrote, and the schedules the daemon runs it on.
+		fmt.Fprintf(&b, "\ncanary calls in 30 days at the defaults (call_schedule %q), of what init wrote:\n", config.DefaultCallSchedule)
+		fmt.Fprintf(&b, "| %-48s | %-40s | %-22s | %-22s | %s\n", "server", "called", "on call_schedule alone", "at the daemon's pace", "paced")
+		before, after := 0, 0
+		for _, n := range names {
+			c := calls[n]
+			before, after = before+c.before, after+c.after
+			fmt.Fprintf(&b, "| %-48s | %-40s | %22d | %22d | %s\n", n, strings.Join(c.tools, ", "), c.before, c.after, strings.Join(c.paced, "; "))
+		}
+		fmt.Fprintf(&b, "| %-48s | %-40s | %22d | %22d |\n", "all nine", "", before, after)
 		t.Log(b.String())
 	})
 
@@ -118,21 +131,70 @@ func TestNewcomerCredentials(t *testing.T) {
 		for _, mode := range []string{modeGood, modeFake, modeUnreachable} {
 			t.Run(s.name+"/"+strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) {
 				t.Parallel()
-				got := runNewcomer(t, s, mode)
+				got, c := runNewcomer(t, s, mode)
 				mu.Lock()
 				if table[s.pkg.Spec()] == nil {
 					table[s.pkg.Spec()] = map[string]string{}
 				}
 				table[s.pkg.Spec()][mode] = got
+				if mode == modeGood {
+					calls[s.pkg.Spec()] = c
+				}
 				mu.Unlock()
 			})
 		}
 	}
 }
 
+// callsAMonth is what the daemon would call of a server in 30 days, of
+// the contracts init wrote: before, every contract that is called on the
+// server's call_schedule (what the daemon did before calls were paced);
+// after, on the schedules it runs them on now (config.Server.CallPlan).
+type callsAMonth struct {
+	tools         []string // the contracts that are called (held ones marked)
+	before, after int
+	paced         []string // the contracts not on call_schedule, with their schedule
+}
+
+// newcomerCalls reads the configuration in dir as every command does,
+// with the contracts files init wrote, and counts its server's calls.
+func newcomerCalls(t *testing.T, dir, name string) callsAMonth {
+	t.Helper()
+	getenv := func(string) string { return "" }
+	src, err := config.Discover("", dir, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := imports.LoadSource(src, getenv)
+	if err != nil {
+		t.Fatalf("load what init wrote: %v", err)
+	}
+	var c callsAMonth
+	for _, s := range cfg.Servers {
+		if s.Name != name {
+			continue
+		}
+		every := config.CallPlan{Schedule: s.CallSchedule}.PerMonth()
+		for _, p := range s.CallPlans() {
+			c.before += every
+			c.after += p.PerMonth()
+			if p.Schedule == "" {
+				c.tools = append(c.tools, p.Tool+" (held)")
+			} else {
+				c.tools = append(c.tools, p.Tool)
+			}
+			if p.Schedule != s.CallSchedule {
+				c.paced = append(c.paced, fmt.Sprintf("%s %q", p.Tool, p.Schedule))
+			}
+		}
+	}
+	return c
+}
+
 // runNewcomer runs init then check on s in mode, asserts what the mode
-// demands, and returns what check gave, in a few words, for the table.
-func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
+// demands, and returns what check gave, in a few words, for the table,
+// and the calls a month of what init wrote.
+func runNewcomer(t *testing.T, s newcomerServer, mode string) (string, callsAMonth) {
 	dir := peertest.NpxProject(t, s.pkg)
 	api := s.api(s.good)
 	defer api.Close()
@@ -190,7 +252,11 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 	t.Logf("mcpwatch init (exit %d, %s):\n%s%s", initRun.code, initRun.took.Round(time.Millisecond), initRun.stdout, initRun.stderr)
 	if initRun.code != exitOK {
 		t.Errorf("init with the good credential and the service up: exit %d", initRun.code)
-		return fmt.Sprintf("init %d", initRun.code)
+		return fmt.Sprintf("init %d", initRun.code), callsAMonth{}
+	}
+	calls := newcomerCalls(t, dir, s.name)
+	if calls.after > calls.before || strings.Contains(s.name, "brave") && calls.after > 100 {
+		t.Errorf("the canaries of what init wrote are called %d times in 30 days (%d on call_schedule alone): want no more, and at most 100 of Brave's 2,000 free searches", calls.after, calls.before)
 	}
 
 	// Then check, in mode.
@@ -246,5 +312,5 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 			t.Errorf("with the service unreachable and a good credential, nothing may be called credential_rejected")
 		}
 	}
-	return got
+	return got, calls
 }

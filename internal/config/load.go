@@ -195,6 +195,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	if err := errors.Join(cfg.applyStarterFiles(), cfg.checkCalls()); err != nil {
 		return nil, err
 	}
+	cfg.holdCalls()
 	return cfg, nil
 }
 

@@ -97,8 +97,12 @@ type Server struct {
 	// placeholders, and Proposed the tools of disabled ones ("disabled":
 	// true, as mcpwatch init proposes them): neither is called, nor is in
 	// Contracts.
-	Pending      []contracts.Contract
-	Proposed     []string
+	Pending  []contracts.Contract
+	Proposed []string
+	// Held are contracts that are not called on any schedule: a metered
+	// tool that its plan bills from the first call, whose contract names
+	// no schedule of its own (CallPlan says why). Not in Contracts.
+	Held         []contracts.Contract
 	CallSchedule string        // defaults applied
 	CallTimeout  time.Duration // defaults applied: the server's timeout when unset
 	// AutoCalls is how many calls calls: auto makes at most, besides the

@@ -37,7 +37,7 @@ func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock
 		case row.Watched && row.Canary == "calls: auto":
 			watched = append(watched, fmt.Sprintf("%s by calls: auto, if it annotates a read-only tool that needs no input", s.Name))
 		case row.Watched:
-			watched = append(watched, fmt.Sprintf("%s by %s", s.Name, row.Canary))
+			watched = append(watched, fmt.Sprintf("%s by %s (%d calls a month)", s.Name, row.Canary, row.CallsAMonth))
 		case row.Credential == "-":
 			// nothing for a canary to watch
 		default:
@@ -93,7 +93,7 @@ func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
 		creds = append(creds, g.Credential)
 	}
 	slices.Sort(creds)
-	cs := append(slices.Clone(s.Contracts), s.Pending...)
+	cs := append(append(slices.Clone(s.Contracts), s.Pending...), s.Held...)
 	for _, tool := range s.Proposed {
 		cs = append(cs, contracts.Contract{Tool: tool, Disabled: true})
 	}
@@ -102,7 +102,12 @@ func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
 		res.Tools = append(res.Tools, probe.Tool{Name: name})
 	}
 	return canary.Server{Name: s.Name, Credentials: creds, Result: res, Contracts: cs,
-		ContractsFile: s.ContractsFile, AutoCalls: s.AutoCalls, FromLock: true}
+		ContractsFile: s.ContractsFile, AutoCalls: s.AutoCalls, FromLock: true,
+		Command: s.Command, Args: s.Args, URL: s.URL,
+		Plan: func(c contracts.Contract) (int, string) {
+			p := s.CallPlan(c)
+			return p.PerMonth(), p.Why
+		}}
 }
 
 // serverLine is the line of the file that defines s where its name is

@@ -55,6 +55,11 @@ func ServeStdio(ctx context.Context, cfg Config, in io.Reader, out, errOut io.Wr
 			return ctx.Err()
 		}
 	}
+	if cfg.StartStderr != "" {
+		if _, err := io.WriteString(errOut, cfg.StartStderr); err != nil {
+			return fmt.Errorf("probetest: write to stderr: %w", err)
+		}
+	}
 	switch cfg.Behavior {
 	case ExitAtOnce:
 		fmt.Fprintf(errOut, "fatal: %s is not set\n", cfg.TokenEnv)
