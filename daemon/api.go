@@ -69,6 +69,9 @@ type apiServer struct {
 	Skipped  uint64                  `json:"skipped"`
 	History  []Record                `json:"history,omitempty"`
 	Calls    []apiCall               `json:"calls,omitempty"`
+	// CallsBackoff says the server's calls are held for a rate limit or a
+	// quota an answer showed, until when; absent when they are not.
+	CallsBackoff *apiBackoff `json:"calls_backed_off,omitempty"`
 	// Stdio is how a stdio server is run: its stdio_mode, whether it runs
 	// between probes now, and when and why it last started.
 	Stdio *apiStdio `json:"stdio,omitempty"`
@@ -111,6 +114,7 @@ func newAPIServer(dt details) apiServer {
 		Name:            st.Name,
 		State:           st.Judgement.State,
 		Calls:           newAPICalls(st),
+		CallsBackoff:    newAPIBackoff(st.CallsBackoff),
 		Transport:       st.Transport,
 		Schedule:        st.Schedule,
 		IntervalSeconds: st.Interval.Seconds(),

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
@@ -19,8 +20,11 @@ type callsView struct {
 	// before, and the pages say so rather than show them as today's.
 	Paused   string
 	Schedule string
-	Failing  []callLine // tools whose last call failed
-	Tools    []callTool
+	// Backoff says the calls are held for a rate limit or a quota, until
+	// when and why; "" when they are not.
+	Backoff string
+	Failing []callLine // tools whose last call failed
+	Tools   []callTool
 }
 
 type callLine struct {
@@ -30,16 +34,18 @@ type callLine struct {
 }
 
 type callTool struct {
-	Tool        string
-	Called      bool
-	Passed      bool
-	Reason      contracts.Reason
-	Message     string
-	At          string
-	Latency     string
-	Calls       uint64
-	Failures    uint64
-	LastFailure *callFailure
+	Tool string
+	// Schedule is the tool's own when it is not the server's, with why.
+	Schedule, Paced string
+	Called          bool
+	Passed          bool
+	Reason          contracts.Reason
+	Message         string
+	At              string
+	Latency         string
+	Calls           uint64
+	Failures        uint64
+	LastFailure     *callFailure
 }
 
 type callFailure struct {
@@ -54,8 +60,18 @@ func newCallsView(st status.Server, schedule string) callsView {
 	if last := st.Last; last != nil && last.Reason == probe.ReasonCredentialMissing {
 		v.Paused = "not made while a credential is missing"
 	}
+	if b := st.CallsBackoff; b != nil {
+		how := "doubling with each limited round"
+		if b.Hinted {
+			how = "as the answer said"
+		}
+		v.Backoff = fmt.Sprintf("held until %s (%s) for a rate limit or a quota in %s's answer: %s", b.Until.UTC().Format(time.RFC3339), how, b.Tool, b.Quote)
+	}
 	for _, c := range st.Calls {
 		t := callTool{Tool: c.Tool, Calls: c.Calls}
+		if c.Schedule != schedule {
+			t.Schedule, t.Paced = c.Schedule, c.Paced
+		}
 		for _, n := range c.Failures {
 			t.Failures += n
 		}
@@ -84,9 +100,30 @@ func newCallsView(st status.Server, schedule string) callsView {
 	return v
 }
 
+// apiBackoff is a hold on a server's calls in the JSON API.
+type apiBackoff struct {
+	Until  time.Time `json:"until"`
+	Tool   string    `json:"tool"`
+	Quote  string    `json:"quote"`
+	Hinted bool      `json:"hinted"`
+	Rounds int       `json:"rounds"`
+}
+
+func newAPIBackoff(b *status.Backoff) *apiBackoff {
+	if b == nil {
+		return nil
+	}
+	return &apiBackoff{Until: b.Until.UTC(), Tool: b.Tool, Quote: b.Quote, Hinted: b.Hinted, Rounds: b.Rounds}
+}
+
 // apiCall is one contracted tool in the JSON API.
 type apiCall struct {
-	Tool            string                      `json:"tool"`
+	Tool string `json:"tool"`
+	// Schedule is how often it is called, and Paced why that is not the
+	// server's call_schedule (a metered tool, a generated input, its
+	// contract's own schedule).
+	Schedule        string                      `json:"schedule,omitempty"`
+	Paced           string                      `json:"paced,omitempty"`
 	Passed          *bool                       `json:"passed,omitempty"` // absent until the first call
 	Reason          contracts.Reason            `json:"reason,omitempty"`
 	Message         string                      `json:"message,omitempty"`
@@ -99,7 +136,7 @@ type apiCall struct {
 func newAPICalls(st status.Server) []apiCall {
 	var out []apiCall
 	for _, c := range st.Calls {
-		a := apiCall{Tool: c.Tool, Calls: c.Calls, Failures: c.Failures}
+		a := apiCall{Tool: c.Tool, Schedule: c.Schedule, Paced: c.Paced, Calls: c.Calls, Failures: c.Failures}
 		if last := c.Last; last != nil {
 			passed, end := last.Passed, last.Started.Add(last.Duration)
 			a.Passed, a.Reason, a.Message, a.LastCall, a.DurationSeconds = &passed, last.Reason, last.Message, &end, last.Duration.Seconds()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/imports"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/status"
@@ -167,6 +168,9 @@ type Daemon struct {
 	table   *timetable
 	pages   *pages
 	oauth   oauth.Cache // OAuth clients by server: tokens live across probes
+	// issuers asks the services that issued the servers' credentials about
+	// them, each credential once an interval whatever the servers using it.
+	issuers *issuer.Checker
 
 	// ctx ends every goroutine and probe the daemon started; wg waits for
 	// them.
@@ -232,6 +236,7 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 		queueWarn: rateLimit{period: queueWarnEvery},
 		servers:   map[string]*server{},
 		conns:     probe.NewConnPool(),
+		issuers:   issuer.NewChecker(nil, cfg.Defaults.IssuerInterval, opts.Version),
 	}
 	if err := opts.Shard.Validate(); err != nil {
 		return nil, err
@@ -249,6 +254,7 @@ func New(cfg *config.Config, opts Options) (*Daemon, error) {
 	d.reg, d.self = metrics.NewRegistry()
 	d.self.SetShard(opts.Shard.Index, opts.Shard.Total)
 	d.lock = newLockFile(opts.Logger, d.self)
+	d.issuers.OnAsked(d.self.IssuerChecked)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.install(cfg, plans)
 	d.self.ReloadSucceeded(time.Now())
@@ -271,9 +277,7 @@ func (d *Daemon) Start() {
 			d.firstPending[name] = true
 			longest = max(longest, s.probeTimeout(d.opts.Timeout))
 			d.table.add(slot{due: firstDue(s.sched, now, d.opts.FirstRoundSpread), name: name, gen: s.gen})
-			if s.callSched != nil {
-				d.table.add(slot{due: firstDue(s.callSched, now, d.opts.FirstRoundSpread), name: name, gen: s.callGen, calls: true})
-			}
+			d.addCallSlots(s, now, d.opts.FirstRoundSpread)
 		}
 		// Ready at the latest when the last first probe, started at the end
 		// of the spread and then waiting its turn, would have timed out.

@@ -77,6 +77,9 @@ type fakeServer struct {
 	// Deadline (0 for a probe without one).
 	budgets []time.Duration
 	calling int // probes that made the canary calls
+	// called counts the calls made of each tool (a probe that failed
+	// before its list made none).
+	called  map[string]int
 	retries int // probes asked to honour the retry policies
 	now     int // in flight now
 	most    int // most in flight at once
@@ -244,6 +247,9 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 			case !ok:
 				o = contracts.Outcome{Passed: true}
 			}
+			if res.OK {
+				f.count(s.Name, c.Tool)
+			}
 			o.Tool, o.Started, o.Duration = c.Tool, started, time.Millisecond
 			obs.Calls = append(obs.Calls, o)
 		}
@@ -259,12 +265,31 @@ func (f *fakeProber) probe(ctx context.Context, pool *runner.Pool, s config.Serv
 				if !ok {
 					o = contracts.Outcome{Passed: true}
 				}
+				f.count(s.Name, c.Tool)
 				o.Tool, o.Input, o.Auto, o.Started, o.Duration = c.Tool, c.Input, true, started, time.Millisecond
 				obs.Calls = append(obs.Calls, o)
 			}
 		}
 	}
 	return obs
+}
+
+// calledOf is how many calls were made of each tool of the server.
+func (f *fakeProber) calledOf(name string) map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.server(name).called)
+}
+
+// count records a call of tool on the server of that name.
+func (f *fakeProber) count(name, tool string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fs := f.server(name)
+	if fs.called == nil {
+		fs.called = map[string]int{}
+	}
+	fs.called[tool]++
 }
 
 // canceled is the Observation of a probe whose context ended, as

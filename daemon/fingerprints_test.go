@@ -81,7 +81,7 @@ func TestRecordCallsKeepsNoContent(t *testing.T) {
 	big := json.RawMessage(`[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]`)
 	s.recordCalls([]contracts.Outcome{{Tool: "t", Reason: contracts.ReasonIsError, Attempts: []contracts.Attempt{
 		{Call: &probepkg.CallResult{Tool: "t", Answered: true, IsError: true, Content: big, StructuredContent: big}, Response: "isError: xxx"},
-	}}}, &probepkg.Result{OK: true})
+	}}}, &probepkg.Result{OK: true}, true)
 	last := s.status.Calls[0].Last
 	if a := last.Attempts[0]; a.Call.Content != nil || a.Call.StructuredContent != nil || a.Response != "isError: xxx" || !a.Call.IsError {
 		t.Errorf("kept %+v", a)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
@@ -94,6 +95,9 @@ type row struct {
 	Skipped       uint64
 	ToolNames     []string
 	Warnings      []string
+	// Issuer are the checks of its credentials at their issuers, for
+	// people: where, and what the service said.
+	Issuer []string
 	// Credential is the credential that expires first; nil when none has
 	// a known expiry.
 	Credential *credentialCell
@@ -168,6 +172,11 @@ func newRow(dt details, now time.Time) row {
 	}
 	r.Stderr = last.StderrTail
 	r.Warnings = last.Warnings
+	if last.Credentials != nil {
+		for _, c := range last.Credentials.Issuer {
+			r.Issuer = append(r.Issuer, sanitize.Text(issuer.Describe(c)))
+		}
+	}
 	if !last.OK {
 		r.Reason, r.Error = last.Reason, last.Error
 		return r

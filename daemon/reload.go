@@ -20,8 +20,9 @@ type serverPlan struct {
 	cfg      config.Server
 	sched    schedule
 	interval time.Duration
-	// The call schedule of a server with contracts; nil without.
-	callSched    schedule
+	// The call schedules of a server with calls (callgroups.go); none
+	// without. callInterval is its call_schedule's interval.
+	calls        []callGroup
 	callInterval time.Duration
 }
 
@@ -52,14 +53,11 @@ func plan(cfg *config.Config, pl placement) ([]serverPlan, error) {
 		}
 		p := serverPlan{cfg: srv, sched: sched, interval: interval}
 		if srv.HasCalls() {
-			cs, civ, err := parseSchedule(srv.CallSchedule)
+			groups, err := callGroups(srv, pl.replica)
 			if err != nil {
 				return nil, fmt.Errorf("%s: server %q: call_schedule: %w", configName(cfg), srv.Name, err)
 			}
-			if iv, ok := cs.(every); ok {
-				cs = newPhased(srv.Name+" calls", time.Duration(iv), pl.replica)
-			}
-			p.callSched, p.callInterval = cs, civ
+			p.calls, p.callInterval = groups, callInterval(groups, srv)
 		}
 		plans = append(plans, p)
 	}
@@ -178,14 +176,12 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 			added = append(added, name)
 			if running {
 				d.table.add(slot{due: firstDue(p.sched, now, d.opts.AddedSpread), name: name, gen: s.gen})
-				if s.callSched != nil {
-					d.table.add(slot{due: firstDue(s.callSched, now, d.opts.AddedSpread), name: name, gen: s.callGen, calls: true})
-				}
+				d.addCallSlots(s, now, d.opts.AddedSpread)
 			}
 		case !sameServer(s.cfg, p.cfg):
 			changed = append(changed, name)
 			rescheduled := s.cfg.Schedule != p.cfg.Schedule
-			callsRescheduled := s.cfg.CallSchedule != p.cfg.CallSchedule || s.cfg.HasCalls() != p.cfg.HasCalls()
+			callsRescheduled := !sameGroups(s.callGroups, p.calls)
 			s.setConfig(p.cfg, p.interval, reachChanged(s.cfg, p.cfg), eracache.SameTarget(s.cfg, p.cfg))
 			s.cfg, s.sched, s.interval = p.cfg, p.sched, p.interval
 			if rescheduled && running {
@@ -193,9 +189,9 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 				d.table.add(slot{due: p.sched.Next(now), name: name, gen: s.gen})
 			}
 			if callsRescheduled {
-				s.setCalls(p, d.nextGen()) // slots of the old call schedule are dropped
-				if running && s.callSched != nil {
-					d.table.add(slot{due: firstDue(s.callSched, now, d.opts.AddedSpread), name: name, gen: s.callGen, calls: true})
+				s.setCalls(p, d.nextGen()) // slots of the old call schedules are dropped
+				if running {
+					d.addCallSlots(s, now, d.opts.AddedSpread)
 				}
 			}
 		}
@@ -206,6 +202,7 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 	}
 	d.names = slices.Sorted(maps.Keys(d.servers))
 	d.cfg = cfg
+	d.issuers.SetInterval(cfg.Defaults.IssuerInterval)
 	d.resizePool(cfg.Defaults)
 	d.lives.setMax(cfg.Defaults.LiveSessions)
 	return added, removed, changed

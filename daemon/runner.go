@@ -56,45 +56,59 @@ func (d *Daemon) fire(sl slot) (slot, bool) {
 }
 
 // fireCalls starts the canary calls of a due call slot: a probe that lists
-// the tools and calls the contracted ones in the same session, in the pool
-// like any probe. Unlike a scheduled probe it waits for a probe of the
-// same server that is still in flight (never two at once), since a skipped
-// call would leave the tool unchecked for a whole call interval; a firing
-// that finds the previous one still waiting is skipped, so each tool is
-// called at most once per interval.
+// the tools and calls the contracts of the slot's group in the same
+// session, in the pool like any probe. Unlike a scheduled probe it waits
+// for a probe of the same server that is still in flight (never two at
+// once), since a skipped call would leave the tool unchecked for a whole
+// call interval; a firing that finds the group's previous one still
+// waiting is skipped, so each tool is called at most once per interval,
+// and so is one that comes while a rate limit holds the server's calls
+// (callpace.go): it is not retried on schedule.
 func (d *Daemon) fireCalls(sl slot) (slot, bool) {
 	d.mu.RLock()
 	s, ok := d.servers[sl.name]
-	if !ok || s.callGen != sl.gen || s.callSched == nil {
+	if !ok || s.callGen != sl.gen || sl.group >= len(s.callGroups) {
 		d.mu.RUnlock()
 		return slot{}, false
 	}
-	sched := s.callSched
+	g := s.callGroups[sl.group]
 	d.mu.RUnlock()
 
 	now := time.Now()
-	next := slot{due: nextAfter(sched, sl.due, now), name: sl.name, gen: sl.gen, calls: true}
+	next := slot{due: nextAfter(g.sched, sl.due, now), name: sl.name, gen: sl.gen, calls: true, group: sl.group}
 	hasNext := !next.due.IsZero()
-	d.skipped(s, metrics.SkipLate, missedFirings(sched, sl.due, next.due, now), sl.due)
-	if !s.callWaiting.CompareAndSwap(false, true) {
+	d.skipped(s, metrics.SkipLate, missedFirings(g.sched, sl.due, next.due, now), sl.due)
+	if until := s.heldUntil(); now.Before(until) {
+		d.skipped(s, metrics.SkipCallsBackedOff, 1, sl.due)
+		return next, hasNext
+	}
+	if !g.waiting.CompareAndSwap(false, true) {
 		d.skipped(s, metrics.SkipCallsStillWaiting, 1, sl.due)
 		return next, hasNext
 	}
 	if !d.enter() {
-		s.callWaiting.Store(false)
+		g.waiting.Store(false)
 		return slot{}, false
 	}
 	go func() {
 		defer d.wg.Done()
 		f := s.awaitFlight(s.ctx, triggerCalls)
-		s.callWaiting.Store(false)
+		g.waiting.Store(false)
 		if f == nil {
 			return // the server or the daemon is going
 		}
-		res, recorded := d.probe(s.ctx, s, probeRun{trigger: triggerCalls, scheduled: sl.due, calls: true})
+		res, recorded := d.probe(s.ctx, s, probeRun{trigger: triggerCalls, scheduled: sl.due, calls: true, group: &g})
 		s.endFlight(f, res, recorded)
 	}()
 	return next, hasNext
+}
+
+// addCallSlots puts the first firing of each of s's call schedules in the
+// timetable, within spread of now. Called with d.mu held.
+func (d *Daemon) addCallSlots(s *server, now time.Time, spread time.Duration) {
+	for i, g := range s.callGroups {
+		d.table.add(slot{due: firstDue(g.sched, now, spread), name: s.name, gen: s.callGen, calls: true, group: i})
+	}
 }
 
 // skipped counts n firings of s's schedule, the one due at due or those
@@ -168,8 +182,10 @@ type probeRun struct {
 	// pool to scheduled ones and adds no scheduling lag.
 	scheduled time.Time
 	// transcript records every message (an on-demand probe's debug
-	// answer); calls makes the server's canary calls.
+	// answer); calls makes the server's canary calls: group's, or all of
+	// them when group is nil (a /probe that asks for them).
 	transcript, calls bool
+	group             *callGroup
 	// waits, for a scheduled probe, ends its count among those waiting
 	// for a slot, begun when it was queued (startqueue.go); nil counts it
 	// in now.
@@ -188,6 +204,9 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 	d.mu.RLock()
 	cfg := s.cfg
 	interval := s.interval
+	if run.group != nil {
+		cfg = forGroup(cfg, *run.group)
+	}
 	defaults := d.cfg.Defaults
 	lockPath := d.cfg.Lock
 	pool := d.pool
@@ -240,6 +259,7 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 			return func() { done(); slot() }
 		},
 		OAuth:        &d.oauth,
+		Issuer:       d.issuers,
 		Calls:        run.calls,
 		Live:         live,
 		RestartEvery: cfg.RestartAfter(interval),
@@ -251,7 +271,14 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 		return res, false
 	}
 	lock := d.lock.current(lockPath)
-	t := s.recordResult(run.trigger, res, obs.Tools, lock, cfg.Forbid, obs.Calls)
+	var round *callRound
+	if run.calls {
+		round = &callRound{outcomes: obs.Calls, auto: run.group == nil || run.group.auto}
+		if g := run.group; g != nil {
+			round.gap = typicalGap(g.sched, time.Now())
+		}
+	}
+	t := s.recordResult(run.trigger, res, obs.Tools, lock, cfg.Forbid, round)
 	if !d.opts.PerServerHistograms {
 		d.self.ObserveOperations(res)
 	}

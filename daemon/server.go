@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unique"
 
@@ -33,15 +32,10 @@ type server struct {
 	sched    schedule
 	interval time.Duration
 	gen      uint64 // schedule generation, unique in the daemon; see slot
-	// The call schedule, for a server with contracts (callSched nil
-	// otherwise); callGen is the generation of its slots.
-	callSched    schedule
-	callInterval time.Duration
-	callGen      uint64
-	// callWaiting is set while a scheduled call waits for the server's
-	// probe to end: a call firing that finds it set is skipped, so a tool
-	// is called at most once per call interval.
-	callWaiting atomic.Bool
+	// The call schedules, for a server with calls (none otherwise);
+	// callGen is the generation of their slots.
+	callGroups []callGroup
+	callGen    uint64
 
 	mu sync.Mutex // guards what follows
 	// flight is the probe of this server running now, nil when none: never
@@ -178,10 +172,10 @@ func (s *server) judge() verdict.Judgement {
 	return st.Judgement
 }
 
-// setCalls takes the call schedule of a plan, with a new generation.
+// setCalls takes the call schedules of a plan, with a new generation.
 // Called with Daemon.mu held.
 func (s *server) setCalls(p serverPlan, gen uint64) {
-	s.callSched, s.callInterval, s.callGen = p.callSched, p.callInterval, gen
+	s.callGroups, s.callGen = p.calls, gen
 	s.mu.Lock()
 	s.status.CallInterval = p.callInterval
 	s.mu.Unlock()
@@ -200,11 +194,14 @@ func keepCalls(calls []status.Call, cfg config.Server) []status.Call {
 				kept = old
 			}
 		}
+		p := cfg.CallPlan(c)
+		kept.Schedule, kept.Paced = p.Schedule, p.Why
 		out = append(out, kept)
 	}
 	if cfg.AutoCalls > 0 {
 		for _, old := range calls {
 			if autoCall(old) && !slices.ContainsFunc(out, func(c status.Call) bool { return c.Tool == old.Tool }) {
+				old.Schedule, old.Paced = cfg.CallSchedule, ""
 				out = append(out, old)
 			}
 		}
@@ -215,13 +212,14 @@ func keepCalls(calls []status.Call, cfg config.Server) []status.Call {
 // autoCall reports whether a call's tool was chosen by calls: auto.
 func autoCall(c status.Call) bool { return c.Last != nil && c.Last.Auto }
 
-// recordCalls stores the outcomes of a probe's calls (res is the probe).
+// recordCalls stores the outcomes of a probe's calls (res is the probe;
+// auto says it made the calls: auto calls).
 // Called with s.mu held. Calls is replaced, never written, once published.
 // A tool calls: auto chose gets its entry on its first call; when a probe
 // fails before the list, the tools it chose before count a call not made,
 // as contracted ones do, and when a listing no longer gives it (its
 // annotation changed, the tool left), its entry goes.
-func (s *server) recordCalls(outcomes []contracts.Outcome, res *probe.Result) {
+func (s *server) recordCalls(outcomes []contracts.Outcome, res *probe.Result, auto bool) {
 	calls := slices.Clone(s.status.Calls)
 	for _, o := range outcomes {
 		i := slices.IndexFunc(calls, func(c status.Call) bool { return c.Tool == o.Tool })
@@ -229,14 +227,16 @@ func (s *server) recordCalls(outcomes []contracts.Outcome, res *probe.Result) {
 			if !o.Auto || s.cfg.AutoCalls == 0 {
 				continue // its contract left while it ran
 			}
-			calls = append(calls, status.Call{Tool: o.Tool})
+			calls = append(calls, status.Call{Tool: o.Tool, Schedule: s.cfg.CallSchedule})
 			i = len(calls) - 1
 		}
 		calls[i] = called(calls[i], o)
 	}
 	kept := calls[:0]
 	for _, c := range calls {
-		if autoCall(c) && !slices.ContainsFunc(outcomes, func(o contracts.Outcome) bool { return o.Tool == c.Tool }) {
+		// calls: auto's choice is told by the rounds that make it (the
+		// call_schedule's); another schedule's round says nothing of it.
+		if auto && autoCall(c) && !slices.ContainsFunc(outcomes, func(o contracts.Outcome) bool { return o.Tool == c.Tool }) {
 			if res.OK {
 				continue // no longer chosen
 			}
@@ -413,9 +413,8 @@ func (s *server) rememberedEra() probe.Era {
 // recordResult stores a finished probe, with the tools it observed
 // (kept as retainedTools keeps them) compared with lock, and returns the
 // change of judgement for the state-change log.
-// calls are the outcomes of the calls the probe made, nil when it made
-// none.
-func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string, calls []contracts.Outcome) transition {
+// round is the calls the probe made, nil when it made none.
+func (s *server) recordResult(trigger string, res *probe.Result, observed []lockstore.Observed, lock *lockstore.Lock, forbid []string, round *callRound) transition {
 	// What is kept until the next probe is bounded: tool names and hashes,
 	// computed before s.mu is taken, so a scrape never waits on them.
 	full := res
@@ -461,8 +460,11 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 		}
 	}
 
-	if calls != nil {
-		s.recordCalls(calls, res)
+	if round != nil && round.outcomes != nil {
+		s.recordCalls(round.outcomes, res, round.auto)
+		if res.OK {
+			s.backOff(round.outcomes, round.gap, time.Now())
+		}
 	}
 
 	was := st.Judgement // read before judge replaces it

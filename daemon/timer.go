@@ -14,9 +14,10 @@ type slot struct {
 	due  time.Time
 	name string
 	gen  uint64
-	// calls marks a slot of the server's call schedule, whose generation
-	// is the server's callGen.
+	// calls marks a slot of one of the server's call schedules (its
+	// callGroups[group]), whose generation is the server's callGen.
 	calls bool
+	group int
 }
 
 type slotHeap []slot

@@ -389,7 +389,7 @@ func (h *harness) startPagePath(rx *receiver, prom promAPI, mcpwatchAddr, promAd
 	shortenedRules := filepath.Join(h.dir, "mcpwatch.rules.yml")
 	shortenFor(t, filepath.Join(suite.root, "deploy", "prometheus", "rules", "mcpwatch.rules.yml"), shortenedRules)
 
-	mcpwatch := h.start("mcpwatch", nil, suite.mcpwatch, "serve",
+	mcpwatch := h.start("mcpwatch", h.mcpwatchEnv, suite.mcpwatch, "serve",
 		"--config.file", filepath.Join(h.dir, "mcpwatch.yml"),
 		"--web.listen-address", mcpwatchAddr, "--log.level", "debug")
 	h.startAlertmanager(amAddr)

@@ -26,6 +26,9 @@ const stopGrace = 10 * time.Second
 type harness struct {
 	t   *testing.T
 	dir string // the test's working directory: configs, data dirs, logs
+	// mcpwatchEnv is added to mcpwatch serve's environment by
+	// startPagePath (a proxy and a CA for its issuer checks).
+	mcpwatchEnv []string
 
 	mu    sync.Mutex
 	procs []*proc

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // The credential families render from the last probe's credential status:
@@ -56,6 +57,22 @@ func renderRefreshFailures(t *TextWriter, st *status.Server) {
 func renderLastRefresh(t *TextWriter, st *status.Server) {
 	if credentials(st).oauth && !st.Last.Credentials.LastRefresh.IsZero() {
 		t.sample(unixSeconds(st.Last.Credentials.LastRefresh))
+	}
+}
+
+// renderCredentialIssuer writes what each credential's issuer last said
+// of it: 1 taken, 0 rejected; nothing for an answer not judged.
+func renderCredentialIssuer(t *TextWriter, st *status.Server) {
+	if st.Last == nil || st.Last.Credentials == nil {
+		return
+	}
+	for _, c := range st.Last.Credentials.Issuer {
+		switch c.Verdict {
+		case probe.IssuerAccepted:
+			t.sample(1, labelValue(c.Credential, maxInfoLabelBytes), c.Service)
+		case probe.IssuerRejected:
+			t.sample(0, labelValue(c.Credential, maxInfoLabelBytes), c.Service)
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // Reasons a scheduled probe did not run: the label values of
@@ -24,10 +26,13 @@ const (
 	// SkipCallsStillWaiting: a call firing found the server's previous one
 	// still waiting for its probe to end.
 	SkipCallsStillWaiting = "calls_still_waiting"
+	// SkipCallsBackedOff: a call firing came while a rate limit or a
+	// quota an answer showed held the server's calls.
+	SkipCallsBackedOff = "calls_backed_off"
 )
 
 // SkipReasons are every reason a scheduled probe is skipped.
-var SkipReasons = []string{SkipStillQueued, SkipStillRunning, SkipLate, SkipCallsStillWaiting}
+var SkipReasons = []string{SkipStillQueued, SkipStillRunning, SkipLate, SkipCallsStillWaiting, SkipCallsBackedOff}
 
 // scheduleLagBuckets span 1 ms (a free worker) to 30 s (a pool saturated for
 // a whole default interval).
@@ -43,6 +48,7 @@ type Daemon struct {
 	lockTimestamp    prometheus.Gauge
 	probesInFlight   prometheus.Gauge
 	probesSkipped    *prometheus.CounterVec
+	issuerChecks     *prometheus.CounterVec
 	scheduleLag      prometheus.Histogram
 	shardInfo        *prometheus.GaugeVec
 	operations       *prometheus.HistogramVec // the fleet's requests (operations.go)
@@ -78,8 +84,13 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 			Help: "Scheduled probes that did not run, by reason: " + SkipStillQueued + " (the server's previous probe was still waiting for a free slot: defaults.concurrency is too small for the fleet), " +
 				SkipStillRunning + " (its previous probe was still running: the server takes longer than its interval), " +
 				SkipLate + " (mcpwatch itself fell behind its schedule, starved of CPU or suspended: the firings it missed are skipped, not run in a burst), " +
-				SkipCallsStillWaiting + " (a canary call firing found the previous one still waiting for the server's probe to end). A skipped firing is not made up; the next one tries again.",
+				SkipCallsStillWaiting + " (a canary call firing found the previous one still waiting for the server's probe to end), " +
+				SkipCallsBackedOff + " (a canary call firing came while a rate limit or a quota an answer showed held the server's calls). A skipped firing is not made up; the next one tries again.",
 		}, []string{"reason"}),
+		issuerChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpwatch_issuer_checks_total",
+			Help: "Requests mcpwatch made to the services that issued the servers' credentials (issuer checks at their identity endpoints), by the catalogue's service ID and what the service answered: accepted, rejected, unreachable, limited (a 429: the next check waits as long as it asked) or unknown. One request per credential per defaults.issuer_check_interval at most, whatever the servers sharing it.",
+		}, []string{"service", "verdict"}),
 		scheduleLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "mcpwatch_schedule_lag_seconds",
 			Help:    "How late scheduled probes started against their scheduled time, mostly waiting for a free worker. Probes run on mcpwatch's schedule, not on scrape.",
@@ -96,7 +107,7 @@ func NewDaemon(reg prometheus.Registerer) (*Daemon, error) {
 		d.probesSkipped.WithLabelValues(r) // every reason from 0, so increase() counts the first skip
 	}
 	for _, c := range []prometheus.Collector{
-		d.reloadSuccessful, d.reloadTimestamp, d.lockSuccessful, d.lockTimestamp, d.probesInFlight, d.probesSkipped, d.scheduleLag, d.shardInfo, d.operations,
+		d.reloadSuccessful, d.reloadTimestamp, d.lockSuccessful, d.lockTimestamp, d.probesInFlight, d.probesSkipped, d.issuerChecks, d.scheduleLag, d.shardInfo, d.operations,
 		versioncollector.NewCollector("mcpwatch"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -120,6 +131,12 @@ func NewRegistry() (*prometheus.Registry, *Daemon) {
 		panic(err)
 	}
 	return reg, d
+}
+
+// IssuerChecked counts a request made to a credential's issuer, by its
+// service and answer.
+func (d *Daemon) IssuerChecked(service string, verdict probe.IssuerVerdict) {
+	d.issuerChecks.WithLabelValues(service, string(verdict)).Inc()
 }
 
 // SetShard records the shard this mcpwatch probes: index of total.

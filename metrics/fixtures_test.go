@@ -95,6 +95,11 @@ func fixtureStatuses() []status.Server {
 		Credentials: &probe.CredentialStatus{
 			Expiries: []probe.CredentialExpiry{{Credential: "env:REPORT_API_TOKEN", Expiry: base.Add(2 * 24 * time.Hour)}},
 			Given:    []probe.GivenCredential{{Credential: "env:REPORT_API_TOKEN", Present: true}},
+			Issuer: []probe.IssuerCheck{
+				{Credential: "env:GITHUB_TOKEN", Service: "github", Endpoint: "api.github.com GET /rate_limit", Verdict: probe.IssuerAccepted, Checked: base},
+				{Credential: "env:GITLAB_TOKEN", Service: "gitlab", Endpoint: "gitlab.com/api/v4 GET /personal_access_tokens/self", Verdict: probe.IssuerRejected, Checked: base},
+				{Credential: "env:SLACK_BOT_TOKEN", Service: "slack", Endpoint: "slack.com/api POST /auth.test", Verdict: probe.IssuerUnreachable, Checked: base},
+			},
 		},
 	}
 	scratch := &probe.Result{

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/metrics"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // logLines is a metrics.Logger that keeps what it is told.
@@ -38,6 +39,7 @@ func (l *logLines) String() string {
 // newHandler is the /metrics handler of a daemon over src.
 func newHandler(src status.Source, opts ...metrics.HandlerOption) (*metrics.Handler, *metrics.Daemon, *logLines) {
 	reg, d := metrics.NewRegistry()
+	d.IssuerChecked("github", probe.IssuerAccepted) // the fixture's daemon asked an issuer once
 	log := &logLines{}
 	return metrics.NewHandler(src, reg, log, opts...), d, log
 }

@@ -39,6 +39,62 @@ type CredentialStatus struct {
 	// Rejected is how the server rejected its credential, when the probe
 	// failed for it (reason credential_rejected).
 	Rejected *CredentialRejection `json:"rejected,omitempty"`
+	// Issuer are the answers of the services that issued the server's
+	// credentials, asked about them directly (internal/issuer), one a
+	// credential.
+	Issuer []IssuerCheck `json:"issuer,omitempty"`
+}
+
+// IssuerVerdict is what the service that issued a credential said of it.
+type IssuerVerdict string
+
+const (
+	// IssuerAccepted: the service takes the credential.
+	IssuerAccepted IssuerVerdict = "accepted"
+	// IssuerRejected: the service refused it (wrong, revoked, expired).
+	IssuerRejected IssuerVerdict = "rejected"
+	// IssuerUnreachable: the service could not be asked (no connection,
+	// TLS, a 5xx): never a rejection.
+	IssuerUnreachable IssuerVerdict = "unreachable"
+	// IssuerLimited: the service asked to slow down (429), and had not
+	// yet said what it makes of the credential.
+	IssuerLimited IssuerVerdict = "limited"
+	// IssuerUnknown: an answer its documentation does not describe (a
+	// redirect, a 403 it does not name), or a check that could not be
+	// made (Note says why): not judged.
+	IssuerUnknown IssuerVerdict = "unknown"
+)
+
+// IssuerCheck is what the service that issued a credential said of it,
+// asked at its documented identity endpoint.
+type IssuerCheck struct {
+	// Credential names it without its value
+	// ("env:GITHUB_PERSONAL_ACCESS_TOKEN").
+	Credential string `json:"credential"`
+	// Service is the issuer catalogue's ID of the service ("github").
+	Service string `json:"service"`
+	// Endpoint is where it was asked: "api.github.com GET /rate_limit".
+	Endpoint string `json:"endpoint"`
+	// Verdict is what the service said.
+	Verdict IssuerVerdict `json:"verdict"`
+	// Checked is when the service answered (or was found unreachable).
+	Checked time.Time `json:"checked"`
+	// Status is the HTTP status of the answer; 0 for none.
+	Status int `json:"status,omitempty"`
+	// Quote is the service's own words, one line, scrubbed of secrets.
+	Quote string `json:"quote,omitempty"`
+	// Note says why a check was not made or not judged.
+	Note string `json:"note,omitempty"`
+	// Expiry is when the credential expires, when the service tells.
+	Expiry *time.Time `json:"expiry,omitempty"`
+	// Scopes are the scopes the service says the credential has, when it
+	// tells them; MissingScopes those the server's tools need that it
+	// lacks.
+	Scopes        []string `json:"scopes,omitempty"`
+	MissingScopes []string `json:"missing_scopes,omitempty"`
+	// RetryAfter is how long the service asked to wait, in seconds, after
+	// a limited answer.
+	RetryAfter float64 `json:"retry_after_seconds,omitempty"`
 }
 
 // GivenCredential is one credential a server is given, by name only.

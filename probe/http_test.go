@@ -133,6 +133,7 @@ func TestHTTPStatusMapping(t *testing.T) {
 		status      int
 		contentType string
 		challenge   string
+		retryAfter  string
 		body        string
 		want        outcome
 		wantErr     string // the error message contains it
@@ -178,6 +179,14 @@ func TestHTTPStatusMapping(t *testing.T) {
 			want: outcome{reason: ReasonRPCError, status: 404, code: -32601},
 		},
 		{
+			name: "429 says when to ask again", status: 429, retryAfter: "120", body: "slow down",
+			want: outcome{reason: ReasonHTTPStatus, status: 429}, wantErr: "HTTP 429 Too Many Requests (Retry-After: 120): slow down",
+		},
+		{
+			name: "429 with a Retry-After that is not one", status: 429, retryAfter: "soon",
+			want: outcome{reason: ReasonHTTPStatus, status: 429}, notInErr: "Retry-After",
+		},
+		{
 			name: "405 empty", status: 405,
 			want: outcome{reason: ReasonHTTPStatus, status: 405}, wantErr: "HTTP 405 Method Not Allowed",
 		},
@@ -216,6 +225,9 @@ func TestHTTPStatusMapping(t *testing.T) {
 			srv := rpcServer(t, func(w http.ResponseWriter, r *http.Request, m *message) {
 				if tt.challenge != "" {
 					w.Header().Set("WWW-Authenticate", tt.challenge)
+				}
+				if tt.retryAfter != "" {
+					w.Header().Set("Retry-After", tt.retryAfter)
 				}
 				if tt.contentType != "" {
 					w.Header().Set("Content-Type", tt.contentType)
@@ -976,5 +988,25 @@ func TestHTTPModernServerRequestNotAnswered(t *testing.T) {
 	defer c.obs.mu.Unlock()
 	if len(c.obs.warnings) != 1 || !strings.Contains(c.obs.warnings[0], "ping") {
 		t.Errorf("warnings %q, want one about the ping", c.obs.warnings)
+	}
+}
+
+// Retry-After is seconds or an HTTP date (RFC 9110), read as a wait from
+// now; anything else is none.
+func TestRetryAfterHeader(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"120":                           2 * time.Minute,
+		"Tue, 01 Dec 2026 12:05:00 GMT": 5 * time.Minute,
+		"Tue, 01 Dec 2026 11:00:00 GMT": 0,
+	} {
+		if got, ok := retryAfter(http.Header{"Retry-After": {v}}, now); !ok || got != want {
+			t.Errorf("Retry-After %q: %s, %v; want %s", v, got, ok, want)
+		}
+	}
+	for _, v := range []string{"", "soon", "-5"} {
+		if _, ok := retryAfter(http.Header{"Retry-After": {v}}, now); ok {
+			t.Errorf("Retry-After %q read as a wait", v)
+		}
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
@@ -111,7 +113,28 @@ func httpStatusError(resp *http.Response, method, where string, redirects int) e
 	if line != "" {
 		line = ": " + line
 	}
+	if wait, ok := retryAfter(resp.Header, time.Now()); ok && (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) {
+		// The wait, as a number mcpwatch read: what a caller slows down
+		// by (internal/credential reads "Retry-After: N").
+		status += fmt.Sprintf(" (Retry-After: %d)", int64(wait/time.Second))
+	}
 	return &Failure{Reason: ReasonHTTPStatus, HTTPStatus: code, Err: fmt.Errorf("%s: %s%s", what, status, line)}
+}
+
+// retryAfter reads a response's Retry-After (RFC 9110 10.2.3): seconds,
+// or an HTTP date, as a wait from now.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		return time.Duration(min(n, 366*24*3600)) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0).Round(time.Second), true
+	}
+	return 0, false
 }
 
 // challengeNote summarises a challenge for an error line.

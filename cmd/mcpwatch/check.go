@@ -126,7 +126,7 @@ func cmdCheck(ctx context.Context, c *cli, args []string) int {
 		report = preflight.Failed(err, setup.source, setup.lockPath, version.Version, started)
 		report.Strict = f.strict
 	} else {
-		opts := setup.options(c, f.timeout)
+		opts := setup.options(c, f.timeout, f.noIssuer)
 		opts.Strict = f.strict
 		saveEras := f.eras.apply(setup.cfg, setup.lockPath, &opts)
 		report = preflight.Check(ctx, preflight.Input{

@@ -11,7 +11,9 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/imports"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
@@ -82,10 +84,11 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 	}
 	problems := cfg.Check(c.lookupEnv)
 	warnings := cfg.Warnings()
+	issuers := issuerChecks(cfg, c.lookupEnv)
 
 	if err := f.out.write(c, map[string]func(io.Writer) error{
 		"text": func(w io.Writer) error {
-			writeConfigText(w, cfg, source)
+			writeConfigText(w, cfg, source, issuers)
 			if len(warnings) > 0 {
 				fmt.Fprintf(w, "\n%d warning(s):\n", len(warnings))
 				for _, m := range warnings {
@@ -101,7 +104,7 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 			_, err := fmt.Fprintf(w, "\n%s: %d server(s), %d problem(s)\n", verdict(problems), len(cfg.Servers), len(problems))
 			return err
 		},
-		"json": func(w io.Writer) error { return writeConfigJSON(w, cfg, source, problems, warnings) },
+		"json": func(w io.Writer) error { return writeConfigJSON(w, cfg, source, problems, warnings, issuers) },
 	}); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch config check: write the result: %v\n", err)
 		return exitFailed
@@ -130,7 +133,27 @@ func loadConfig(file string, getenv func(string) string) (cfg *config.Config, so
 	return cfg, src.Name, err
 }
 
-func writeConfigText(w io.Writer, cfg *config.Config, source string) {
+// issuerChecks says, by server, which of its credentials a probe would
+// check at the service that issued it, and where (or why not): its
+// target built now, as a probe would build it.
+func issuerChecks(cfg *config.Config, lookup func(string) (string, bool)) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range cfg.Servers {
+		if s.NoIssuerCheck {
+			continue
+		}
+		t, _, err := s.Resolve(lookup)
+		if err != nil {
+			continue // a problem config check reports
+		}
+		for _, tie := range issuer.Match(runner.IssuerServer(t)) {
+			out[s.Name] = append(out[s.Name], tie.Describe())
+		}
+	}
+	return out
+}
+
+func writeConfigText(w io.Writer, cfg *config.Config, source string, issuers map[string][]string) {
 	if cfg.Path != "" {
 		source = cfg.Path
 	}
@@ -146,6 +169,14 @@ func writeConfigText(w io.Writer, cfg *config.Config, source string) {
 		r := s.Redacted()
 		fmt.Fprintf(w, "\n%s  (%s, from %s)\n", sanitize.Text(r.Name), r.Transport, sanitize.Text(r.Source))
 		writeServerFields(w, r)
+		name := "issuer"
+		for _, d := range issuers[s.Name] {
+			serverField(w, name, d)
+			name = ""
+		}
+		if s.NoIssuerCheck {
+			serverField(w, name, "not asked (issuer_check: false)")
+		}
 	}
 }
 
@@ -199,6 +230,22 @@ func writeServerFields(w io.Writer, r config.RedactedServer) {
 	if len(r.Calls) > 0 {
 		field("calls", fmt.Sprintf("%s, call_schedule %q, call_timeout %s", strings.Join(r.Calls, ", "), r.CallSchedule, r.CallTimeout))
 	}
+	// Each contract that is not called on call_schedule, and why: paced
+	// (a metered tool, a generated input), its own schedule, or held.
+	total, name := 0, "paced"
+	for _, p := range r.CallPlans {
+		total += p.CallsAMonth
+		switch {
+		case p.Schedule == "":
+			field("held", fmt.Sprintf("%s: not called: %s", p.Tool, p.Why))
+		case p.Why != "":
+			field(name, fmt.Sprintf("%s: %q, %d calls a month: %s", p.Tool, p.Schedule, p.CallsAMonth, p.Why))
+			name = ""
+		}
+	}
+	if len(r.CallPlans) > 0 {
+		field("calls/mo", fmt.Sprintf("%d canary calls in 30 days at these schedules", total))
+	}
 	if len(r.Forbid) > 0 {
 		field("forbid", strings.Join(r.Forbid, ", "))
 	}
@@ -235,7 +282,10 @@ type configReport struct {
 	Ignored  []string                `json:"ignored,omitempty"`
 	Problems []string                `json:"problems"`
 	Warnings []string                `json:"warnings,omitempty"`
-	OK       bool                    `json:"ok"`
+	// IssuerChecks are, by server, its credentials checked at their
+	// issuers and where (docs/credentials.md).
+	IssuerChecks map[string][]string `json:"issuer_checks,omitempty"`
+	OK           bool                `json:"ok"`
 }
 
 type configReportDefaults struct {
@@ -247,7 +297,7 @@ type configReportDefaults struct {
 	MaxMessageBytes  int64  `json:"max_message_bytes"`
 }
 
-func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []error, warnings []string) error {
+func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []error, warnings []string, issuers map[string][]string) error {
 	if cfg.Path != "" {
 		source = cfg.Path
 	}
@@ -256,11 +306,12 @@ func writeConfigJSON(w io.Writer, cfg *config.Config, source string, problems []
 		Config: source, Lock: cfg.Lock,
 		Defaults: configReportDefaults{Timeout: d.Timeout.String(), Schedule: d.Schedule, Concurrency: d.Concurrency,
 			StdioConcurrency: d.StdioConcurrency, Era: string(d.Era), MaxMessageBytes: d.MaxMessageBytes},
-		Servers:  make([]config.RedactedServer, 0, len(cfg.Servers)),
-		Ignored:  cfg.Ignore,
-		Problems: make([]string, 0, len(problems)),
-		Warnings: warnings,
-		OK:       len(problems) == 0,
+		Servers:      make([]config.RedactedServer, 0, len(cfg.Servers)),
+		Ignored:      cfg.Ignore,
+		Problems:     make([]string, 0, len(problems)),
+		Warnings:     warnings,
+		IssuerChecks: issuers,
+		OK:           len(problems) == 0,
 	}
 	for _, s := range cfg.Servers {
 		rep.Servers = append(rep.Servers, s.Redacted())

@@ -170,3 +170,38 @@ func TestConfigCheckAndServeRefuseTheSameSchedules(t *testing.T) {
 		})
 	}
 }
+
+// config check shows how often each canary is called where it is not its
+// server's call_schedule, and why: a metered tool paced to its plan's free
+// calls, a generated input hourly, a contract's own schedule, a tool
+// billed from the first call held; and the calls a month in all.
+func TestConfigCheckCallPlans(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mcpwatch.yml")
+	writeTestFile(t, file, `servers:
+  brave:
+    command: npx
+    args: [-y, "@brave/brave-search-mcp-server"]
+    calls:
+      brave_web_search: {input: {query: mcpwatch}}
+      brave_news_search: {input: {query: mcpwatch}, schedule: "@every 8h"}
+  perplexity:
+    command: npx
+    args: [-y, "@perplexity-ai/mcp-server"]
+    calls:
+      perplexity_ask: {input: {messages: []}, expect: {status: credentialAccepted}}
+`)
+	// Exit 78 where npx is not installed: the plans are shown either way.
+	_, stdout, _ := runConfig(t, nil, "check", "-c", file)
+	for _, want := range []string{
+		`paced:    brave_news_search: "@every 8h", 90 calls a month: its contract's own schedule`,
+		`brave_web_search: "@every 7h27m", 96 calls a month: Brave Search API's Free plan gives 2,000 free calls a month (https://brave.com/search/api/): by default mcpwatch spends at most 5% of them, 100, one every 7h27m`,
+		`calls/mo: 186 canary calls in 30 days at these schedules`,
+		`held:     perplexity_ask: not called: Perplexity's API (billed per request, no free requests) bills every call of perplexity_ask`,
+		`calls/mo: 0 canary calls in 30 days`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("config check lacks %q:\n%s", want, stdout)
+		}
+	}
+}

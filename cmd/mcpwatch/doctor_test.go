@@ -679,3 +679,36 @@ func TestDoctorOnAPlainMcpJSON(t *testing.T) {
 	assertContains(t, "with its starter file", r.stdout, "configuration: .mcp.json (2 servers)",
 		"contracts: mcp-contracts/report.tools.json, tracked by git", "canaries: report by fetch_daily_report, list_report_dates")
 }
+
+// A server whose credential its issuer checks is watched without a
+// canary: doctor, which reads no secret, says where the credential will be
+// checked (when its value has the service's format), instead of asking
+// for a contract.
+func TestDoctorIssuerWatchesTheCredential(t *testing.T) {
+	t.Parallel()
+	repo := exampleRepo(t)
+	delete(repo.files, "mcpwatch.yml")
+	delete(repo.files, "report.tools.json")
+	repo.files["mcp-contracts/report.tools.json"] = string(readFile(t, "../../examples/report.tools.json"))
+	repo.edit(t, ".mcp.json", "  \"mcpServers\": {\n", `  "mcpServers": {
+    "report": {
+      "type": "http",
+      "url": "https://reports.example.com/mcp",
+      "headers": {"Authorization": "Bearer ${REPORT_API_TOKEN}"}
+    },
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github@2025.4.8"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"}
+    },
+`)
+	repo.edit(t, "mcp-tools.lock.json", "  \"memory\": [\n", "  \"github\": [\"search_repositories\"],\n  \"memory\": [\n")
+	repo.edit(t, exampleWorkflow, "          REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}\n",
+		"          REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}\n          GITHUB_PERSONAL_ACCESS_TOKEN: ${{ secrets.GITHUB_PERSONAL_ACCESS_TOKEN }}\n")
+	r := repo.run(t)
+	if r.code != exitOK {
+		t.Fatalf("want exit 0, got %s", r)
+	}
+	assertContains(t, "doctor", r.stdout,
+		"canaries: github by its issuer (env:GITHUB_PERSONAL_ACCESS_TOKEN -> api.github.com GET /rate_limit, if it has GitHub's format), report by fetch_daily_report, list_report_dates")
+}

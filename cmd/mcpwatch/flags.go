@@ -143,6 +143,7 @@ type preflightFlags struct {
 	timeout    time.Duration
 	servers    []string
 	skip       []string
+	noIssuer   bool
 	out        outputFlags
 	eras       eraFlags
 }
@@ -153,6 +154,12 @@ func addPreflightFlags(fs *pflag.FlagSet, f *preflightFlags) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s); a command that installs before it runs (npx, uvx, docker run) gets at least its start_timeout, 2m")
 	fs.StringArrayVar(&f.servers, "server", nil, "only the server `NAME` (repeatable; default every server but the ignored ones)")
 	fs.StringArrayVar(&f.skip, "skip", nil, "leave the server `NAME` out: not probed, its lock entry kept (repeatable; as ignore: in mcpwatch.yml)")
+	addIssuerFlag(fs, &f.noIssuer)
+}
+
+// addIssuerFlag adds --no-issuer-check.
+func addIssuerFlag(fs *pflag.FlagSet, off *bool) {
+	fs.BoolVar(off, "no-issuer-check", false, "do not ask the services that issued the servers' credentials (GitHub, GitLab, Slack, ...) whether they take them; as issuer_check: false in mcpwatch.yml (docs/credentials.md)")
 }
 
 func (f *preflightFlags) check(fs *pflag.FlagSet) error {

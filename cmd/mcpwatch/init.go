@@ -70,6 +70,7 @@ type initFlags struct {
 	lockFile    string
 	timeout     time.Duration
 	noCatalogue bool
+	noIssuer    bool
 }
 
 func newInitFlagSet(f *initFlags) *pflag.FlagSet {
@@ -78,6 +79,7 @@ func newInitFlagSet(f *initFlags) *pflag.FlagSet {
 	fs.StringVarP(&f.lockFile, "lock.file", "l", "", "lock `file` to add to (default: the configuration's lock, mcp-tools.lock.json)")
 	fs.BoolVar(&f.noCatalogue, "no-catalogue", false, "leave mcpwatch's catalogue of vetted canaries out: every server gets what its tools' annotations alone allow")
 	fs.DurationVar(&f.timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout; start_timeout for a command that installs what it runs)")
+	addIssuerFlag(fs, &f.noIssuer)
 	return fs
 }
 
@@ -103,7 +105,7 @@ func cmdInit(ctx context.Context, c *cli, args []string) int {
 	}
 	dir, _ := os.Getwd()
 	r := starter.Run(ctx, setup.cfg, starter.Options{
-		Preflight:   setup.options(c, f.timeout),
+		Preflight:   setup.options(c, f.timeout, f.noIssuer),
 		Dir:         dir,
 		Lock:        setup.lockPath,
 		NoCatalogue: f.noCatalogue,

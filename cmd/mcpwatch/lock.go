@@ -141,7 +141,7 @@ func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, se
 		return refuse(setupErr)
 	}
 
-	opts := setup.options(c, f.timeout)
+	opts := setup.options(c, f.timeout, f.noIssuer)
 	saveEras := f.eras.apply(setup.cfg, setup.lockPath, &opts)
 	servers := setup.probed(f.servers)
 	started := time.Now()

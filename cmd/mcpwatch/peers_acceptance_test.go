@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/internal/peertest"
 )
 
@@ -34,6 +36,10 @@ type newcomerServer struct {
 	// viaProxy: a Go binary, reached through peertest.Proxy with its own
 	// documented proxy and CA settings rather than the Node preload.
 	viaProxy bool
+	// issuer names the issuer catalogue's service whose identity endpoint
+	// is on another host than api (Stripe's remote server and its API):
+	// its stand-in takes good too, for mcpwatch's own check.
+	issuer string
 }
 
 // newcomerServers are the nine credentialed servers people install today,
@@ -43,19 +49,19 @@ func newcomerServers() []newcomerServer {
 		{name: "brave-search", pkg: peertest.BraveSearchMCP, env: map[string]string{"BRAVE_API_KEY": "${BRAVE_API_KEY}"},
 			variable: "BRAVE_API_KEY", good: "BSAgoodKey0000000000000000000", fake: "BSAfakeKey0000000000000000000", api: func(g string) *peertest.API { return peertest.NewBrave(g) }},
 		{name: "notion", pkg: peertest.NotionMCP, env: map[string]string{"NOTION_TOKEN": "${NOTION_TOKEN}"},
-			variable: "NOTION_TOKEN", good: "ntn_good000000000000000000000000000000000000", fake: "ntn_fake000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewNotion(g) }},
+			variable: "NOTION_TOKEN", good: "ntn_good0000000000000000000000000000000000000", fake: "ntn_fake0000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewNotion(g) }},
 		{name: "sentry", pkg: peertest.SentryMCP, env: map[string]string{"SENTRY_ACCESS_TOKEN": "${SENTRY_ACCESS_TOKEN}"},
-			variable: "SENTRY_ACCESS_TOKEN", good: "sntryu_good0000000000000000000000000000000000000000000000000000", fake: "sntryu_fake0000000000000000000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewSentry(g) }},
+			variable: "SENTRY_ACCESS_TOKEN", good: "sntryu_900d000000000000000000000000000000000000000000000000000000000000", fake: "sntryu_fa4e000000000000000000000000000000000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewSentry(g) }},
 		{name: "stripe", pkg: peertest.StripeMCP, args: []string{"--api-key=${STRIPE_SECRET_KEY}"},
-			variable: "STRIPE_SECRET_KEY", good: "rk_test_good00000000000000000000001234", fake: "rk_test_fake00000000000000000000005678", api: func(g string) *peertest.API { return peertest.NewStripe(g) }},
+			variable: "STRIPE_SECRET_KEY", good: "rk_test_good00000000000000000000001234", fake: "rk_test_fake00000000000000000000005678", api: func(g string) *peertest.API { return peertest.NewStripe(g) }, issuer: "stripe"},
 		{name: "context7", pkg: peertest.Context7MCP, args: []string{"--api-key", "${CONTEXT7_API_KEY}"},
 			variable: "CONTEXT7_API_KEY", good: "ctx7sk-good0000-0000-0000-000000000000", fake: "ctx7sk-fake0000-0000-0000-000000000000", api: func(g string) *peertest.API { return peertest.NewContext7(g) }},
 		{name: "slack-mcp-server", pkg: peertest.SlackMCP, args: []string{"--transport", "stdio"}, env: map[string]string{"SLACK_MCP_XOXP_TOKEN": "${SLACK_MCP_XOXP_TOKEN}"},
-			variable: "SLACK_MCP_XOXP_TOKEN", good: "xoxp-good-0000-0000-0000", fake: "xoxp-fake-0000-0000-0000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }, viaProxy: true},
+			variable: "SLACK_MCP_XOXP_TOKEN", good: "xoxp-1111111111-2222222222-3333333333-good0000000000000000000000000000", fake: "xoxp-1111111111-2222222222-3333333333-fake0000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }, viaProxy: true},
 		{name: "server-github", pkg: peertest.GitHubRef, env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"},
-			variable: "GITHUB_PERSONAL_ACCESS_TOKEN", good: "ghp_good000000000000000000000000000000", fake: "ghp_fake000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewGitHub(g) }},
+			variable: "GITHUB_PERSONAL_ACCESS_TOKEN", good: "ghp_good00000000000000000000000000000000", fake: "ghp_fake00000000000000000000000000000000", api: func(g string) *peertest.API { return peertest.NewGitHub(g) }},
 		{name: "server-slack", pkg: peertest.SlackRef, env: map[string]string{"SLACK_BOT_TOKEN": "${SLACK_BOT_TOKEN}", "SLACK_TEAM_ID": "T0123ABCDEF"},
-			variable: "SLACK_BOT_TOKEN", good: "xoxb-good-0000-0000", fake: "xoxb-fake-0000-0000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }},
+			variable: "SLACK_BOT_TOKEN", good: "xoxb-1111111111-2222222222-good00000000000000000000", fake: "xoxb-1111111111-2222222222-fake00000000000000000000", api: func(g string) *peertest.API { return peertest.NewSlack(g) }},
 		{name: "server-brave-search", pkg: peertest.BraveRef, env: map[string]string{"BRAVE_API_KEY": "${BRAVE_API_KEY}"},
 			variable: "BRAVE_API_KEY", good: "BSAgoodKey1111111111111111111", fake: "BSAfakeKey1111111111111111111", api: func(g string) *peertest.API { return peertest.NewBrave(g) }},
 	}
@@ -93,6 +99,7 @@ func TestNewcomerCredentials(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		table = map[string]map[string]string{}
+		calls = map[string]callsAMonth{}
 	)
 	start := time.Now()
 	t.Cleanup(func() {
@@ -107,6 +114,16 @@ func TestNewcomerCredentials(t *testing.T) {
 		for _, n := range names {
 			fmt.Fprintf(&b, "| %-45s | %-40s | %-40s | %-40s |\n", n, table[n][modeGood], table[n][modeFake], table[n][modeUnreachable])
 		}
+		// What init wrote, and the schedules the daemon runs it on.
+		fmt.Fprintf(&b, "\ncanary calls in 30 days at the defaults (call_schedule %q), of what init wrote:\n", config.DefaultCallSchedule)
+		fmt.Fprintf(&b, "| %-48s | %-40s | %-22s | %-22s | %s\n", "server", "called", "on call_schedule alone", "at the daemon's pace", "paced")
+		before, after := 0, 0
+		for _, n := range names {
+			c := calls[n]
+			before, after = before+c.before, after+c.after
+			fmt.Fprintf(&b, "| %-48s | %-40s | %22d | %22d | %s\n", n, strings.Join(c.tools, ", "), c.before, c.after, strings.Join(c.paced, "; "))
+		}
+		fmt.Fprintf(&b, "| %-48s | %-40s | %22d | %22d |\n", "all nine", "", before, after)
 		t.Log(b.String())
 	})
 
@@ -114,31 +131,92 @@ func TestNewcomerCredentials(t *testing.T) {
 		for _, mode := range []string{modeGood, modeFake, modeUnreachable} {
 			t.Run(s.name+"/"+strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) {
 				t.Parallel()
-				got := runNewcomer(t, s, mode)
+				got, c := runNewcomer(t, s, mode)
 				mu.Lock()
 				if table[s.pkg.Spec()] == nil {
 					table[s.pkg.Spec()] = map[string]string{}
 				}
 				table[s.pkg.Spec()][mode] = got
+				if mode == modeGood {
+					calls[s.pkg.Spec()] = c
+				}
 				mu.Unlock()
 			})
 		}
 	}
 }
 
+// callsAMonth is what the daemon would call of a server in 30 days, of
+// the contracts init wrote: before, every contract that is called on the
+// server's call_schedule (what the daemon did before calls were paced);
+// after, on the schedules it runs them on now (config.Server.CallPlan).
+type callsAMonth struct {
+	tools         []string // the contracts that are called (held ones marked)
+	before, after int
+	paced         []string // the contracts not on call_schedule, with their schedule
+}
+
+// newcomerCalls reads the configuration in dir as every command does,
+// with the contracts files init wrote, and counts its server's calls.
+func newcomerCalls(t *testing.T, dir, name string) callsAMonth {
+	t.Helper()
+	getenv := func(string) string { return "" }
+	src, err := config.Discover("", dir, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := imports.LoadSource(src, getenv)
+	if err != nil {
+		t.Fatalf("load what init wrote: %v", err)
+	}
+	var c callsAMonth
+	for _, s := range cfg.Servers {
+		if s.Name != name {
+			continue
+		}
+		every := config.CallPlan{Schedule: s.CallSchedule}.PerMonth()
+		for _, p := range s.CallPlans() {
+			c.before += every
+			c.after += p.PerMonth()
+			if p.Schedule == "" {
+				c.tools = append(c.tools, p.Tool+" (held)")
+			} else {
+				c.tools = append(c.tools, p.Tool)
+			}
+			if p.Schedule != s.CallSchedule {
+				c.paced = append(c.paced, fmt.Sprintf("%s %q", p.Tool, p.Schedule))
+			}
+		}
+	}
+	return c
+}
+
 // runNewcomer runs init then check on s in mode, asserts what the mode
-// demands, and returns what check gave, in a few words, for the table.
-func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
+// demands, and returns what check gave, in a few words, for the table,
+// and the calls a month of what init wrote.
+func runNewcomer(t *testing.T, s newcomerServer, mode string) (string, callsAMonth) {
 	dir := peertest.NpxProject(t, s.pkg)
 	api := s.api(s.good)
 	defer api.Close()
-	var proxy *peertest.Proxy
-	if s.viaProxy {
-		var err error
-		if proxy, err = peertest.NewProxy(api); err != nil {
+	// mcpwatch's own check of the credential at its issuer goes through
+	// this proxy, as HTTPS_PROXY and SSL_CERT_FILE send a Go program; so
+	// do the Go servers (viaProxy), by their own settings.
+	apis := []*peertest.API{api}
+	if s.issuer != "" {
+		iss, err := peertest.NewIssuer(s.issuer, s.good)
+		if err != nil {
 			t.Fatal(err)
 		}
-		defer proxy.Close()
+		defer iss.Close()
+		apis = append(apis, iss)
+	}
+	proxy, err := peertest.NewProxy(apis...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	mcpwatchEnv := func(credential string) map[string]string {
+		return map[string]string{s.variable: credential, "HTTPS_PROXY": proxy.URL(), "SSL_CERT_FILE": proxy.CAFile()}
 	}
 	// writeConfig writes the .mcp.json: the README's entry, and the
 	// plumbing that sends the server to the stand-in (or, with the service
@@ -151,7 +229,7 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 		// Node servers reach the stand-in through the preload; npx itself
 		// runs under it too, so it can reach no registry either.
 		maps.Copy(env, peertest.NodeEnv(api))
-		if proxy != nil {
+		if s.viaProxy {
 			// slack-mcp-server's documented settings for an outgoing proxy
 			// and a CA to trust; with the service down, no proxy answers.
 			env["SLACK_MCP_PROXY"], env["SLACK_MCP_SERVER_CA"] = proxy.URL(), proxy.CAFile()
@@ -170,11 +248,15 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 	// The setup a newcomer commits: init with the credential that works,
 	// the service up.
 	writeConfig()
-	initRun := runBin(t, dir, map[string]string{s.variable: s.good}, "init", guard)
+	initRun := runBin(t, dir, mcpwatchEnv(s.good), "init", guard)
 	t.Logf("mcpwatch init (exit %d, %s):\n%s%s", initRun.code, initRun.took.Round(time.Millisecond), initRun.stdout, initRun.stderr)
 	if initRun.code != exitOK {
 		t.Errorf("init with the good credential and the service up: exit %d", initRun.code)
-		return fmt.Sprintf("init %d", initRun.code)
+		return fmt.Sprintf("init %d", initRun.code), callsAMonth{}
+	}
+	calls := newcomerCalls(t, dir, s.name)
+	if calls.after > calls.before || strings.Contains(s.name, "brave") && calls.after > 100 {
+		t.Errorf("the canaries of what init wrote are called %d times in 30 days (%d on call_schedule alone): want no more, and at most 100 of Brave's 2,000 free searches", calls.after, calls.before)
 	}
 
 	// Then check, in mode.
@@ -184,10 +266,12 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 		credential = s.fake
 	case modeUnreachable:
 		down = true
-		api.Down(true)
+		for _, a := range apis {
+			a.Down(true)
+		}
 		writeConfig()
 	}
-	check := runBin(t, dir, map[string]string{s.variable: credential}, "check", guard)
+	check := runBin(t, dir, mcpwatchEnv(credential), "check", guard)
 	t.Logf("mcpwatch check (%s, exit %d, %s):\n%s%s", mode, check.code, check.took.Round(time.Millisecond), check.stdout, check.stderr)
 
 	for _, secret := range []string{s.good, s.fake} {
@@ -195,8 +279,10 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 			t.Errorf("a credential's value in mcpwatch's output")
 		}
 	}
-	if api.Writes() != 0 {
-		t.Errorf("%s saw %d requests that write", api.Name, api.Writes())
+	for _, a := range apis {
+		if a.Writes() != 0 {
+			t.Errorf("%s saw %d requests that write", a.Name, a.Writes())
+		}
 	}
 
 	reasons := []string{}
@@ -226,5 +312,5 @@ func runNewcomer(t *testing.T, s newcomerServer, mode string) string {
 			t.Errorf("with the service unreachable and a good credential, nothing may be called credential_rejected")
 		}
 	}
-	return got
+	return got, calls
 }

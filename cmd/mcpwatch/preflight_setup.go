@@ -140,11 +140,13 @@ func (s *preflightSetup) probed(servers []string) []config.Server {
 	return out
 }
 
-// options are the probe bounds of a run.
-func (s *preflightSetup) options(c *cli, timeout time.Duration) preflight.Options {
+// options are the probe bounds of a run; noIssuer leaves the credentials'
+// issuers unasked (--no-issuer-check).
+func (s *preflightSetup) options(c *cli, timeout time.Duration, noIssuer bool) preflight.Options {
 	d := s.cfg.Defaults
 	opts := preflight.Options{
 		Timeout:          timeout,
+		NoIssuerCheck:    noIssuer,
 		Concurrency:      d.Concurrency,
 		StdioConcurrency: d.StdioConcurrency,
 		Lookup:           c.lookupEnv,

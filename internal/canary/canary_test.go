@@ -203,6 +203,45 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// The table counts the calls a month the daemon makes of each server at
+// its schedules, and says when a canary is paced or held, with why.
+func TestWatchCallsAMonth(t *testing.T) {
+	t.Parallel()
+	memory := &probe.Result{OK: true, Tools: append(tools(t, peertest.MemoryServer), probe.Tool{Name: "ask"})}
+	perMonth := map[string]int{"search_nodes": 96, "read_graph": 8640, "open_nodes": 720, "ask": 0}
+	why := map[string]string{"search_nodes": "a plan's free calls", "open_nodes": "a generated input", "ask": "billed from the first call"}
+	plan := func(c contracts.Contract) (int, string) { return perMonth[c.Tool], why[c.Tool] }
+	c := func(tool string) contracts.Contract {
+		return contracts.Contract{Tool: tool, Input: json.RawMessage(`{}`)}
+	}
+	creds := []string{"env:MEMORY_TOKEN"}
+	for _, tc := range []struct {
+		name  string
+		s     Server
+		calls int
+		note  string
+	}{
+		{"contracts and calls: auto", Server{Name: "m", Credentials: creds, Result: memory, Plan: plan, AutoCalls: 1,
+			Contracts: []contracts.Contract{c("search_nodes"), c("open_nodes")}}, 96 + 720 + 8640, "search_nodes (its contract) watches env:MEMORY_TOKEN; paced: a plan's free calls"},
+		{"a held contract", Server{Name: "m", Credentials: creds, Result: memory, Plan: plan, ContractsFile: "m.tools.json",
+			Contracts: []contracts.Contract{c("ask")}}, 0, NoCanary + " by default: ask (billed from the first call); to call it anyway, give its contract in m.tools.json a \"schedule\""},
+		{"disabled and pending ones are not called", Server{Name: "m", Credentials: creds, Result: memory, Plan: plan,
+			Contracts: []contracts.Contract{{Tool: "search_nodes", Disabled: true}, {Tool: "open_nodes", Placeholders: []string{"input.names"}}}}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := Watch(tc.s)
+			if r.CallsAMonth != tc.calls || !strings.Contains(r.Note, tc.note) {
+				t.Errorf("row %+v, want %d calls and a note with %q", r, tc.calls, tc.note)
+			}
+		})
+	}
+	table := Table([]Row{{Server: "brave", Credential: "env:BRAVE_API_KEY", Canary: "brave_web_search", CallsAMonth: 96, Note: "n"}, {Server: "report", CallsAMonth: 8640}})
+	if !strings.Contains(table, "CALLS/MONTH") || !strings.Contains(table, "96 ") || !strings.Contains(table, "8,640") {
+		t.Errorf("table:\n%s", table)
+	}
+}
+
 func equalMaps(a, b map[string]Status) bool {
 	if len(a) != len(b) {
 		return false

@@ -49,6 +49,9 @@ type CatalogueEntry struct {
 	// the tool only reads.
 	Reads  string `json:"reads"`
 	Source string `json:"source"`
+	// Metered, when set, says the server's service counts or bills its
+	// calls: how a canary of it is paced (see DefaultPace).
+	Metered *Meter `json:"metered,omitempty"`
 
 	versions []comparator
 }

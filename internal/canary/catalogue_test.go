@@ -72,6 +72,18 @@ func TestCatalogueEntries(t *testing.T) {
 			t.Errorf("%s: its contract does not parse: %v", e.ID, err)
 			continue
 		}
+		if m := e.Metered; m != nil {
+			if m.FreePerMonth < 0 || m.Plan == "" || !strings.HasPrefix(m.Source, "https://") {
+				t.Errorf("%s: a meter names its plan, its free calls a month (0 or more) and the https page that says so: %+v", e.ID, m)
+			}
+			if ts, ok := listings[e.NPM]; ok {
+				for _, tool := range m.Tools {
+					if indexOf(ts, tool) < 0 {
+						t.Errorf("%s: metered tool %s is not listed by the package", e.ID, tool)
+					}
+				}
+			}
+		}
 		c := f.Tools[e.Tool]
 		if c.Pending() || c.Expect.Status != contracts.StatusPass {
 			t.Errorf("%s: a vetted contract is filled in and expects a success: %+v", e.ID, c)

@@ -148,6 +148,13 @@ func vettedEntry(t probe.Tool, v CatalogueEntry) Entry {
 	if e.AllowSideEffects {
 		e.Comment += " The server does not annotate it readOnlyHint: true, so mcpwatch calls it on the catalogue's word (\"allowSideEffects\": true here; no allow_destructive_calls: needed)."
 	}
+	if m := v.Metered; m != nil {
+		if p := m.pace(v.Tool); p.Never {
+			e.Comment += " Metered: " + p.Why + " (\"schedule\": \"@every 24h\", say)."
+		} else {
+			e.Comment += " Metered: " + p.Why + ", unless this contract names a \"schedule\" of its own."
+		}
+	}
 	e.Comment += " Edit freely: 'mcpwatch init' never changes it again; 'mcpwatch init --no-catalogue' writes none."
 	return e
 }
@@ -156,15 +163,15 @@ func vettedEntry(t probe.Tool, v CatalogueEntry) Entry {
 // generated from its schema, whose call can show only that the credential
 // is taken ("credentialAccepted"); enabled when the server has no canary
 // otherwise, else disabled. A schema no input can be generated from gets
-// placeholders, disabled.
+// placeholders, disabled, and says why.
 func generated(t probe.Tool, enable bool) Entry {
-	in, ok := GenerateInput(t.InputSchema)
-	if !ok {
+	in, err := GenerateInput(t.InputSchema)
+	if err != nil {
 		return Entry{Tool: t.Name, Status: Proposed, Input: placeholderInput(t),
-			Comment: fmt.Sprintf("Read-only (readOnlyHint: true), but mcpwatch could not make an input from its schema: fill in the \"<fill in ...>\" values and remove \"disabled\" to call it. Its input schema: %s", schemaText(t))}
+			Comment: fmt.Sprintf("Read-only (readOnlyHint: true), but mcpwatch could not make an input from its schema (%s): fill in the \"<fill in ...>\" values and remove \"disabled\" to call it. Its input schema: %s", cut(err.Error(), 300), schemaText(t))}
 	}
 	e := Entry{Tool: t.Name, Input: in, Expect: `{"status": "credentialAccepted"}`}
-	const what = "Read-only (readOnlyHint: true), with an input mcpwatch generated from its schema: the call proves only that the server's credential is accepted (a validation error or a not-found answer passes; a rejected credential, an unreachable service or no answer fails). Give it a real input and \"status\": \"pass\" to check the tool itself."
+	what := "Read-only (readOnlyHint: true), with an input mcpwatch generated from its schema: the call proves only that the server's credential is accepted (a validation error or a not-found answer passes; a rejected credential, an unreachable service or no answer fails). Give it a real input and \"status\": \"pass\" to check the tool itself. Nobody vetted what its calls cost: the daemon calls it at most once every " + Duration(GeneratedEvery) + " unless it names a \"schedule\" of its own."
 	if enable {
 		e.Status, e.Comment = Enabled, what
 	} else {

@@ -77,6 +77,9 @@ type Built struct {
 	// Install says how the server's command installs what it runs, for
 	// explaining a first start's timeout; Installs is "" when it does not.
 	Install Install
+	// IssuerCheck says the services that issued the server's credentials
+	// may be asked about them (issuer_check).
+	IssuerCheck bool
 }
 
 // Install is what explains the timeout of a first start of a command that
@@ -124,6 +127,7 @@ func (s Server) Build(lookup func(string) (string, bool), o BuildOptions) (Built
 		CallTimeout:      s.CallTimeout,
 		AllowDestructive: s.AllowDestructive,
 		Install:          s.Install(),
+		IssuerCheck:      !s.NoIssuerCheck,
 	}
 	target, given, errs := s.target(lookup, false)
 	b.Given, b.Missing = given, Missing(given)

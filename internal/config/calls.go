@@ -66,12 +66,10 @@ func decodeCalls(o *object, s *Server, dir string) {
 				raw[name] = b
 			}
 			f, err := contracts.ParseTools(o.key("calls"), raw)
-			if err != nil {
-				// One error per tool, each naming this file: ParseTools
-				// names the key.
-				for _, e := range unjoin(err) {
-					o.d.errs = append(o.d.errs, &FieldError{File: o.d.file, Problem: e.Error(), Err: e})
-				}
+			// One error per tool, each naming this file: ParseTools
+			// names the key.
+			for _, e := range append(unjoin(err), contractScheduleErrors(o.key("calls"), f)...) {
+				o.d.errs = append(o.d.errs, &FieldError{File: o.d.file, Problem: e.Error(), Err: e})
 			}
 			for _, name := range f.Names() {
 				if _, dup := byTool[name]; dup {
@@ -204,13 +202,15 @@ func (s *Server) setContracts(names []string, byTool map[string]contracts.Contra
 	}
 }
 
-// readContractsFile reads a contracts file, as mcp-probe's toolsFile.
+// readContractsFile reads a contracts file, as mcp-probe's toolsFile, and
+// checks the schedules its contracts name.
 func readContractsFile(path string) (contracts.File, error) {
 	data, err := readfile.Read(path, maxConfigBytes)
 	if err != nil {
 		return contracts.File{}, fmt.Errorf("cannot read it (%s); fix the path", describeFileError(err))
 	}
-	return contracts.ParseFile(data)
+	f, err := contracts.ParseFile(data)
+	return f, errors.Join(append([]error{err}, contractScheduleErrors("tools", f)...)...)
 }
 
 // unjoin splits an errors.Join; nil gives none.

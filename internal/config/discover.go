@@ -164,6 +164,7 @@ func (l *Loader) LoadSource(s Source, getenv func(string) string) (*Config, erro
 		if err := cfg.applyStarterFiles(); err != nil {
 			return nil, err
 		}
+		cfg.holdCalls()
 	}
 	return cfg, nil
 }

@@ -19,6 +19,8 @@ package config
 //	  stdio_mode: live           # serve keeps stdio servers running between probes (live), or starts one per probe (fresh)
 //	  restart_every: 5m          # a live stdio server is started afresh once it has run this long (default: 10 x its schedule's interval)
 //	  live_sessions: 64          # stdio servers kept running at once, at most (>= 1)
+//	  issuer_check: true         # ask the service that issued each credential whether it takes it
+//	  issuer_check_interval: 15m # how often one credential is asked about, at most (>= 1m)
 //	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
 //	imports:                     # client config files whose servers are watched as they are
 //	  - .mcp.json                # a path, or a mapping:
@@ -41,6 +43,7 @@ package config
 //	    schedule: "@every 15s"   # overrides defaults.schedule
 //	    era: auto                # overrides defaults.era
 //	    forbid: ["delete_*"]     # tool-name globs that must never appear (* matches any characters, / too)
+//	    issuer_check: true       # overrides defaults.issuer_check
 //	    contracts: report.tools.json  # canary calls: an mcp-probe sidecar file (see calls.go)
 //	    calls: {list_report_dates: {expect: {contains: "2026"}}}  # ... or inline
 //	    call_schedule: "@every 5m"    # overrides defaults.call_schedule
@@ -197,6 +200,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	if err := errors.Join(cfg.applyStarterFiles(), cfg.checkCalls()); err != nil {
 		return nil, err
 	}
+	cfg.holdCalls()
 	return cfg, nil
 }
 
@@ -329,6 +333,16 @@ func decodeDefaults(o *object, def *Defaults) {
 		o.d.errorf(o.key("calls"), "under defaults: can only be auto (a read-only tool that needs no input is called on every server); contracts are per server")
 	}
 	def.AutoCalls, _ = decodeAutoCalls(o)
+	if v, ok := o.boolean("issuer_check"); ok {
+		def.NoIssuerCheck = !v
+	}
+	if v, ok := o.duration("issuer_check_interval"); ok {
+		if v < time.Minute {
+			o.d.errorf(o.key("issuer_check_interval"), "must be at least 1m: a service is asked about one credential no more often; got %s", v)
+		} else {
+			def.IssuerInterval = v
+		}
+	}
 	if v, ok := o.get("max_message_bytes"); ok {
 		if n, ok := parseSize(v); ok {
 			def.MaxMessageBytes = n
@@ -587,6 +601,9 @@ func decodeProbeSettings(o *object, s *Server) {
 	}
 	decodeStdioSettings(o, &s.StdioMode, &s.RestartEvery)
 	s.Forbid, _ = o.strings("forbid")
+	if v, ok := o.boolean("issuer_check"); ok {
+		s.NoIssuerCheck, s.issuerCheckSet = !v, true
+	}
 }
 
 // decodeStdioSettings reads how serve probes a stdio server: stdio_mode

@@ -48,6 +48,9 @@ func BuiltinDefaults() Defaults {
 		// 16 live cost 94% of a core and most fresh starts timed out on a
 		// busy host, all 40 live 4.3% (docs/performance.md).
 		LiveSessions: 64,
+		// A credential revoked now is named within 15 minutes, and a
+		// service asked four times an hour by one client notices nothing.
+		IssuerInterval: 15 * time.Minute,
 	}
 }
 
@@ -81,6 +84,7 @@ func (d Defaults) normalized() Defaults {
 	set(&d.CallSchedule, b.CallSchedule)
 	set(&d.StdioMode, b.StdioMode)
 	set(&d.LiveSessions, b.LiveSessions)
+	set(&d.IssuerInterval, b.IssuerInterval)
 	return d
 }
 
@@ -105,6 +109,9 @@ func (s Server) Normalized(def Defaults) Server {
 	}
 	if !s.autoCallsSet {
 		s.AutoCalls = def.AutoCalls
+	}
+	if !s.issuerCheckSet {
+		s.NoIssuerCheck = def.NoIssuerCheck
 	}
 	if !s.inheritEnvSet {
 		s.InheritEnv = s.InheritEnv || def.InheritEnv && s.Command != ""

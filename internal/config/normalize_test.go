@@ -27,7 +27,7 @@ func TestNormalize(t *testing.T) {
 	b := BuiltinDefaults()
 	wantDefaults := Defaults{Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule, Concurrency: b.Concurrency, StdioConcurrency: b.StdioConcurrency,
 		Era: probe.EraAuto, InheritEnv: true, MaxMessageBytes: b.MaxMessageBytes, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second,
-		StdioMode: StdioLive, LiveSessions: b.LiveSessions}
+		StdioMode: StdioLive, LiveSessions: b.LiveSessions, IssuerInterval: b.IssuerInterval}
 	if cfg.Defaults != wantDefaults {
 		t.Errorf("defaults %+v\nwant     %+v", cfg.Defaults, wantDefaults)
 	}

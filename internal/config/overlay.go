@@ -27,7 +27,7 @@ import (
 // overlayKeys are what an entry for an imported server may set: how and
 // when mcpwatch probes and calls it, not what it is.
 var overlayKeys = []string{
-	"timeout", "start_timeout", "schedule", "era", "stdio_mode", "restart_every", "forbid",
+	"timeout", "start_timeout", "schedule", "era", "stdio_mode", "restart_every", "forbid", "issuer_check",
 	"contracts", "calls", "auto_calls", "call_schedule", "call_timeout", "allow_destructive_calls",
 }
 
@@ -127,6 +127,9 @@ func overlaid(s, ov Server, file, key string) (Server, []overlayProblem) {
 	}
 	if set["call_schedule"] {
 		s.CallSchedule = ov.CallSchedule
+	}
+	if ov.issuerCheckSet {
+		s.NoIssuerCheck, s.issuerCheckSet = ov.NoIssuerCheck, true
 	}
 	if set["call_timeout"] {
 		s.CallTimeout = ov.CallTimeout

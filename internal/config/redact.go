@@ -56,6 +56,18 @@ type RedactedServer struct {
 	CallSchedule     string           `json:"call_schedule,omitempty"`
 	CallTimeout      jsondoc.Duration `json:"call_timeout,omitempty"`
 	AllowDestructive []string         `json:"allow_destructive_calls,omitempty"`
+	// CallPlans say how often each contract is called (CallPlan), held
+	// ones too.
+	CallPlans []RedactedCallPlan `json:"call_plans,omitempty"`
+}
+
+// RedactedCallPlan is a CallPlan as config check shows it.
+type RedactedCallPlan struct {
+	Tool string `json:"tool"`
+	// Schedule is "" for a contract that is not called (held).
+	Schedule    string `json:"schedule"`
+	CallsAMonth int    `json:"calls_a_month"`
+	Why         string `json:"why,omitempty"`
 }
 
 // Redacted returns the server with its secrets replaced (rules above).
@@ -76,6 +88,9 @@ func (s Server) Redacted() RedactedServer {
 		}
 		r.ContractsFile, r.CallSchedule, r.CallTimeout = s.ContractsFile, s.CallSchedule, jsondoc.Duration(s.CallTimeout)
 		r.AllowDestructive = append([]string(nil), s.AllowDestructive...)
+	}
+	for _, p := range s.CallPlans() {
+		r.CallPlans = append(r.CallPlans, RedactedCallPlan{Tool: p.Tool, Schedule: p.Schedule, CallsAMonth: p.PerMonth(), Why: p.Why})
 	}
 	if len(s.Env) > 0 {
 		r.Env = make(map[string]string, len(s.Env))

@@ -15,12 +15,15 @@ package config
 // a tool in both is an error, as with contracts:.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 )
@@ -33,28 +36,72 @@ const StarterDir = "mcp-contracts"
 // configuration is bounded.
 const MaxContractsFileBytes = maxConfigBytes
 
-// StarterFile is the starter contracts file of server beside lock, and
-// false when the server's name cannot be a file name (a path separator, a
-// leading dot, a character outside letters, digits and ._-@+): such a
-// server's contracts go in a file that mcpwatch.yml names.
+// StarterFile is the starter contracts file of server beside lock:
+// mcp-contracts/NAME.tools.json, NAME the server's name as starterName
+// writes it. Every name a client file allows has one; false only for an
+// empty name.
 func StarterFile(lock, server string) (string, bool) {
-	if server == "" || server[0] == '.' || len(server) > 200 {
+	name := starterName(server)
+	if name == "" {
 		return "", false
 	}
-	for _, r := range server {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			r == '.' || r == '_' || r == '-' || r == '@' || r == '+'
-		if !ok {
-			return "", false
-		}
+	return filepath.Join(filepath.Dir(lock), StarterDir, name+starterSuffix), true
+}
+
+const starterSuffix = ".tools.json"
+
+// maxStarterName bounds the file name starterName makes, its suffix
+// added, within the 255 bytes a file name may have on every file system
+// mcpwatch runs on.
+const maxStarterName = 255 - len(starterSuffix)
+
+// starterName is a server's name as a file name, safe on every file
+// system and reversible: a name of letters, digits
+// and ._-@+ that does not start with a dot is itself (so the file of every
+// server whose name was a file name before stays where it is), and in any
+// other name each byte outside those, and a leading dot, is written %XX
+// (upper-case hex of its UTF-8 bytes: "Framelink MCP for Figma" is
+// "Framelink%20MCP%20for%20Figma"). A name whose escaped form would pass
+// maxStarterName keeps its first bytes, cut at an escape, and ends in
+// "~" and 16 hex digits of its SHA-256: one file per name still, though
+// that one is not read back. "" for an empty name.
+func starterName(server string) string {
+	if server == "" {
+		return ""
 	}
-	return filepath.Join(filepath.Dir(lock), StarterDir, server+".tools.json"), true
+	var b strings.Builder
+	for i := 0; i < len(server); i++ {
+		c := server[i]
+		if plainNameByte(c) && (i > 0 || c != '.') {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	out := b.String()
+	if len(out) <= maxStarterName {
+		return out
+	}
+	sum := sha256.Sum256([]byte(server))
+	tag := "~" + hex.EncodeToString(sum[:8])
+	cut := maxStarterName - len(tag)
+	// Not in the middle of an escape.
+	if i := strings.LastIndexByte(out[:cut], '%'); i >= cut-2 {
+		cut = i
+	}
+	return out[:cut] + tag
+}
+
+// plainNameByte: a byte a server's name keeps in its file name.
+func plainNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '.' || c == '_' || c == '-' || c == '@' || c == '+'
 }
 
 // ContractsTarget is the contracts file of s that mcpwatch init writes or
 // extends: the one the configuration names, else its starter file beside
-// the lock, where the next load finds it; false when there is neither
-// (see StarterFile).
+// the lock, where the next load finds it; false for a server without a
+// name.
 func (c *Config) ContractsTarget(s Server) (string, bool) {
 	if s.ContractsFile != "" {
 		return s.ContractsFile, true

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -107,13 +108,69 @@ func TestStarterFiles(t *testing.T) {
 	})
 }
 
+// Every name a client file allows has a starter file: a name that was a
+// file name before keeps it (no committed file moves), any other is
+// escaped, one to one and reversibly, and never leaves mcp-contracts/.
 func TestStarterFileName(t *testing.T) {
 	t.Parallel()
-	for name, ok := range map[string]bool{"github": true, "my-server_2.@x": true, "../etc/x": false, ".hidden": false, "a/b": false, `a\b`: false, "": false, "süd": false} {
-		if _, got := StarterFile("/w/mcp-tools.lock.json", name); got != ok {
-			t.Errorf("StarterFile(%q) ok %v, want %v", name, got, ok)
+	long := strings.Repeat("ä", 200)
+	for name, want := range map[string]string{
+		"github":                  "github",
+		"my-server_2.@x":          "my-server_2.@x",
+		"a.b+c":                   "a.b+c",
+		"Framelink MCP for Figma": "Framelink%20MCP%20for%20Figma",
+		"../etc/x":                "%2E./etc/x",
+		".hidden":                 "%2Ehidden",
+		"a/b":                     "a%2Fb",
+		`a\b`:                     "a%5Cb",
+		"süd":                     "s%C3%BCd",
+		"50%":                     "50%25",
+		"a:b*c?\"<>|":             "a%3Ab%2Ac%3F%22%3C%3E%7C",
+		"tab\there":               "tab%09here",
+		"rtl\u202eexe":            "rtl%E2%80%AEexe",
+	} {
+		path, ok := StarterFile("/w/mcp-tools.lock.json", name)
+		want = strings.ReplaceAll(want, "/", "%2F")
+		if !ok || path != "/w/mcp-contracts/"+want+".tools.json" {
+			t.Errorf("StarterFile(%q) = %q, %v; want /w/mcp-contracts/%s.tools.json", name, path, ok, want)
+		}
+		if back, ok := serverOfStarterName(starterName(name)); !ok || back != name {
+			t.Errorf("%q back from %q: %q, %v", name, starterName(name), back, ok)
 		}
 	}
+	if _, ok := StarterFile("/w/mcp-tools.lock.json", ""); ok {
+		t.Error("a file for an empty name")
+	}
+	// Too long to escape whole: cut, with a hash that keeps names apart.
+	a, b := starterName(long+"a"), starterName(long+"b")
+	if a == b || len(a+".tools.json") > 255 || !strings.Contains(a, "~") || strings.Contains(a[strings.LastIndex(a, "%")+1:], "%") {
+		t.Errorf("long names: %q and %q", a, b)
+	}
+	if _, ok := serverOfStarterName(a); ok {
+		t.Errorf("a cut name read back")
+	}
+}
+
+// serverOfStarterName is the name starterName made name of: what shows
+// the mapping is reversible.
+func serverOfStarterName(name string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '%' && i+2 < len(name):
+			v, err := strconv.ParseUint(name[i+1:i+3], 16, 8)
+			if err != nil {
+				return "", false
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		case plainNameByte(c):
+			b.WriteByte(c)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), b.Len() > 0 && starterName(b.String()) == name
 }
 
 // The opt-ins and call keys of mcpwatch.yml are checked against every

@@ -46,6 +46,13 @@ type Defaults struct {
 	StdioMode        string        // how serve probes a stdio server: StdioLive (default) or StdioFresh
 	RestartEvery     time.Duration // a live stdio server is started afresh once it has run this long; zero: RestartAfter's default
 	LiveSessions     int           // stdio servers serve keeps running at once, at most; default 64
+	// NoIssuerCheck turns off asking the services that issued the
+	// servers' credentials about them (issuer_check: false); each server
+	// may say otherwise.
+	NoIssuerCheck bool
+	// IssuerInterval is how often one credential is asked about at most;
+	// default 15m.
+	IssuerInterval time.Duration
 }
 
 // How serve probes a stdio server (stdio_mode).
@@ -109,8 +116,12 @@ type Server struct {
 	// placeholders, and Proposed the tools of disabled ones ("disabled":
 	// true, as mcpwatch init proposes them): neither is called, nor is in
 	// Contracts.
-	Pending      []contracts.Contract
-	Proposed     []string
+	Pending  []contracts.Contract
+	Proposed []string
+	// Held are contracts that are not called on any schedule: a metered
+	// tool that its plan bills from the first call, whose contract names
+	// no schedule of its own (CallPlan says why). Not in Contracts.
+	Held         []contracts.Contract
 	CallSchedule string        // defaults applied
 	CallTimeout  time.Duration // defaults applied: the server's timeout when unset
 	// AutoCalls is how many calls calls: auto makes at most, besides the
@@ -124,6 +135,11 @@ type Server struct {
 	// they are destructive (the opt-in beside the contract's
 	// allowSideEffects).
 	AllowDestructive []string
+	// NoIssuerCheck says the services that issued the server's credentials
+	// are not asked about them (issuer_check: false; defaults applied,
+	// issuerCheckSet recording that the server set it).
+	NoIssuerCheck  bool
+	issuerCheckSet bool
 	// ExpectedTools are the tools an imported mcp-probe config expects:
 	// with a contracts file, each should have a contract (coverage).
 	ExpectedTools []string

@@ -49,6 +49,12 @@ type Contract struct {
 	// "input.path"): string values written as "<fill in ...>". A contract
 	// with any is not called until they are filled (see Pending).
 	Placeholders []string
+	// Schedule is the contract's own call schedule ("schedule": "@every
+	// 8h", a cron expression), as written: the daemon calls the tool on it
+	// instead of its server's call_schedule and the default pace of a
+	// metered tool or a generated input (config.Server.CallPlan, which
+	// checks it at load). "" when it names none.
+	Schedule string
 }
 
 // Pending reports whether the contract's input still has placeholders to
@@ -188,6 +194,7 @@ type contractJSON struct {
 	// people (what mcpwatch init writes a proposal's opt-ins in).
 	Disabled *bool           `json:"disabled"`
 	Comment  json.RawMessage `json:"$comment"`
+	Schedule json.RawMessage `json:"schedule"`
 }
 
 type retryJSON struct {
@@ -253,7 +260,7 @@ func parseTools(prefix string, tools map[string]json.RawMessage) (File, error) {
 func parseContract(name string, raw json.RawMessage) (Contract, error) {
 	var cj contractJSON
 	if err := strictDecode(raw, &cj); err != nil {
-		return Contract{}, fmt.Errorf("%s (known keys: input, retry, expect, allowSideEffects, disabled, $comment)", describe(err))
+		return Contract{}, fmt.Errorf("%s (known keys: input, retry, expect, allowSideEffects, disabled, schedule, $comment)", describe(err))
 	}
 	c := Contract{Tool: name, Input: json.RawMessage("{}"), Retry: Retry{Attempts: 1}, Expect: Expect{Status: StatusPass}}
 	if !isNull(cj.Input) {
@@ -271,6 +278,11 @@ func parseContract(name string, raw json.RawMessage) (Contract, error) {
 	}
 	if cj.Disabled != nil {
 		c.Disabled = *cj.Disabled
+	}
+	if !isNull(cj.Schedule) {
+		if json.Unmarshal(cj.Schedule, &c.Schedule) != nil || strings.TrimSpace(c.Schedule) == "" {
+			return c, errors.New(`schedule: want how often the daemon calls the tool, as a string: "@every 8h" or a cron expression`)
+		}
 	}
 	if !isNull(cj.Comment) {
 		var comment string

@@ -170,8 +170,14 @@ func TestRetry(t *testing.T) {
 		t.Fatalf("retried to success: passed %v, calls %d, slept %v", o.Passed, len(f.calls), slept)
 	}
 	o, f = runWith(Options{Retries: true}, policy, isError("Rate limit exceeded"), isError("Rate limit exceeded"), isError("Rate limit exceeded"), text("never"))
-	if o.Passed || len(f.calls) != 3 || o.Reason != ReasonIsError {
-		t.Fatalf("bounded attempts: passed %v, calls %d, reason %s", o.Passed, len(f.calls), o.Reason)
+	if o.Passed || len(f.calls) != 3 || o.Reason != ReasonRateLimited || o.RateLimit == nil || !strings.Contains(o.Message, "rate limited: Rate limit exceeded") {
+		t.Fatalf("bounded attempts: passed %v, calls %d, reason %s, message %q", o.Passed, len(f.calls), o.Reason, o.Message)
+	}
+	// A rate limit is tried again only where retryOn names it: at once,
+	// another attempt spends what is limited.
+	o, f = runWith(Options{Retries: true}, `{"retry":{"attempts":3,"delayMs":1000}}`, isError("429 Too Many Requests; retry after 30 seconds"), text("ok"))
+	if o.Passed || len(f.calls) != 1 || o.Reason != ReasonRateLimited || o.RateLimit.RetryAfter != 30*time.Second {
+		t.Fatalf("a rate limit retryOn does not name: passed %v, calls %d, reason %s, %+v", o.Passed, len(f.calls), o.Reason, o.RateLimit)
 	}
 	// A failure retryOn does not name is final.
 	o, f = runWith(Options{Retries: true}, policy, http401, text("ok"))

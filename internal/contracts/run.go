@@ -40,13 +40,17 @@ const (
 	ReasonProtocol            Reason = "protocol"     // not a CallToolResult, or one asking for input
 	ReasonAssertion           Reason = "assertion"    // an answer that broke an assertion of the contract
 	ReasonProbeFailed         Reason = "probe_failed" // the probe failed before the tools could be called
+	// ReasonRateLimited: the answer is a rate limit or a quota (a 429,
+	// "rate limit exceeded"; internal/credential decides): the call is
+	// not retried, and the daemon asks less often (see Outcome.RateLimit).
+	ReasonRateLimited Reason = "rate_limited"
 )
 
 // Reasons lists every reason, for bounded metrics.
 var Reasons = []Reason{
 	ReasonCredentialRejected, ReasonUpstreamUnreachable, ReasonNotListed, ReasonRefused, ReasonIsError, ReasonErrorText, ReasonRPCError,
 	ReasonUnauthorized, ReasonForbidden, ReasonHTTPStatus, ReasonTimeout,
-	ReasonConnection, ReasonProtocol, ReasonAssertion, ReasonProbeFailed,
+	ReasonConnection, ReasonProtocol, ReasonAssertion, ReasonProbeFailed, ReasonRateLimited,
 }
 
 // Outcome is one contract run once: every attempt, and the verdict of the
@@ -68,6 +72,10 @@ type Outcome struct {
 	// Upstream is how the last attempt said the server could not reach its
 	// service (reason upstream_unreachable), with its words; nil otherwise.
 	Upstream *credential.Upstream `json:"upstream_unreachable,omitempty"`
+	// RateLimit is how the last attempt said the service limits its rate
+	// or quota (reason rate_limited), with its words and when it said to
+	// ask again; nil otherwise.
+	RateLimit *credential.RateLimit `json:"rate_limited,omitempty"`
 	// Auto is set for a call that calls: auto chose, not a contract.
 	Auto bool `json:"auto,omitempty"`
 }
@@ -203,6 +211,7 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 		read := credential.Classify(a.evidence(len(opts.Credentials) > 0))
 		rejection := read.Rejection(credential.ToRenew(opts.Credentials))
 		upstream := read.Upstream()
+		limit := read.RateLimit()
 		switch {
 		case read.Kind == credential.KindRejected && !expectsCredentialRefusal(ct.Expect):
 			// First, so that it is the failure a report names.
@@ -211,6 +220,10 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 			// Whatever the contract expects: an answer from a server that
 			// could not reach its service says nothing of the tool.
 			at.Assertions = append([]Assertion{{Name: "upstream", Outcome: Fail, Detail: upstream.Describe()}}, at.Assertions...)
+		case read.Kind == credential.KindRateLimited:
+			// Whatever the contract expects: a refusal for a rate or a
+			// quota says nothing of the tool either.
+			at.Assertions = append([]Assertion{{Name: "rate_limit", Outcome: Fail, Detail: limit.Describe()}}, at.Assertions...)
 		}
 		for i, as := range at.Assertions {
 			at.Assertions[i].Detail = oneLine(as.Detail) // it quotes what the server sent
@@ -220,18 +233,23 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 		}
 		o.Attempts = append(o.Attempts, at)
 		if at.Passed {
-			o.Passed, o.Reason, o.Message, o.Rejection, o.Upstream = true, ReasonNone, "", nil, nil
+			o.Passed, o.Reason, o.Message, o.Rejection, o.Upstream, o.RateLimit = true, ReasonNone, "", nil, nil, nil
 			return o
 		}
 		o.Reason, o.Message = failure(at, a)
-		o.Rejection, o.Upstream = nil, nil
+		o.Rejection, o.Upstream, o.RateLimit = nil, nil, nil
 		switch o.Reason {
 		case ReasonCredentialRejected:
 			o.Rejection = &rejection
 		case ReasonUpstreamUnreachable:
 			o.Upstream = &upstream
+		case ReasonRateLimited:
+			o.RateLimit = &limit
 		}
-		if n >= attempts || !retryable(ct.Retry, a) || cctx.Err() != nil {
+		// A rate limit is asked again only where the policy names it:
+		// another attempt at once would spend what is limited.
+		limited := o.Reason == ReasonRateLimited && len(ct.Retry.RetryOn) == 0
+		if n >= attempts || limited || !retryable(ct.Retry, a) || cctx.Err() != nil {
 			return o
 		}
 		if dl, ok := cctx.Deadline(); ok && dl.Sub(opts.Now()) <= ct.Retry.Delay {
@@ -260,6 +278,8 @@ func failure(at Attempt, a answer) (Reason, string) {
 		return ReasonCredentialRejected, first.Detail
 	case "upstream":
 		return ReasonUpstreamUnreachable, first.Detail
+	case "rate_limit":
+		return ReasonRateLimited, first.Detail
 	case "status":
 	default:
 		return ReasonAssertion, msg

@@ -37,7 +37,9 @@
 package credential
 
 import (
+	"slices"
 	"strings"
+	"time"
 )
 
 // Evidence is what came back, as the caller read it. A field that does not
@@ -67,10 +69,14 @@ type Evidence struct {
 	Text        string
 	HasDocument bool
 	// Stderr is the tail of a stdio server's stderr, given when the server
-	// exited or never answered: what it said as it died. A rejection read
+	// exited or never answered: what it said as it died; or, with
+	// Running, what it logged as it went on to serve. A rejection read
 	// there needs Given (a server given nothing that complains of a
 	// missing key lacks one, which is not this rule's to say).
 	Stderr string
+	// Running says the server answered its probe with its tools: its
+	// stderr is read more strictly (see readRunning).
+	Running bool
 	// Error is the probe's or the call's one-line error, when it failed
 	// on the wire (read for a transport status only).
 	Error string
@@ -90,6 +96,11 @@ const (
 	// KindUnreachable: the server could not reach the service it fronts
 	// (connection refused, DNS, TLS, a timeout, a 502/503/504 from it).
 	KindUnreachable Kind = "unreachable"
+	// KindRateLimited: the service (or the server) refused the request
+	// for a rate limit or a quota (429, "rate limit exceeded", "quota"):
+	// not the credential's fault, and a reason to ask less often. Read
+	// only in an answer shaped as an error, never in a success's text.
+	KindRateLimited Kind = "rate_limited"
 )
 
 // Outcome is the classifier's answer: one kind, what showed it and the
@@ -108,6 +119,11 @@ type Outcome struct {
 	// caller sanitises, as for anything a server sent), and scrubbed of
 	// secrets only if the evidence was.
 	Quote string `json:"quote,omitempty"`
+	// RetryAfter and ResetAt are when a rate-limited answer says to ask
+	// again, when it says (see retryAfter): a wait, or a time; zero when
+	// it does not.
+	RetryAfter time.Duration `json:"-"`
+	ResetAt    time.Time     `json:"-"`
 }
 
 // Rejection says that, and how, a server rejected its credential.
@@ -150,6 +166,11 @@ const maxPlainText = 300
 // says either deciding.
 func Classify(e Evidence) Outcome {
 	switch e.HTTPStatus {
+	case 429:
+		o := Outcome{Kind: KindRateLimited, Marker: "HTTP 429", Source: "the MCP server's HTTP transport",
+			Quote: quote(firstNonEmpty(e.RPCMessage, e.Error, "HTTP 429"))}
+		o.RetryAfter, o.ResetAt = retryAfter(e.RPCMessage + "\n" + e.Error)
+		return o
 	case 401, 403:
 		if !e.Given {
 			return Outcome{}
@@ -162,6 +183,7 @@ func Classify(e Evidence) Outcome {
 			Quote: quote(firstNonEmpty(e.RPCMessage, e.Error, marker))}
 	}
 	var texts []string
+	plain := false // a success's short text: no rate limit is read there
 	switch {
 	case e.RPCMessage != "":
 		texts = []string{e.RPCMessage}
@@ -172,15 +194,31 @@ func Classify(e Evidence) Outcome {
 	case errorShapedDocument(e.Text):
 		texts = []string{e.Text}
 	case !e.HasDocument && len(e.Text) <= maxPlainText && !looksLikeDocument(e.Text):
-		texts = []string{e.Text}
+		texts, plain = []string{e.Text}, true
 	}
 	for _, t := range texts {
-		if o := read(head(t)); o.Kind != KindNone {
+		o := read(head(t))
+		if o.Kind == KindRateLimited && plain {
+			// "Quota: 500 of 1000 used" is data.
+			return Outcome{}
+		}
+		if o.Kind != KindNone {
 			return o
 		}
 	}
+	if e.Stderr != "" && e.Running {
+		if !e.Given {
+			return Outcome{}
+		}
+		o := readRunning(ownLines(tail(e.Stderr)))
+		if o.Kind != KindNone {
+			o.Source += ", on the stderr of a server that kept serving"
+		}
+		return o
+	}
 	if e.Stderr != "" {
 		o := read(ownLines(tail(e.Stderr)))
+		// A dying server's rate limit says nothing its exit does not.
 		if o.Kind == KindUnreachable || o.Kind == KindRejected && e.Given {
 			o.Source += ", on stderr"
 			return o
@@ -248,6 +286,56 @@ func tail(s string) string {
 		i++
 	}
 	return s[i:]
+}
+
+// readRunning reads the stderr of a server that answered its probe: what
+// it logged as it started and served on. A server that logs a rejection
+// at start ("API error (401): Invalid token") and lists its tools all the
+// same serves an agent nothing that works; but a running server logs much
+// that is not about its credential, so the reading is stricter than of a
+// dying server's last words:
+//
+//   - only a rejection counts, and one that says a credential was refused:
+//     words of an absent one (missing, required, not provided, is empty,
+//     "authentication required") are about another credential, one the
+//     server was not given or may do without, since it serves;
+//   - a network failure in the same tail wins (upstream_unreachable: the
+//     server could not tell a good credential from a bad one), but alone
+//     it says nothing of a server that serves: a start-up fetch to a
+//     telemetry host that failed is no outage of its service, which its
+//     canary calls judge.
+func readRunning(text string) Outcome {
+	var network, rest strings.Builder
+	for line := range strings.Lines(text) {
+		if read(line).Kind == KindUnreachable {
+			network.WriteString(line)
+		} else {
+			rest.WriteString(line)
+		}
+	}
+	o := read(rest.String())
+	if o.Kind != KindRejected || saysAbsent(o.Marker) {
+		return Outcome{}
+	}
+	if network.Len() > 0 {
+		return read(network.String())
+	}
+	return o
+}
+
+// absent are the words of a credential that is not there, as a marker
+// ends or starts with them ("missing … key", "authentication required").
+var absent = []string{"missing", "required", "requires", "provided", "supplied", "empty"}
+
+// saysAbsent reports whether a rejection's marker is one of an absent
+// credential.
+func saysAbsent(marker string) bool {
+	for _, w := range strings.Fields(marker) {
+		if slices.Contains(absent, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownLines drops the lines npm and npx write of themselves (a registry's

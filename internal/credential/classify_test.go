@@ -3,6 +3,7 @@ package credential
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -125,5 +126,73 @@ func TestClassifyReadsAHead(t *testing.T) {
 	e.Text = "Invalid API key " + strings.Repeat("a", 1<<20)
 	if o := Classify(e); o.Kind != KindRejected || len(o.Quote) > maxQuoteBytes {
 		t.Errorf("a 1 MiB answer: %+v", o)
+	}
+}
+
+// The stderr of a server that kept serving: a rejection of the credential
+// counts, a network failure beside it wins, and nothing else is read: an
+// absent credential, a network failure alone, a server given none.
+func TestClassifyRunningStderr(t *testing.T) {
+	t.Parallel()
+	const logged401 = `[figma] API error (401): {"error": "Invalid token", "error_tag": "AUTH_INVALID_TOKEN", "http_code": 401}` + "\n"
+	tests := []struct {
+		name, stderr string
+		given        bool
+		want         Kind
+	}{
+		{"a 401 logged at start", "Starting...\n" + logged401 + "Server running on stdio\n", true, KindRejected},
+		{"Stripe's relay's 401", `{"error":{"type":"invalid_request_error","message":"Invalid API Key provided: rk_test_****"}}` + "\n", true, KindRejected},
+		{"a network failure beside it wins", logged401 + "Error: connect ECONNREFUSED 127.0.0.1:443\n", true, KindUnreachable},
+		{"a network failure alone", "update check failed: TypeError: fetch failed\n", true, KindNone},
+		{"a missing key", "API key missing: set FIGMA_API_KEY\n", true, KindNone},
+		{"a required credential", "Authentication required to read private files\n", true, KindNone},
+		{"a key not provided", "No token provided for the optional GitHub integration\n", true, KindNone},
+		{"Sentry's server, without a key it may do without", "Warning: No LLM API key found (OPENAI_API_KEY, ANTHROPIC_API_KEY, or OPENROUTER_API_KEY).\nAI-powered search tools will be unavailable.\n", true, KindNone},
+		{"given none", logged401, false, KindNone},
+		{"npm's own 401", "npm error code E401\nnpm error Unable to authenticate, need: Basic realm=\"registry\"\n", true, KindNone},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := Classify(Evidence{Given: tc.given, Stderr: tc.stderr, Running: true})
+			if o.Kind != tc.want {
+				t.Fatalf("%+v, want %q", o, tc.want)
+			}
+			if o.Kind != KindNone && !strings.Contains(o.Source, "kept serving") {
+				t.Errorf("source %q does not say where it was read", o.Source)
+			}
+		})
+	}
+}
+
+// A rate limit or a quota is its own kind, with when the answer says to
+// ask again, in each way servers pass it on; never in a success's text.
+func TestRateLimited(t *testing.T) {
+	t.Parallel()
+	epoch := time.Unix(1893456000, 0) // 2030-01-01
+	tests := []struct {
+		name  string
+		e     Evidence
+		want  Kind
+		after time.Duration
+		at    time.Time
+	}{
+		{"the MCP transport's 429 with Retry-After", Evidence{Given: true, HTTPStatus: 429, Error: "tools/call: HTTP 429 Too Many Requests (Retry-After: 120)"}, KindRateLimited, 2 * time.Minute, time.Time{}},
+		{"Brave's headers passed on", Evidence{IsError: true, Text: "Brave API error: 429 Too Many Requests\nX-RateLimit-Limit: 1, 2000\nX-RateLimit-Reset: 1, 1419704"}, KindRateLimited, 1419704 * time.Second, time.Time{}},
+		{"GitHub's reset as an epoch second", Evidence{IsError: true, Text: `API rate limit exceeded (x-ratelimit-reset: 1893456000)`}, KindRateLimited, 0, epoch},
+		{"Context7's member", Evidence{IsError: true, Text: `{"error": "Too many requests", "status": 429, "retryAfterSeconds": 60}`}, KindRateLimited, time.Minute, time.Time{}},
+		{"words", Evidence{RPCMessage: "Rate limit reached for requests. Please try again in 20s."}, KindRateLimited, 20 * time.Second, time.Time{}},
+		{"no hint", Evidence{IsError: true, Text: "Monthly quota exceeded for this API key"}, KindRateLimited, 0, time.Time{}},
+		{"a success's text is data", Evidence{Text: "Quota: 500 of 1000 requests used this month"}, KindNone, 0, time.Time{}},
+		{"a validation error mentioning a quota", Evidence{IsError: true, Text: "Invalid arguments: quota must be a number"}, KindNone, 0, time.Time{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := Classify(tc.e)
+			if o.Kind != tc.want || o.RetryAfter != tc.after || !o.ResetAt.Equal(tc.at) {
+				t.Errorf("%+v, want %q after %s at %s", o, tc.want, tc.after, tc.at)
+			}
+		})
 	}
 }

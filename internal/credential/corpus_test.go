@@ -52,7 +52,8 @@ func loadCorpus(t testing.TB) (rejections, others []corpusEntry) {
 
 // TestCorpus measures the rule on the documented answers of many
 // services: every authentication failure recognised, no other failure
-// called a rejection, and every network failure called unreachable.
+// called a rejection, every network failure called unreachable, and
+// every rate limit or quota rate_limited.
 func TestCorpus(t *testing.T) {
 	t.Parallel()
 	rejections, others := loadCorpus(t)
@@ -86,9 +87,12 @@ func TestCorpus(t *testing.T) {
 	for _, c := range others {
 		o := Classify(c.evidence())
 		want := Kind("")
-		if c.Want == "unreachable" {
+		switch c.Want {
+		case "unreachable":
 			want = KindUnreachable
 			wantUnreachable++
+		case "rate_limited":
+			want = KindRateLimited
 		}
 		if o.Kind == KindRejected {
 			falsePositives++

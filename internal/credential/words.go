@@ -123,8 +123,12 @@ var (
 		p("certificate has expired"), p("unable to get local issuer certificate"), p("und err connect timeout"),
 		p("und err socket"), p("err network"), p("unable to connect"), p("could not connect"), p("cannot connect"),
 		p("failed to connect"), p("is unreachable"), p("under maintenance"),
+		// "Request failed to reach api.example.com" and its kin, as API
+		// clients word a request that never got an answer.
+		p("failed to reach"), p("unable to reach"), p("could not reach"), p("couldn t reach"), p("cannot reach"),
+		p("can t reach"), p("not reachable"), p("enetdown"), p("ehostdown"),
 	)
-	// rate are the words of a rate limit or a quota.
+	// rate are the words of a rate limit or a quota (KindRateLimited).
 	rate = set(
 		p("rate limit"), p("rate limited"), p("ratelimit"), p("ratelimited"), p("rate limit exceeded"), p("too many requests"),
 		p("quota"), p("throttled"), p("throttling"), p("slow down"), p("retry after"), p("requests per"),
@@ -213,12 +217,16 @@ func read(text string) Outcome {
 			return o
 		}
 	}
+	limited, limitedLen := -1, 0
 	for i := range ws {
-		if find(rate, ws, i) > 0 || find(model, ws, i) > 0 {
+		if find(model, ws, i) > 0 {
 			return Outcome{}
 		}
-		if s := statusAt(ws, i); s == 429 {
-			return Outcome{}
+		if k := find(rate, ws, i); k > 0 && limited < 0 {
+			limited, limitedLen = i, k
+		}
+		if s := statusAt(ws, i); s == 429 && limited < 0 {
+			limited, limitedLen = i, 1
 		}
 		for _, g := range []phrases{notFound, validation, onPath} {
 			if k := find(g, ws, i); k > 0 && !nounNear(ws, i, i+k, 2) {
@@ -228,6 +236,16 @@ func read(text string) Outcome {
 		if s := statusAt(ws, i); s == 404 && !nounNear(ws, i, i+1, 2) {
 			return Outcome{}
 		}
+	}
+	if limited >= 0 {
+		// A rate limit or a quota: never a rejection, whatever else the
+		// answer says; the caller slows down (see RateLimit).
+		o := hit(KindRateLimited, text, ws, limited, limitedLen, "a rate limit or a quota")
+		if statusAt(ws, limited) == 429 {
+			o.Marker = "status " + o.Marker
+		}
+		o.RetryAfter, o.ResetAt = retryAfter(text)
+		return o
 	}
 	if o := readDocuments(text); o.Kind != KindNone {
 		return o

@@ -9,6 +9,8 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/canary"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
+	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -28,11 +30,14 @@ func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock
 			continue
 		}
 		row := canary.Watch(canaryServer(s, entry))
+		issuers := expectedIssuers(s)
 		switch {
+		case !row.Watched && len(issuers) > 0:
+			watched = append(watched, fmt.Sprintf("%s by its issuer (%s)", s.Name, strings.Join(issuers, "; ")))
 		case row.Watched && row.Canary == "calls: auto":
 			watched = append(watched, fmt.Sprintf("%s by calls: auto, if it annotates a read-only tool that needs no input", s.Name))
 		case row.Watched:
-			watched = append(watched, fmt.Sprintf("%s by %s", s.Name, row.Canary))
+			watched = append(watched, fmt.Sprintf("%s by %s (%d calls a month)", s.Name, row.Canary, row.CallsAMonth))
 		case row.Credential == "-":
 			// nothing for a canary to watch
 		default:
@@ -56,6 +61,27 @@ func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock
 	}
 }
 
+// expectedIssuers says where a server's credentials would be checked at
+// their issuers (internal/issuer), from its configuration alone: doctor
+// reads no secret, so each is checked only when its value turns out to
+// have its service's format.
+func expectedIssuers(s config.Server) []string {
+	if s.NoIssuerCheck {
+		return nil
+	}
+	t, _, err := s.Resolve(func(string) (string, bool) { return "set", true })
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, tie := range issuer.Expect(runner.IssuerServer(t)) {
+		if tie.Skip == "" {
+			out = append(out, fmt.Sprintf("%s -> %s, if it has %s's format", tie.Credential, tie.Endpoint(), tie.Service.Service))
+		}
+	}
+	return out
+}
+
 // canaryServer is what the canary table needs of s: its credentials by
 // name, its contracts, and its tools as locked.
 func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
@@ -67,7 +93,7 @@ func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
 		creds = append(creds, g.Credential)
 	}
 	slices.Sort(creds)
-	cs := append(slices.Clone(s.Contracts), s.Pending...)
+	cs := append(append(slices.Clone(s.Contracts), s.Pending...), s.Held...)
 	for _, tool := range s.Proposed {
 		cs = append(cs, contracts.Contract{Tool: tool, Disabled: true})
 	}
@@ -76,7 +102,12 @@ func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
 		res.Tools = append(res.Tools, probe.Tool{Name: name})
 	}
 	return canary.Server{Name: s.Name, Credentials: creds, Result: res, Contracts: cs,
-		ContractsFile: s.ContractsFile, AutoCalls: s.AutoCalls, FromLock: true}
+		ContractsFile: s.ContractsFile, AutoCalls: s.AutoCalls, FromLock: true,
+		Command: s.Command, Args: s.Args, URL: s.URL,
+		Plan: func(c contracts.Contract) (int, string) {
+			p := s.CallPlan(c)
+			return p.PerMonth(), p.Why
+		}}
 }
 
 // serverLine is the line of the file that defines s where its name is

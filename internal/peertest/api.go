@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // API is a stand-in of one upstream HTTP API, on loopback. It knows which
@@ -22,9 +23,13 @@ type API struct {
 	// method but GET and HEAD (Slack's Web API takes reads as POST too).
 	writes func(*http.Request) bool
 
-	mu       sync.Mutex
-	valid    map[string]bool
-	revoked  map[string]bool
+	mu      sync.Mutex
+	valid   map[string]bool
+	revoked map[string]bool
+	expires map[string]time.Time
+	// identity answers the service's identity request, as the issuer
+	// catalogue has it (AnswersIdentity), before serve sees it.
+	identity func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool
 	down     bool
 	requests int
 	written  int
@@ -43,7 +48,12 @@ const (
 // newAPI starts a stand-in; serve answers a request given what its
 // credential is.
 func newAPI(name, origin string, credential func(*http.Request) string, serve func(w http.ResponseWriter, r *http.Request, v verdict), valid []string) *API {
-	a := &API{Name: name, Origin: origin, valid: map[string]bool{}, revoked: map[string]bool{}, writes: func(r *http.Request) bool {
+	return newAPIOf(name, origin, credential, func(_ *API, w http.ResponseWriter, r *http.Request, v verdict) { serve(w, r, v) }, valid)
+}
+
+// newAPIOf is newAPI for a serve that reads the stand-in's own state.
+func newAPIOf(name, origin string, credential func(*http.Request) string, serve func(a *API, w http.ResponseWriter, r *http.Request, v verdict), valid []string) *API {
+	a := &API{Name: name, Origin: origin, valid: map[string]bool{}, revoked: map[string]bool{}, expires: map[string]time.Time{}, writes: func(r *http.Request) bool {
 		return r.Method != http.MethodGet && r.Method != http.MethodHead
 	}}
 	for _, t := range valid {
@@ -51,8 +61,8 @@ func newAPI(name, origin string, credential func(*http.Request) string, serve fu
 	}
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cred := credential(r)
-		write := a.writes(r)
 		a.mu.Lock()
+		write := a.writes(r)
 		a.requests++
 		if write {
 			a.written++
@@ -66,9 +76,30 @@ func newAPI(name, origin string, credential func(*http.Request) string, serve fu
 		case a.revoked[cred]:
 			v = credRevoked
 		}
+		identity := a.identity
 		a.mu.Unlock()
-		serve(w, r, v)
+		if identity != nil && identity(a, w, r, v) {
+			return
+		}
+		serve(a, w, r, v)
 	}))
+	return a
+}
+
+// AnswersIdentity makes the stand-in answer the identity request of the
+// issuer catalogue's service id (internal/issuer) as the service's
+// documentation shows, besides what it serves: mcpwatch's check of a
+// credential at its issuer reaches the same stand-in as the server given
+// it. It panics when the catalogue or its documented answers lack the
+// service: a test's fixture that must exist.
+func (a *API) AnswersIdentity(id string) *API {
+	_, answer, err := identity(id)
+	if err != nil {
+		panic(err)
+	}
+	a.mu.Lock()
+	a.identity = answer
+	a.mu.Unlock()
 	return a
 }
 
@@ -83,6 +114,7 @@ func (a *API) Accept(token string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.revoked, token)
+	delete(a.expires, token)
 	a.valid[token] = true
 }
 

@@ -23,7 +23,7 @@ var (
 // GitHub does, it answers searches without a token (public data), and 401
 // "Bad credentials" to any request with a token it does not take.
 func NewGitHub(tokens ...string) *API {
-	return newAPI("GitHub", githubOrigin, bearer, serveGitHub, tokens)
+	return newAPI("GitHub", githubOrigin, bearer, serveGitHub, tokens).AnswersIdentity("github")
 }
 
 func serveGitHub(w http.ResponseWriter, r *http.Request, v verdict) {

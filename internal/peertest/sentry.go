@@ -22,7 +22,7 @@ var (
 // tokens (the server sends SENTRY_ACCESS_TOKEN as a bearer token). As
 // Sentry does, it answers 401 "Invalid token" to a token it does not take.
 func NewSentry(tokens ...string) *API {
-	return newAPI("Sentry", sentryOrigin, bearer, serveSentry, tokens)
+	return newAPI("Sentry", sentryOrigin, bearer, serveSentry, tokens).AnswersIdentity("sentry")
 }
 
 func serveSentry(w http.ResponseWriter, r *http.Request, v verdict) {

@@ -35,6 +35,10 @@ func judge(obs Observation, entry lockstore.Entry, locked, strict bool, static [
 			sr.Diff.Expected = []string{}
 		}
 		for _, f := range verdict.Judge(res, sr.Diff, strict) {
+			if p, ok := issuerProblem(f, res); ok {
+				sr.add(p)
+				continue
+			}
 			p := failedProbe(f, res)
 			if !locked {
 				p.Details = append(p.Details, fmt.Sprintf("not locked yet: run 'mcpwatch lock --server %s' once it answers", sanitize.ShellQuote(s.Name)))
@@ -72,6 +76,9 @@ func calls(obs Observation) []CallReport {
 
 // describe words one finding of a probe that succeeded.
 func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore.Diff) Problem {
+	if p, ok := issuerProblem(f, res); ok {
+		return p
+	}
 	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: f.Tools}
 	switch f.Kind {
 	case verdict.KindForbidden:
@@ -96,6 +103,28 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 		p.Message = string(f.Kind)
 	}
 	return p
+}
+
+// issuerProblem words a finding of what a credential's issuer said: the
+// credential it rejected and its words, with what to do; or that it could
+// not be asked. ok is false for any other finding.
+func issuerProblem(f verdict.Finding, res *probe.Result) (Problem, bool) {
+	if f.Credential == "" {
+		return Problem{}, false
+	}
+	p := Problem{Kind: f.Kind, Fails: f.Fails}
+	switch f.Kind {
+	case verdict.KindCredentialRejected:
+		c, _ := verdict.Issuer(res, probe.IssuerRejected)
+		p.Message = fmt.Sprintf("credential %s rejected by its issuer: %s (renew it; no tool was called)", c.Credential, sanitize.OneLine(verdict.IssuerQuote(c)))
+	case verdict.KindUpstreamUnreachable:
+		c, _ := verdict.Issuer(res, probe.IssuerUnreachable)
+		p.Message = fmt.Sprintf("the issuer of %s could not be reached (upstream_unreachable): %s", c.Credential, sanitize.OneLine(verdict.IssuerQuote(c)))
+		p.Details = []string{"not a rejection; with a proxy, set HTTPS_PROXY (and SSL_CERT_FILE for its CA), or turn the check off with issuer_check: false"}
+	default:
+		return Problem{}, false
+	}
+	return p, true
 }
 
 // failedProbe describes a probe that saw nothing, and the locked tools it

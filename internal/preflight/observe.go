@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -36,6 +37,9 @@ type Options struct {
 	// that need no input, at most AutoCalls of them (runner.Request's
 	// AutoCalls): mcpwatch init learns the shape of their answers so.
 	AutoCalls int
+	// NoIssuerCheck leaves the services that issued the servers'
+	// credentials unasked, whatever the configuration says (--no-issuer-check).
+	NoIssuerCheck bool
 	// calls makes each server's contracted canary calls, with their
 	// retry policies (check does; lock never calls a tool).
 	calls bool
@@ -75,6 +79,11 @@ func Observe(ctx context.Context, servers []config.Server, opts Options) []Obser
 	// make the comparison that follows outlast it.
 	req := runner.Request{Timeout: opts.Timeout, Options: opts.Probe, Lookup: opts.Lookup, Fingerprint: true,
 		Calls: opts.calls, Retries: opts.calls, AutoCalls: opts.AutoCalls}
+	if !opts.NoIssuerCheck {
+		// One check a credential for the whole run, however many servers
+		// are given it.
+		req.Issuer = issuer.NewChecker(nil, 0, opts.Version)
+	}
 
 	out := make([]Observation, len(servers))
 	var wg sync.WaitGroup

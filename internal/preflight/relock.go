@@ -5,7 +5,9 @@ import (
 	"slices"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/lockstore"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // RelockOptions shape a relock.
@@ -61,6 +63,11 @@ func Relock(old *lockstore.Lock, observations []Observation, opts RelockOptions)
 				r.Details = append(r.Details, "| "+line)
 			}
 			plan.Refused = append(plan.Refused, r)
+		case issuerRejected(res):
+			c, _ := verdict.Issuer(res, probe.IssuerRejected)
+			plan.Refused = append(plan.Refused, Refusal{Server: obs.Server.Name, Reason: string(probe.ReasonCredentialRejected),
+				Message: fmt.Sprintf("credential %s rejected by its issuer: %s; a server given a dead credential may list fewer tools than it offers: renew it, then lock",
+					c.Credential, sanitize.OneLine(verdict.IssuerQuote(c)))})
 		case len(obs.SecretNames) > 0:
 			plan.Refused = append(plan.Refused, Refusal{Server: obs.Server.Name, Reason: "secret_in_name",
 				Message: fmt.Sprintf("%s a configured secret value (%s); a lock is committed, so it must never hold one: fix the server, or give it another credential",
@@ -98,6 +105,12 @@ func Relock(old *lockstore.Lock, observations []Observation, opts RelockOptions)
 	plan.Lock = next
 	plan.Changes = lockstore.Changes(old, next)
 	return plan, nil
+}
+
+// issuerRejected: a credential of the probe was rejected by its issuer.
+func issuerRejected(res *probe.Result) bool {
+	_, ok := verdict.Issuer(res, probe.IssuerRejected)
+	return ok
 }
 
 func hasFingerprints(e lockstore.Entry) bool {

@@ -25,7 +25,10 @@ func callHook(s config.Built, retries bool, given []string, out *[]contracts.Out
 		all := s.Contracts
 		if s.Auto > 0 {
 			all = append(slices.Clip(all), contracts.Auto(tools, s.Auto, func(tool string) bool {
-				return slices.ContainsFunc(s.Contracts, func(k contracts.Contract) bool { return k.Tool == tool })
+				// A tool the catalogue says is metered is called only by
+				// a contract, at its pace (config.Server.CallPlan).
+				return slices.ContainsFunc(s.Contracts, func(k contracts.Contract) bool { return k.Tool == tool }) ||
+					canary.Metered(s.Written.Command, s.Written.Args, s.Written.URL, tool)
 			})...)
 		}
 		*out = contracts.Run(ctx, newSpaced(c, callGap, time.Now, probe.Wait), tools, all, contracts.Options{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/probe"
+	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
 // A JWT in an env value or a header has its exp exported (read without
@@ -80,6 +81,66 @@ func TestProbeReadsStderrOfADyingServer(t *testing.T) {
 				if res.Upstream == nil || !strings.Contains(res.Upstream.Quote, tc.quote) || res.Credentials != nil && res.Credentials.Rejected != nil {
 					t.Errorf("upstream %+v, credentials %+v: want the network's words and no rejection", res.Upstream, res.Credentials)
 				}
+			}
+		})
+	}
+}
+
+// A stdio server that lists its tools and serves on is read by the same
+// rule, more strictly: a rejection it logged at start fails the probe as
+// credential_rejected, naming the credential it was given; a network
+// failure in the same tail wins; and nothing else is called a rejection:
+// a server given no credential, npm's own lines, an absent credential, a
+// rejection of a credential it was not given, a network failure alone.
+func TestProbeReadsStderrOfAServingServer(t *testing.T) {
+	t.Parallel()
+	const figma401 = `[figma] API error (401): {"error": "Invalid token", "error_tag": "AUTH_INVALID_TOKEN", "http_code": 401}` + "\n"
+	tests := []struct {
+		name, stderr string
+		given        bool
+		reason       probe.Reason // "" stays OK
+		quote        string
+	}{
+		{"a 401 logged at start", "Starting Figma MCP server...\n" + figma401, true, probe.ReasonCredentialRejected, "Invalid token"},
+		{"a revoked token", "fatal-ish: token has been revoked; re-authorize the app\n", true, probe.ReasonCredentialRejected, "revoked"},
+		{"the network wins", figma401 + "Error: request to https://api.figma.com/v1/me failed: getaddrinfo ENOTFOUND api.figma.com\n", true, probe.ReasonUpstreamUnreachable, "ENOTFOUND"},
+		{"a network failure alone", "telemetry: TypeError: fetch failed\n", true, "", ""},
+		{"given no credential", figma401, false, "", ""},
+		{"npm's own lines", "npm warn config production Use `--omit=dev` instead.\nnpm error code E401\nnpm error Unable to authenticate, your authentication token seems to be invalid.\n", true, "", ""},
+		{"an absent credential", "Warning: API key missing for the summarizer; summaries are off\nAuthentication required for private files\n", true, "", ""},
+		{"another credential", "OPENAI_API_KEY is invalid: the summarizer is off\n", true, "", ""},
+		{"nothing of the kind", "Server running on stdio\n", true, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path, args, env := probetest.Command(probetest.Config{StartStderr: tc.stderr})
+			if tc.given {
+				env["FIGMA_API_KEY"] = "figd_fake-0000"
+			}
+			s := normalized(config.Server{Name: "figma", Command: path, Args: args, Env: env, Transport: probe.TransportStdio})
+			res := Probe(t.Context(), NewPool(1, 1), s, Request{Timeout: time.Minute}).Result
+			if tc.reason == "" {
+				if !res.OK {
+					t.Fatalf("failed (%s: %s), want OK", res.Reason, res.Error)
+				}
+				return
+			}
+			if res.OK || res.Reason != tc.reason || len(res.Tools) != 2 {
+				t.Fatalf("ok %v, reason %q (%s), %d tools; want %q with its 2 tools kept", res.OK, res.Reason, res.Error, len(res.Tools), tc.reason)
+			}
+			switch tc.reason {
+			case probe.ReasonCredentialRejected:
+				if r := res.Credentials.Rejected; r == nil || r.Credential != "env:FIGMA_API_KEY" || !strings.Contains(r.Quote, tc.quote) {
+					t.Errorf("rejection %+v, want env:FIGMA_API_KEY quoting %q", r, tc.quote)
+				}
+			case probe.ReasonUpstreamUnreachable:
+				if res.Upstream == nil || !strings.Contains(res.Upstream.Quote, tc.quote) || res.Credentials != nil && res.Credentials.Rejected != nil {
+					t.Errorf("upstream %+v, credentials %+v: want the network's words and no rejection", res.Upstream, res.Credentials)
+				}
+			}
+			if !strings.Contains(res.Error, "the server listed its 2 tools") {
+				t.Errorf("error %q does not say the server listed its tools", res.Error)
 			}
 		})
 	}

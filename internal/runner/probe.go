@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/issuer"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -88,6 +89,10 @@ type Request struct {
 	// the person reached through Login, the refresh token stored where the
 	// block says. The deadline (Timeout) covers the sign-in.
 	Login *oauth.Login
+	// Issuer asks the services that issued the server's credentials about
+	// them (internal/issuer), beside the probe, its answers kept and
+	// shared across probes; nil asks none.
+	Issuer *issuer.Checker
 }
 
 // Observation is one server probed once.
@@ -157,9 +162,14 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	if target.Era == "" || target.Era == probe.EraAuto {
 		target.EraHint = req.Era
 	}
+	issuers := func() []probe.IssuerCheck { return nil }
+	if req.Issuer != nil && b.IssuerCheck {
+		issuers = askIssuers(ctx, req.Issuer, target, issuerTimeout(obs.Timeout, req.Deadline))
+	}
 
 	release, err := acquire(ctx, pool, target.Command != "", req.Deadline)
 	if err != nil {
+		issuers()
 		obs.Result = failed(b, probe.ReasonCanceled, err.Error(), time.Now())
 		if b.Calls {
 			obs.Calls = notCalled(b, obs.Result)
@@ -184,7 +194,9 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	said := run(pctx, req.Live, target, opts, req.RestartEvery)
-	said.Credentials = credentialStatus(target, client, b.Given)
+	checks := issuers()
+	said.Credentials = withIssuers(credentialStatus(target, client, b.Given), checks)
+	said.Warnings = append(said.Warnings, issuerWarnings(checks)...)
 	// The tokens an OAuth client obtained during the probe are secrets too.
 	scrubbed := target
 	if client != nil {
@@ -222,6 +234,15 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		obs.Calls = scrub.outcomes(outcomes)
 	}
 	return obs
+}
+
+// issuerTimeout bounds the issuers' checks of one probe: its deadline (a
+// check never holds a probe past it), and the caller's.
+func issuerTimeout(timeout time.Duration, deadline time.Time) time.Duration {
+	if !deadline.IsZero() {
+		timeout = min(timeout, time.Until(deadline))
+	}
+	return timeout
 }
 
 // acquire takes a slot of pool for a probe (a stdio one too when stdio),

@@ -231,7 +231,7 @@ func (s *Server) contracts(obs preflight.Observation, cfg *config.Config, catalo
 	path, ok := cfg.ContractsTarget(obs.Server)
 	if !ok {
 		s.FileOutcome = "not written"
-		s.FileError = fmt.Sprintf("the name %q cannot be a file name; write its contracts in a file and name it with contracts: in mcpwatch.yml", obs.Server.Name)
+		s.FileError = "a server without a name has no starter contracts file; name it, or write its contracts in a file and name that with contracts: in mcpwatch.yml"
 		return
 	}
 	s.File = path
@@ -303,7 +303,8 @@ func fileComment(server string) string {
 // watched is what the table needs of the server: its credentials as the
 // probe saw them, and the contracts its file holds now.
 func (s *Server) watched(obs preflight.Observation, dir string) canary.Server {
-	w := canary.Server{Name: s.Name, Result: s.Result, ContractsFile: display(s.File, dir), AutoCalls: obs.Server.AutoCalls}
+	w := canary.Server{Name: s.Name, Result: s.Result, ContractsFile: display(s.File, dir), AutoCalls: obs.Server.AutoCalls,
+		Command: obs.Server.Command, Args: obs.Server.Args, URL: obs.Server.URL, Plan: plan(obs.Server)}
 	for _, e := range s.Entries {
 		// The catalogue's contract, unless a person's edit made it theirs.
 		if e.Catalogue != "" && !slices.Contains(s.Merge.Edited, e.Tool) {
@@ -335,6 +336,15 @@ func (s *Server) watched(obs preflight.Observation, dir string) canary.Server {
 		}
 	}
 	return w
+}
+
+// plan is how often the daemon calls each contract of srv at the defaults
+// (config.Server.CallPlan), for the table's calls a month.
+func plan(srv config.Server) func(contracts.Contract) (int, string) {
+	return func(c contracts.Contract) (int, string) {
+		p := srv.CallPlan(c)
+		return p.PerMonth(), p.Why
+	}
 }
 
 // display is path relative to dir when it is under it.

@@ -240,3 +240,57 @@ func TestWriteTextEscapesServerNames(t *testing.T) {
 		}
 	}
 }
+
+// A server named as its README names it ("Framelink MCP for Figma":
+// spaces, any character a client file allows) gets its starter file, an
+// escaped name that every command reads back as the server's; its
+// read-only tool whose input needs a pattern gets an input that matches.
+// Where no input can be made, the table says which constraint of which
+// property stood in the way.
+func TestInitServerNameWithSpaces(t *testing.T) {
+	dir := t.TempDir()
+	const name = "Framelink MCP for Figma"
+	figma := func(pattern string) probetest.Config {
+		return probetest.Config{Tools: []probetest.Tool{{Name: "get_figma_data", Annotations: probetest.ReadOnly(), InputSchema: map[string]any{
+			"type": "object", "required": []any{"fileKey"},
+			"properties": map[string]any{"fileKey": map[string]any{"type": "string", "pattern": pattern}},
+		}}}}
+	}
+	env := map[string]string{"FIGMA_API_KEY": "${REPORT_API_TOKEN}"}
+	writeMCP(t, dir, map[string]map[string]any{
+		name:        stdioServer(figma("^[a-zA-Z0-9]+$"), env),
+		"lookahead": stdioServer(figma("^(?=[a-z])[a-z0-9]+$"), env),
+	})
+	r, text := run(t, dir)
+	if r.Failed() {
+		t.Fatalf("init failed:\n%s", text)
+	}
+	file := filepath.Join(dir, config.StarterDir, "Framelink%20MCP%20for%20Figma.tools.json")
+	f, err := contracts.ParseFile([]byte(read(t, file)))
+	if err != nil {
+		t.Fatalf("the starter file: %v\n%s", err, text)
+	}
+	if c := f.Tools["get_figma_data"]; c.Disabled || string(c.Input) != `{"fileKey":"mcpwatch"}` || c.Expect.Status != contracts.StatusCredentialAccepted {
+		t.Errorf("get_figma_data %+v: want enabled, with an input that matches the pattern", c)
+	}
+	var s config.Server
+	for _, srv := range load(t, dir).Servers {
+		if srv.Name == name {
+			s = srv
+		}
+	}
+	if s.ContractsFile != file || len(s.Contracts) != 1 {
+		t.Errorf("the configuration's server %q: file %q, %d contracts", s.Name, s.ContractsFile, len(s.Contracts))
+	}
+	for _, want := range []string{
+		"get_figma_data (its contract) watches env:FIGMA_API_KEY",
+		`get_figma_data: input property fileKey: pattern "^(?=[a-z])[a-z0-9]+$" cannot be generated`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "annotated read-only") {
+		t.Errorf("the text says no tool is annotated read-only:\n%s", text)
+	}
+}

@@ -47,9 +47,13 @@ type Server struct {
 	// sorted by tool; empty for a server without contracts. A tool leaves
 	// with its contract.
 	Calls []Call
-	// CallInterval is the time between scheduled calls; zero for a cron
-	// call_schedule.
+	// CallInterval is the time between scheduled calls on the server's
+	// call_schedule; zero for a cron call_schedule, or none on it.
 	CallInterval time.Duration
+	// CallsBackoff says the server's calls are held for a rate limit or
+	// a quota an answer showed; nil when they are not. It is replaced,
+	// never written, once published.
+	CallsBackoff *Backoff
 	// Judgement is the verdict on Last, Diff and the latest outcome of
 	// each call, made when any of them was last recorded: the state every
 	// output shows.
@@ -114,6 +118,9 @@ type Listener struct {
 // Call is what the daemon knows of one contracted tool's calls.
 type Call struct {
 	Tool string
+	// Schedule is how often it is called (config.CallPlan), and Paced why
+	// that is not the server's call_schedule ("" when it is).
+	Schedule, Paced string
 	// Last is the outcome of the latest call; nil until one ends.
 	Last *contracts.Outcome
 	// LastFailure is the latest failed outcome (Last itself when that
@@ -124,6 +131,19 @@ type Call struct {
 	// the contract was added.
 	Calls    uint64
 	Failures map[contracts.Reason]uint64
+}
+
+// Backoff is a hold on a server's calls: an answer showed a rate limit or
+// a quota, and no call is made before Until.
+type Backoff struct {
+	Until time.Time
+	// Tool is the call whose answer showed it, Quote its words
+	// (scrubbed, not yet escaped).
+	Tool, Quote string
+	// Hinted says the answer named the wait (Retry-After, a reset);
+	// otherwise it doubles with each limited round (Rounds in a row).
+	Hinted bool
+	Rounds int
 }
 
 // LatestCalls are the last outcomes of the calls made so far, in the order

@@ -85,11 +85,17 @@ type Finding struct {
 	Kind  Kind
 	Fails bool
 	Tools []string
+	// Credential names the credential of a finding about one (an issuer's
+	// answer), without its value.
+	Credential string
 }
 
 // Judge lists the findings of one probe against its diff, in the order a
-// report shows them. A failed probe, a forbidden tool present and a missing
-// locked tool always fail; a changed fingerprint, a tool name listed twice,
+// report shows them. A credential its issuer rejected fails
+// (credential_rejected), whether or not the server listed its tools; an
+// issuer that could not be asked is upstream_unreachable, never a
+// rejection (see Issuer). A failed probe, a forbidden tool present and a
+// missing locked tool always fail; a changed fingerprint, a tool name listed twice,
 // an extra tool and a server without a lock entry are reported, and fail
 // only when strict. A probe's
 // warnings are the caller's to show: they never fail. res must not be nil.
@@ -106,9 +112,9 @@ func Judge(res *probe.Result, diff lockstore.Diff, strict bool) []Finding {
 		case probe.ReasonUpstreamUnreachable:
 			kind = KindUpstreamUnreachable
 		}
-		return []Finding{{Kind: kind, Fails: true, Tools: diff.Expected}}
+		return append(issuerFindings(res), Finding{Kind: kind, Fails: true, Tools: diff.Expected})
 	}
-	var out []Finding
+	out := issuerFindings(res)
 	add := func(k Kind, fails bool, tools []string) {
 		out = append(out, Finding{Kind: k, Fails: fails, Tools: tools})
 	}
@@ -134,6 +140,45 @@ func Judge(res *probe.Result, diff lockstore.Diff, strict bool) []Finding {
 		add(KindExtra, strict, diff.Extra)
 	}
 	return out
+}
+
+// issuerFindings are the findings of what the services that issued the
+// probe's credentials said of them: a rejection fails as
+// credential_rejected; a service that could not be asked is
+// upstream_unreachable (a warning); any other answer is no finding.
+func issuerFindings(res *probe.Result) []Finding {
+	var out []Finding
+	if c, ok := Issuer(res, probe.IssuerRejected); ok {
+		out = append(out, Finding{Kind: KindCredentialRejected, Fails: true, Credential: c.Credential})
+	}
+	if c, ok := Issuer(res, probe.IssuerUnreachable); ok {
+		out = append(out, Finding{Kind: KindUpstreamUnreachable, Fails: true, Credential: c.Credential})
+	}
+	return out
+}
+
+// Issuer is the first answer of a probe's credentials' issuers with the
+// verdict v, when there is one.
+func Issuer(res *probe.Result, v probe.IssuerVerdict) (probe.IssuerCheck, bool) {
+	if res == nil || res.Credentials == nil {
+		return probe.IssuerCheck{}, false
+	}
+	for _, c := range res.Credentials.Issuer {
+		if c.Verdict == v {
+			return c, true
+		}
+	}
+	return probe.IssuerCheck{}, false
+}
+
+// IssuerQuote is an issuer's answer as a quote: where it was asked and
+// its words ("api.github.com GET /rate_limit: HTTP 401: Bad credentials").
+func IssuerQuote(c probe.IssuerCheck) string {
+	words := c.Quote
+	if words == "" {
+		words = c.Note
+	}
+	return c.Endpoint + ": " + words
 }
 
 // Worst is the most severe failing kind among findings, and whether there
@@ -340,8 +385,9 @@ func missingCredentials(st *probe.CredentialStatus) string {
 	return strings.Join(names, ", ")
 }
 
-// rejectedCredential names the credential a probe, or else the first
-// rejected canary call, said to renew, and quotes the server.
+// rejectedCredential names the credential a probe, else the first
+// rejected canary call, else its issuer, said to renew, and quotes it: the
+// server's own words first, which say what its agents meet.
 func rejectedCredential(res *probe.Result, calls []contracts.Outcome) (credential, quote string) {
 	if res.Credentials != nil && res.Credentials.Rejected != nil {
 		return res.Credentials.Rejected.Credential, res.Credentials.Rejected.Quote
@@ -351,6 +397,9 @@ func rejectedCredential(res *probe.Result, calls []contracts.Outcome) (credentia
 			return o.Rejection.Credential, o.Rejection.Quote
 		}
 	}
+	if c, ok := Issuer(res, probe.IssuerRejected); ok {
+		return c.Credential, IssuerQuote(c)
+	}
 	return "", ""
 }
 
@@ -359,6 +408,9 @@ func rejectedCredential(res *probe.Result, calls []contracts.Outcome) (credentia
 func unreachableQuote(res *probe.Result, calls []contracts.Outcome) string {
 	if res.Upstream != nil {
 		return res.Upstream.Quote
+	}
+	if c, ok := Issuer(res, probe.IssuerUnreachable); ok {
+		return "the issuer of " + c.Credential + " could not be reached: " + IssuerQuote(c)
 	}
 	for _, o := range calls {
 		if o.Reason == contracts.ReasonUpstreamUnreachable && o.Upstream != nil {

@@ -203,3 +203,38 @@ func TestJudgeUpstreamUnreachable(t *testing.T) {
 		t.Error("the same state in other words is a change")
 	}
 }
+
+// What a credential's issuer said judges the server whether or not it
+// listed its tools: a rejection is credential_rejected, naming the
+// credential and quoting where it was asked; an issuer that could not be
+// asked is upstream_unreachable, never a rejection; an answer not judged
+// (limited, unknown) changes nothing.
+func TestJudgeIssuer(t *testing.T) {
+	check := func(v probe.IssuerVerdict) *probe.CredentialStatus {
+		return &probe.CredentialStatus{Issuer: []probe.IssuerCheck{{Credential: "env:GITHUB_TOKEN", Service: "github",
+			Endpoint: "api.github.com GET /rate_limit", Verdict: v, Quote: "HTTP 401: Bad credentials"}}}
+	}
+	listed := func(st *probe.CredentialStatus) *probe.Result {
+		return &probe.Result{OK: true, Tools: []probe.Tool{{Name: "a"}}, Credentials: st}
+	}
+	diff := lockstore.Diff{Locked: true, Expected: []string{"a"}}
+	for v, want := range map[probe.IssuerVerdict]State{
+		probe.IssuerAccepted:    StateOK,
+		probe.IssuerRejected:    StateCredentialRejected,
+		probe.IssuerUnreachable: StateUpstreamUnreachable,
+		probe.IssuerLimited:     StateOK,
+		probe.IssuerUnknown:     StateOK,
+	} {
+		j := JudgeServer(listed(check(v)), diff, nil)
+		if j.State != want {
+			t.Errorf("%s: state %s, want %s", v, j.State, want)
+		}
+		if v == probe.IssuerRejected && (j.Credential != "env:GITHUB_TOKEN" || j.Quote != "api.github.com GET /rate_limit: HTTP 401: Bad credentials") {
+			t.Errorf("rejected: %+v, want the credential named and the issuer quoted", j)
+		}
+	}
+	failed := &probe.Result{Reason: probe.ReasonExited, Error: "exited", Credentials: check(probe.IssuerRejected)}
+	if j := JudgeServer(failed, diff, nil); j.State != StateCredentialRejected || j.Reason != probe.ReasonExited {
+		t.Errorf("a server that exited, its credential rejected by its issuer: %+v", j)
+	}
+}

@@ -224,6 +224,11 @@ type Config struct {
 	// DescriptionBytes is the length of a HugePages tool's description;
 	// default HugePageDescriptionBytes.
 	DescriptionBytes int `json:",omitempty"`
+	// StartStderr (stdio) is what the server writes to stderr as it
+	// starts, before it reads anything, and then serves on: a server that
+	// logs its service's answer to a start-up request ("API error (401):
+	// Invalid token") and lists its tools all the same.
+	StartStderr string `json:",omitempty"`
 	// SpawnLog (stdio), when set, is a file each server process appends a
 	// line with its pid to as it starts, so a test can count the processes
 	// a probe started.

@@ -80,6 +80,11 @@ func ServeStdio(ctx context.Context, cfg Config, in io.Reader, out, errOut io.Wr
 		signal.Notify(usr1, syscall.SIGUSR1)
 		defer signal.Stop(usr1)
 	}
+	if cfg.StartStderr != "" {
+		if _, err := io.WriteString(errOut, cfg.StartStderr); err != nil {
+			return fmt.Errorf("probetest: write to stderr: %w", err)
+		}
+	}
 	switch cfg.Behavior {
 	case ExitAtOnce:
 		fmt.Fprintf(errOut, "fatal: %s is not set\n", cfg.TokenEnv)
