@@ -17,7 +17,7 @@ package config
 //	  calls: auto                # every server: call one read-only tool that needs no input
 //	  auto_calls: 1              # how many calls: auto makes at most
 //	  stdio_mode: live           # serve keeps stdio servers running between probes (live), or starts one per probe (fresh)
-//	  restart_every: 5m          # a live stdio server is started afresh once it has run this long (default: 10 x its schedule's interval)
+//	  restart_every: 5m          # a live stdio server is started afresh once it has run this long (default: 15 x its schedule's interval)
 //	  live_sessions: 64          # stdio servers kept running at once, at most (>= 1)
 //	  issuer_check: true         # ask the service that issued each credential whether it takes it
 //	  issuer_check_interval: 15m # how often one credential is asked about, at most (>= 1m)

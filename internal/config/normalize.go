@@ -39,7 +39,7 @@ func BuiltinDefaults() Defaults {
 		MaxMessageBytes:  4 << 20,
 		CallSchedule:     DefaultCallSchedule,
 		// A probe of a stdio server kept running is a tools/list on it,
-		// about 3 ms of CPU, where a start costs 0.5-2 s (RestartAfter).
+		// 2-3 ms of CPU, where a start costs 0.5-2 s (RestartAfter).
 		StdioMode: StdioLive,
 		// Measured, an npx server kept running holds 46-53 MB of its own
 		// (PSS; 130 MB resident in three processes, shared pages counted
@@ -120,23 +120,28 @@ func (s Server) Normalized(def Defaults) Server {
 }
 
 // RestartAfter is how long serve keeps a live stdio server running before
-// it starts it afresh: restart_every when set, else ten times interval,
-// the time between the server's probes (DefaultRestartEvery for a
-// schedule without one, a cron expression). Measured, a start costs 0.5
-// s of CPU through node and up to 2 s through npx where a probe of the
-// running server costs 3 ms (docs/performance.md): a start every tenth
-// probe is a tenth of fresh mode's cost, and a server that would no
-// longer start (a revoked key it exits on) is seen within ten probes, 5
-// minutes at the default schedule.
+// it starts it afresh: restart_every when set, else fifteen times
+// interval, the time between the server's probes (DefaultRestartEvery
+// for a schedule without one, a cron expression). Measured, a start costs
+// 0.5-1.9 s of CPU through npx where a probe of the running server costs
+// 2-3 ms (docs/performance.md): with a start every tenth probe, four npx
+// servers cost 0.59% of a core each on a busy machine, over the 0.5% a
+// live session is for; every fifteenth, about 0.44%. A server that would
+// no longer start (a revoked key it exits on) is seen within fifteen
+// probes, 7.5 minutes at the default schedule.
 func (s Server) RestartAfter(interval time.Duration) time.Duration {
 	switch {
 	case s.RestartEvery > 0:
 		return s.RestartEvery
 	case interval > 0:
-		return 10 * interval
+		return restartProbes * interval
 	}
 	return DefaultRestartEvery
 }
+
+// restartProbes is how many probes a live server serves, by default,
+// before it is started afresh.
+const restartProbes = 15
 
 // DefaultRestartEvery is RestartAfter for a schedule without a fixed
 // interval.

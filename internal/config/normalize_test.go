@@ -118,14 +118,14 @@ func TestInstalls(t *testing.T) {
 	}
 }
 
-// A live stdio server is started afresh every ten probes unless
+// A live stdio server is started afresh every fifteen probes unless
 // restart_every says otherwise; a cron schedule has no interval to count.
 func TestRestartAfter(t *testing.T) {
 	for _, tc := range []struct {
 		set, interval, want time.Duration
 	}{
-		{0, 30 * time.Second, 5 * time.Minute},
-		{0, 2 * time.Second, 20 * time.Second},
+		{0, 30 * time.Second, 7*time.Minute + 30*time.Second},
+		{0, 2 * time.Second, 30 * time.Second},
 		{0, 0, DefaultRestartEvery},
 		{time.Hour, 30 * time.Second, time.Hour},
 	} {
