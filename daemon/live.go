@@ -3,7 +3,7 @@ package daemon
 // Live stdio sessions (stdio_mode: live): the stdio servers the daemon
 // keeps running between probes (probe.Live), so that a probe of one is a
 // tools/list on it instead of a process start. At most
-// defaults.live_sessions run at once: an npx server holds about 50 MB of
+// defaults.live_sessions run at once: an npx server holds 50-85 MB of
 // its own. A server past the cap is probed as in fresh mode, one
 // process per probe; it takes the place of the session used least
 // recently only when that one has been idle for longer than the server's

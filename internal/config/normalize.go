@@ -41,7 +41,7 @@ func BuiltinDefaults() Defaults {
 		// A probe of a stdio server kept running is a tools/list on it,
 		// 2-3 ms of CPU, where a start costs 0.5-2 s (RestartAfter).
 		StdioMode: StdioLive,
-		// Measured, an npx server kept running holds 46-53 MB of its own
+		// Measured, an npx server kept running holds 46-85 MB of its own
 		// (PSS; 130 MB resident in three processes, shared pages counted
 		// in each): 64 of them about 3 GB. A server past the cap starts
 		// for each probe, which costs far more CPU: 40 npx servers with
