@@ -43,7 +43,7 @@ func BuiltinDefaults() Defaults {
 		StdioMode: StdioLive,
 		// Measured, an npx server kept running holds 46-85 MB of its own
 		// (PSS; 130 MB resident in three processes, shared pages counted
-		// in each): 64 of them about 3 GB. A server past the cap starts
+		// in each): 64 of them 3-5 GB. A server past the cap starts
 		// for each probe, which costs far more CPU: 40 npx servers with
 		// 16 live cost 94% of a core and most fresh starts timed out on a
 		// busy host, all 40 live 4.3% (docs/performance.md).
