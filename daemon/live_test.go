@@ -54,7 +54,8 @@ func TestLiveServerToolRemovedSeen(t *testing.T) {
 	scheduledCfg := scheduled.config(nil)
 	scheduledCfg["schedule"] = "@every 100ms"
 	path := writeConfig(t, dir, map[string]any{
-		"defaults": map[string]any{"schedule": "@every 1h"},
+		// restart_every: no start but the first, however long the test takes.
+		"defaults": map[string]any{"schedule": "@every 1h", "restart_every": "1h"},
 		"servers":  map[string]any{"scheduled": scheduledCfg, "announcing": announcing.config(nil)},
 	})
 	h := start(t, path, Options{})
@@ -94,7 +95,7 @@ func TestLiveServerRotatedSecretStartsAgain(t *testing.T) {
 	writeFile(t, dir, "token", "first-secret-value-0001\n")
 	srv := files.config(map[string]string{"REPORT_API_TOKEN": "${file:token}"})
 	path := writeConfig(t, dir, map[string]any{
-		"defaults": map[string]any{"schedule": "@every 100ms"},
+		"defaults": map[string]any{"schedule": "@every 100ms", "restart_every": "1h"},
 		"servers":  map[string]any{"report": srv},
 	})
 	h := start(t, path, Options{})
