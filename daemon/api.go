@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
@@ -71,6 +72,33 @@ type apiServer struct {
 	// CallsBackoff says the server's calls are held for a rate limit or a
 	// quota an answer showed, until when; absent when they are not.
 	CallsBackoff *apiBackoff `json:"calls_backed_off,omitempty"`
+	// Stdio is how a stdio server is run: its stdio_mode, whether it runs
+	// between probes now, and when and why it last started.
+	Stdio *apiStdio `json:"stdio,omitempty"`
+}
+
+// apiStdio is status.Stdio in the API.
+type apiStdio struct {
+	Mode        string            `json:"mode"`                   // live: it runs between probes now; fresh: a process per probe
+	Configured  string            `json:"configured"`             // its stdio_mode
+	Started     *time.Time        `json:"started,omitempty"`      // when its process last started
+	StartReason probe.StartReason `json:"start_reason,omitempty"` // why a live one last started
+	Starts      uint64            `json:"starts"`
+}
+
+func newAPIStdio(st *status.Stdio) *apiStdio {
+	if st == nil {
+		return nil
+	}
+	a := &apiStdio{Mode: config.StdioFresh, Configured: st.Configured, StartReason: st.Start, Starts: st.Starts}
+	if st.Live {
+		a.Mode = config.StdioLive
+	}
+	if !st.Started.IsZero() {
+		t := st.Started
+		a.Started = &t
+	}
+	return a
 }
 
 type apiTimings struct {
@@ -96,6 +124,7 @@ func newAPIServer(dt details) apiServer {
 		Probes:          st.Probes,
 		Failures:        st.Failures,
 		Skipped:         dt.Skipped,
+		Stdio:           newAPIStdio(st.Stdio),
 	}
 	a.OK = a.State == verdict.StateOK
 	a.Credential = st.Judgement.Credential

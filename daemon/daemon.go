@@ -194,6 +194,7 @@ type Daemon struct {
 	started time.Time // when Start scheduled the first round; zero before
 	pool    *runner.Pool
 	conns   *probe.ConnPool // HTTP keep-alive connections, reused between probes
+	lives   liveSessions    // stdio servers kept running between probes (live.go)
 
 	// The first round: ready once every server present at start has
 	// finished a probe, or readyBy has passed.
@@ -318,6 +319,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 		select {
 		case <-done:
 			d.conns.Close()
+			d.lives.closeAll()
 		case <-ctx.Done():
 			d.closeErr = fmt.Errorf("shut down: probes still running: %w", ctx.Err())
 		case <-timer.C:

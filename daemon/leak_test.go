@@ -61,8 +61,9 @@ func openFiles(t *testing.T) int {
 
 func newMarker() string { return "mcpwatch-leak-" + rand.Text() }
 
-// 500 probes of stdio servers in a row leave no process behind, and the
-// daemon's goroutines and open files stay flat.
+// 500 probes of stdio servers in a row, each a process of its own (fresh
+// mode), leave no process behind, and the daemon's goroutines and open
+// files stay flat.
 func TestManyStdioProbesLeakNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("500 process spawns")
@@ -78,7 +79,7 @@ func TestManyStdioProbesLeakNothing(t *testing.T) {
 		servers["report-"+strconv.Itoa(i)] = map[string]any{"command": server, "env": map[string]string{"LEAK_MARKER": marker}}
 	}
 	path := writeConfig(t, dir, map[string]any{
-		"defaults": map[string]any{"schedule": "@every 1ms", "concurrency": 4, "stdio_concurrency": 4},
+		"defaults": map[string]any{"schedule": "@every 1ms", "concurrency": 4, "stdio_concurrency": 4, "stdio_mode": "fresh"},
 		"servers":  servers,
 	})
 	h := start(t, path, Options{})

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/issuer"
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
@@ -110,6 +111,10 @@ type row struct {
 	Calls callsView
 	// Trend draws the server's kept probes: states, durations, tools.
 	Trend trendView
+	// Stdio says how a stdio server is run (live or fresh) and when it
+	// last started, and StdioMode in a word (live, fresh) for the status
+	// page; both empty for a remote one.
+	Stdio, StdioMode string
 }
 
 type reasonCount struct {
@@ -134,6 +139,13 @@ func newRow(dt details, now time.Time) row {
 		Skipped:   dt.Skipped,
 	}
 	r.Severity = severityOf(r.State)
+	r.Stdio = stdioLine(st.Stdio, now)
+	if st.Stdio != nil {
+		r.StdioMode = config.StdioFresh
+		if st.Stdio.Live {
+			r.StdioMode = config.StdioLive
+		}
+	}
 	r.CredentialProblem = credentialProblem(st)
 	r.UpstreamProblem = upstreamProblem(st)
 	for _, reason := range probe.Reasons {
@@ -582,4 +594,47 @@ func (d *Daemon) render(w http.ResponseWriter, status int, t *template.Template,
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// stdioLine says how a stdio server is run and when it last started.
+func stdioLine(st *status.Stdio, now time.Time) string {
+	if st == nil {
+		return ""
+	}
+	var b strings.Builder
+	switch {
+	case st.Live:
+		b.WriteString("live: runs between probes, a probe is tools/list on it")
+	case st.Configured == config.StdioLive && st.Starts > 0:
+		b.WriteString("live, not running now (its last probe ended it, or live_sessions are all taken): the next probe starts it")
+	case st.Configured == config.StdioLive:
+		b.WriteString("live")
+	default:
+		b.WriteString("fresh: started for each probe")
+	}
+	if !st.Started.IsZero() {
+		fmt.Fprintf(&b, "; last started %s (%s ago)", st.Started.UTC().Format(time.RFC3339), age(now.Sub(st.Started)))
+		if st.Start != "" {
+			fmt.Fprintf(&b, ", %s", startWords(st.Start))
+		}
+		fmt.Fprintf(&b, "; %d starts", st.Starts)
+	}
+	return b.String()
+}
+
+// startWords says why a live server was started.
+func startWords(r probe.StartReason) string {
+	switch r {
+	case probe.StartFirst:
+		return "its first start"
+	case probe.StartExited:
+		return "it had ended between probes"
+	case probe.StartFailed:
+		return "the probe before failed"
+	case probe.StartChanged:
+		return "what it is started with changed"
+	case probe.StartRenewed:
+		return "restart_every"
+	}
+	return string(r)
 }

@@ -204,6 +204,7 @@ func (d *Daemon) install(cfg *config.Config, plans []serverPlan) (added, removed
 	d.cfg = cfg
 	d.issuers.SetInterval(cfg.Defaults.IssuerInterval)
 	d.resizePool(cfg.Defaults)
+	d.lives.setMax(cfg.Defaults.LiveSessions)
 	return added, removed, changed
 }
 
@@ -216,6 +217,7 @@ func (d *Daemon) removeServers(keep map[string]bool) []string {
 			continue
 		}
 		s.cancel()
+		d.lives.drop(d, s)
 		delete(d.servers, name)
 		removed = append(removed, name)
 		d.firstDone(name)

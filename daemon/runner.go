@@ -203,6 +203,7 @@ type probeRun struct {
 func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Result, bool) {
 	d.mu.RLock()
 	cfg := s.cfg
+	interval := s.interval
 	if run.group != nil {
 		cfg = forGroup(cfg, *run.group)
 	}
@@ -233,6 +234,10 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 	}
 	defer waited() // a probe that never started
 
+	live := d.liveFor(s, cfg, interval)
+	if live != nil {
+		defer d.releaseLive(s, live)
+	}
 	obs := d.opts.Probe(ctx, pool, cfg, runner.Request{
 		// Fingerprints are computed as the result is recorded (see
 		// retainedTools), whatever the lock.
@@ -253,9 +258,11 @@ func (d *Daemon) probe(ctx context.Context, s *server, run probeRun) (*probe.Res
 			done := d.self.ProbeStarted(run.scheduled, time.Now())
 			return func() { done(); slot() }
 		},
-		OAuth:  &d.oauth,
-		Issuer: d.issuers,
-		Calls:  run.calls,
+		OAuth:        &d.oauth,
+		Issuer:       d.issuers,
+		Calls:        run.calls,
+		Live:         live,
+		RestartEvery: cfg.RestartAfter(interval),
 	})
 	res := obs.Result
 	if ctx.Err() != nil || res.Reason == probe.ReasonCanceled {

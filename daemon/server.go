@@ -96,6 +96,7 @@ func newServer(parent context.Context, cfg config.Server, sched schedule, interv
 			Schedule:  cfg.Schedule,
 			Interval:  interval,
 			Calls:     keepCalls(nil, cfg),
+			Stdio:     stdioOf(nil, cfg),
 		},
 		history: newHistory(historyLimit),
 	}
@@ -132,6 +133,7 @@ func (s *server) setConfig(cfg config.Server, interval time.Duration, reach, sam
 	s.status.Schedule = cfg.Schedule
 	s.status.Interval = interval
 	s.status.Calls = keepCalls(s.status.Calls, cfg)
+	s.status.Stdio = stdioOf(s.status.Stdio, cfg)
 	s.judge() // a failing call whose contract left fails no more
 }
 
@@ -440,6 +442,7 @@ func (s *server) recordResult(trigger string, res *probe.Result, observed []lock
 		st.Diff = s.diff(lock, forbid)
 	}
 	st.Probes++
+	st.Stdio = stdioAfter(st.Stdio, res)
 	if res.OK {
 		st.LastOK = res
 		st.LastSuccess = res.Started.Add(res.Timings.Total)
@@ -481,6 +484,44 @@ func started(res *probe.Result) bool {
 		return false
 	}
 	return true
+}
+
+// stdioOf is the stdio status of a server configured as cfg, keeping what
+// was (nil: none yet) knows of its process; nil for a remote server.
+func stdioOf(was *status.Stdio, cfg config.Server) *status.Stdio {
+	if cfg.Command == "" {
+		return nil
+	}
+	st := status.Stdio{Configured: cfg.StdioMode}
+	if was != nil {
+		st = *was
+		st.Configured = cfg.StdioMode
+	}
+	return &st
+}
+
+// stdioAfter is the stdio status after the probe res: whether its server
+// runs on (a live session kept), and when and why it last started.
+func stdioAfter(was *status.Stdio, res *probe.Result) *status.Stdio {
+	if was == nil {
+		return nil
+	}
+	st := *was
+	switch sess := res.Session; {
+	case sess != nil:
+		st.Live = sess.Kept
+		if sess.Start != "" {
+			st.Started, st.Start = sess.Started, sess.Start
+			st.Starts++
+		}
+	case res.Reason == probe.ReasonConfig || res.Reason == probe.ReasonCredentialMissing ||
+		res.Reason == probe.ReasonCanceled || res.Reason == probe.ReasonSpawnFailed:
+		st.Live = false // nothing started
+	default:
+		st.Live, st.Started, st.Start = false, res.Started, ""
+		st.Starts++
+	}
+	return &st
 }
 
 // infoOf is what the status keeps of the last successful probe once a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -89,4 +90,63 @@ func (t *tailBuffer) String() string {
 		}
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// headBuffer keeps the first max bytes written to it, and counts them all:
+// what a server wrote on stderr as it started.
+type headBuffer struct {
+	max int
+
+	mu    sync.Mutex
+	buf   []byte
+	total int64
+}
+
+func newHeadBuffer(max int) *headBuffer { return &headBuffer{max: max} }
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.total += int64(len(p))
+	if room := h.max - len(h.buf); room > 0 {
+		h.buf = append(h.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// raw is the kept tail's bytes, uncut.
+func (t *tailBuffer) raw() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+	}
+	return bytes.Clone(b)
+}
+
+// joinHeadTail is what was written first (h) and last (t) of one stream:
+// the whole stream while it fits in both, else the two with how much lies
+// between them.
+func joinHeadTail(h *headBuffer, t *tailBuffer) string {
+	h.mu.Lock()
+	head, total := bytes.Clone(h.buf), h.total
+	h.mu.Unlock()
+	if total <= int64(len(head)) {
+		return t.String() // it all fits: the tail holds it too
+	}
+	tail := t.raw()
+	gap := total - int64(len(head)) - int64(len(tail))
+	if gap <= 0 {
+		return strings.ToValidUTF8(string(head)+string(tail[-gap:]), "\uFFFD")
+	}
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 && len(head)-i < 200 {
+		head = head[:i+1]
+	}
+	end := t.String()
+	left := total - int64(len(head)) - int64(len(end))
+	if head[len(head)-1] != '\n' {
+		head = append(head, '\n')
+	}
+	return strings.ToValidUTF8(string(head), "\uFFFD") + fmt.Sprintf("[… %d bytes …]\n", left) + end
 }

@@ -115,3 +115,25 @@ func TestTailBufferManyWrites(t *testing.T) {
 		t.Errorf("buffer grew to %d bytes for a tail of 100", cap(b.buf))
 	}
 }
+
+// A stream's start and end: the whole of it while it fits, else both ends
+// with how much lies between them, each end bounded.
+func TestJoinHeadTail(t *testing.T) {
+	write := func(s string) (*headBuffer, *tailBuffer) {
+		h, tl := newHeadBuffer(16), newTailBuffer(16)
+		_, _ = h.Write([]byte(s))
+		_, _ = tl.Write([]byte(s))
+		return h, tl
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"short\n", "short\n"},
+		{"0123456789abcdefXYZ", "0123456789abcdefXYZ"}, // the ends overlap: nothing lost
+		{"rejected: bad key\n" + strings.Repeat("x", 100) + "\nlast line\n", "rejected: bad ke\n[… 103 bytes …]\nlast line\n"},
+		{"start line\n" + strings.Repeat("y", 100) + "\nthe end\n", "start line\n[… 101 bytes …]\nthe end\n"},
+	} {
+		h, tl := write(tc.in)
+		if got := joinHeadTail(h, tl); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

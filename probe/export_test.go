@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/dialguard"
 )
@@ -36,3 +37,6 @@ func PointAtLoopback(t testing.TB, names ...string) {
 	}
 	t.Cleanup(func() { guardNetwork, baseDial = dialguard.Network{}, nil })
 }
+
+// SetClock sets the clock a Live counts restart_every by.
+func (l *Live) SetClock(now func() time.Time) { l.now = now }

@@ -223,7 +223,8 @@ func FuzzHandleLine(f *testing.F) {
 	f.Cleanup(func() { devNull.Close() })
 	f.Fuzz(func(t *testing.T, line []byte, modern bool) {
 		obs := &observer{transcript: true}
-		c := &stdioConn{obs: obs, stdin: devNull, lastID: 1, pending: map[int64]chan *message{}, abandoned: map[int64]bool{}}
+		c := &stdioConn{stdin: devNull, lastID: 1, pending: map[int64]chan *message{}, abandoned: map[int64]bool{}}
+		c.observed.Store(obs)
 		if modern {
 			c.era = EraModern
 		}

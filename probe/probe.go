@@ -63,13 +63,18 @@ func (o Options) WithDefaults() Options {
 // probe failed. Nothing Run starts outlives it: a stdio server's process
 // group is killed and reaped, an HTTP session is closed.
 func Run(ctx context.Context, t Target, opts Options) *Result {
+	return runSession(ctx, opts, func(s *session) error { return s.probe(ctx, t) })
+}
+
+// runSession runs probe on a new session of one probe and returns its
+// result.
+func runSession(ctx context.Context, opts Options, probe func(*session) error) *Result {
 	started := time.Now()
 	opts = opts.WithDefaults()
 	obs := &observer{start: started, transcript: opts.Transcript}
 	scratch := toolScratch.Get().(*[]Tool)
 	s := &session{opts: opts, obs: obs, res: &Result{Started: started, Tools: (*scratch)[:0]}}
-
-	s.finish(ctx, s.probe(ctx, t), started)
+	s.finish(ctx, probe(s), started)
 	clear((*scratch)[:cap(*scratch)]) // the tools' strings and bytes belong to the result
 	toolScratch.Put(scratch)
 	return s.res

@@ -103,13 +103,26 @@ type session struct {
 	// listBytes counts the bytes of the tools listed so far, against
 	// Options.MaxListBytes.
 	listBytes int64
+	// keep: a stdio conn that served the whole probe is kept running for
+	// the next (Live), in kept, instead of being closed.
+	keep bool
+	kept *stdioConn
 }
 
 // run probes with d, honouring an era pin or hint. Whatever it opened is
 // closed when it returns, on a panic too: a bug of ours must not leave a
 // server's process group behind.
-func (s *session) run(ctx context.Context, d *dialer, era, hint Era) error {
-	defer s.release(ctx)
+func (s *session) run(ctx context.Context, d *dialer, era, hint Era) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.release(ctx)
+			panic(r)
+		}
+		if err == nil && s.keep && ctx.Err() == nil {
+			s.detach()
+		}
+		s.release(ctx)
+	}()
 	if era == EraAuto {
 		era = ""
 	}
@@ -271,6 +284,15 @@ func (s *session) connect(ctx context.Context, d *dialer) (conn, error) {
 	}
 	s.cur = c
 	return c, nil
+}
+
+// detach moves a stdio conn that served the probe to kept, still running,
+// with what it wrote on stderr so far; release then closes nothing.
+func (s *session) detach() {
+	if c, ok := s.cur.(*stdioConn); ok {
+		s.kept, s.cur = c, nil
+		s.res.StderrTail = c.stderrStartAndTail()
+	}
 }
 
 // release closes the current conn, keeping its stderr tail.

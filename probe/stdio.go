@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,15 +46,19 @@ var errEndedUnprompted = errors.New("before reading any request")
 // serialised by writeMu (requests from call, replies to server pings from the
 // reader).
 type stdioConn struct {
-	obs     *observer
-	command string // for error messages; never the environment
-	maxMsg  int64
+	// observed is the observer of the probe on the conn; a conn kept
+	// between probes (Live) has the session's own while none runs.
+	observed atomic.Pointer[observer]
+	command  string // for error messages; never the environment
+	maxMsg   int64
+	spawned  time.Time
 
 	cmd      *exec.Cmd
 	stdin    *os.File
 	stdout   *os.File
 	stderr   *os.File
 	tail     *tailBuffer
+	head     *headBuffer // what it wrote first, for a conn kept between probes
 	stopKill func() bool // unregisters stop, run at the context's end
 
 	writeMu sync.Mutex
@@ -89,20 +94,22 @@ func startStdio(ctx context.Context, t Target, opts Options, obs *observer) (*st
 		return nil, err
 	}
 	c := &stdioConn{
-		obs:        obs,
 		command:    t.Command,
+		spawned:    time.Now(),
 		maxMsg:     opts.MaxMessageBytes,
 		cmd:        cmd,
 		stdin:      stdin,
 		stdout:     stdout,
 		stderr:     stderr,
 		tail:       newTailBuffer(opts.StderrTailBytes),
+		head:       newHeadBuffer(opts.StderrTailBytes),
 		pending:    map[int64]chan *message{},
 		abandoned:  map[int64]bool{},
 		readerDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 	}
+	c.observed.Store(obs)
 	c.stopKill = context.AfterFunc(ctx, c.stop)
 	go c.reap()
 	go c.readStderr()
@@ -147,6 +154,7 @@ func (c *stdioConn) readStderr() {
 	buf := make([]byte, 4096)
 	for {
 		n, err := c.stderr.Read(buf)
+		_, _ = c.head.Write(buf[:n])
 		_, _ = c.tail.Write(buf[:n])
 		if err != nil {
 			return
@@ -191,10 +199,10 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 	if len(line) == 0 {
 		return nil
 	}
-	c.obs.record("recv", line, "")
+	c.obs().record("recv", line, "")
 	var m message
 	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
-		c.obs.warn("stdout: skipped a line that is not JSON-RPC: %q", sanitize.Truncate(string(line), 80))
+		c.obs().warn("stdout: skipped a line that is not JSON-RPC: %q", sanitize.Truncate(string(line), 80))
 		return nil //nolint:nilerr // servers log to stdout too: a line that is not JSON-RPC is skipped with a warning, not a failure
 	}
 	switch {
@@ -204,13 +212,13 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 		c.mu.Lock()
 		era := c.era
 		c.mu.Unlock()
-		if reply := answerServerRequest(&m, era, c.obs); reply != nil {
+		if reply := answerServerRequest(&m, era, c.obs()); reply != nil {
 			c.reply(reply)
 		}
 	case m.isNotification():
-		c.obs.notification(m.Method)
+		c.obs().notification(m.Method)
 	default:
-		c.obs.warn("stdout: skipped a JSON line that is not a JSON-RPC message: %q", sanitize.Truncate(string(line), 80))
+		c.obs().warn("stdout: skipped a JSON line that is not a JSON-RPC message: %q", sanitize.Truncate(string(line), 80))
 	}
 	return nil
 }
@@ -258,7 +266,7 @@ func (c *stdioConn) reply(m *message) {
 func (c *stdioConn) write(data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	c.obs.record("send", data, "")
+	c.obs().record("send", data, "")
 	n, err := c.stdin.Write(append(data, '\n'))
 	c.written += int64(n)
 	return err
@@ -281,7 +289,7 @@ func (c *stdioConn) readNothing() bool {
 
 func (c *stdioConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	if ctx.Err() != nil {
-		return nil, ctxFailure(ctx, method, c.obs.start)
+		return nil, ctxFailure(ctx, method, c.obs().start)
 	}
 	c.mu.Lock()
 	c.lastID++
@@ -347,7 +355,7 @@ func (c *stdioConn) forget(id int64) {
 func (c *stdioConn) lost(ctx context.Context, method string, writeErr error) *Failure {
 	if ctx.Err() != nil {
 		// Our own kill at the deadline closes stdout: that is the deadline.
-		return ctxFailure(ctx, method, c.obs.start)
+		return ctxFailure(ctx, method, c.obs().start)
 	}
 	c.mu.Lock()
 	readErr := c.readErr
@@ -367,7 +375,7 @@ func (c *stdioConn) lost(ctx context.Context, method string, writeErr error) *Fa
 		}
 		return failf(ReasonExited, "%s: the server process exited (%s) before answering", method, status)
 	case <-ctx.Done():
-		return ctxFailure(ctx, method, c.obs.start)
+		return ctxFailure(ctx, method, c.obs().start)
 	case <-grace.C:
 	}
 	if writeErr != nil {
@@ -378,7 +386,7 @@ func (c *stdioConn) lost(ctx context.Context, method string, writeErr error) *Fa
 
 func (c *stdioConn) notify(ctx context.Context, method string, params any) error {
 	if ctx.Err() != nil {
-		return ctxFailure(ctx, method, c.obs.start)
+		return ctxFailure(ctx, method, c.obs().start)
 	}
 	data, _, err := encode(nil, method, params)
 	if err != nil {
@@ -426,7 +434,7 @@ func (c *stdioConn) close(context.Context) {
 		// SIGKILL is final but not instant: a big process takes a while
 		// to tear down. Return once nothing of the group runs any more.
 		if !waitGroupDead(c.cmd.Process.Pid, stdioGroupGrace) {
-			c.obs.warn("process group %d of %q still had live processes %s after SIGKILL", c.cmd.Process.Pid, c.command, stdioGroupGrace)
+			c.obs().warn("process group %d of %q still had live processes %s after SIGKILL", c.cmd.Process.Pid, c.command, stdioGroupGrace)
 		}
 		c.drain(c.readerDone, c.stdout)
 		c.drain(c.stderrDone, c.stderr)
@@ -448,5 +456,14 @@ func (c *stdioConn) drain(done chan struct{}, f *os.File) {
 	_ = f.Close()
 }
 
+// obs is the observer of what the conn sees now.
+func (c *stdioConn) obs() *observer { return c.observed.Load() }
+
 // stderrTail is what the server last wrote on stderr, bounded.
 func (c *stdioConn) stderrTail() string { return c.tail.String() }
+
+// stderrStartAndTail is what the server wrote on stderr first and what it
+// wrote last, each bounded: a server kept running between probes may log
+// for days, and what it said as it started (a rejected key it then serves
+// on) must stay visible to every probe of it.
+func (c *stdioConn) stderrStartAndTail() string { return joinHeadTail(c.head, c.tail) }

@@ -206,6 +206,11 @@ type Result struct {
 	// upstream_unreachable); Run does not fill it.
 	Upstream *UpstreamFailure `json:"upstream_unreachable,omitempty"`
 
+	// Session is how the probe reached a stdio server kept running
+	// between probes (Live): nil for a probe that started its own and
+	// ended it.
+	Session *Session `json:"session,omitempty"`
+
 	StderrTail string            `json:"stderr_tail,omitempty"`
 	Warnings   []string          `json:"warnings,omitempty"`
 	Transcript []TranscriptEntry `json:"transcript,omitempty"`
@@ -216,6 +221,29 @@ type Result struct {
 	// it, nor a request that never went out (a spawn that failed).
 	Operations []Operation `json:"-"`
 }
+
+// Session is what a probe of a Live says of the server it spoke to.
+type Session struct {
+	// Started is when that server's process started.
+	Started time.Time `json:"started"`
+	// Start is why the probe started it (a StartReason), empty when it was
+	// running already and the probe was tools/list on it.
+	Start StartReason `json:"start,omitempty"`
+	// Kept: it runs on after the probe, for the next one. A probe that
+	// failed or ran out of time ended it with its process group.
+	Kept bool `json:"kept"`
+}
+
+// StartReason is why a probe of a Live started its server: a fixed set.
+type StartReason string
+
+const (
+	StartFirst   StartReason = "first"         // none was running
+	StartExited  StartReason = "exited"        // the server ended between probes
+	StartFailed  StartReason = "failed"        // the probe before failed or timed out, and ended it
+	StartChanged StartReason = "changed"       // its command, arguments, environment or folder changed (a rotated secret too)
+	StartRenewed StartReason = "restart_every" // it had run for restart_every
+)
 
 // Methods of the requests a probe makes, as Operation.Method names them.
 const (

@@ -16,6 +16,9 @@ package config
 //	  call_timeout: 10s          # one canary call with its retries; default timeout
 //	  calls: auto                # every server: call one read-only tool that needs no input
 //	  auto_calls: 1              # how many calls: auto makes at most
+//	  stdio_mode: live           # serve keeps stdio servers running between probes (live), or starts one per probe (fresh)
+//	  restart_every: 5m          # a live stdio server is started afresh once it has run this long (default: 15 x its schedule's interval)
+//	  live_sessions: 64          # stdio servers kept running at once, at most (>= 1)
 //	  issuer_check: true         # ask the service that issued each credential whether it takes it
 //	  issuer_check_interval: 15m # how often one credential is asked about, at most (>= 1m)
 //	lock: mcp-tools.lock.json    # default: mcp-tools.lock.json next to this file
@@ -35,6 +38,8 @@ package config
 //	    inherit_env: false       # overrides defaults.inherit_env
 //	    timeout: 5s              # overrides defaults.timeout
 //	    start_timeout: 5m        # overrides defaults.start_timeout
+//	    stdio_mode: live         # overrides defaults.stdio_mode
+//	    restart_every: 5m        # overrides defaults.restart_every
 //	    schedule: "@every 15s"   # overrides defaults.schedule
 //	    era: auto                # overrides defaults.era
 //	    forbid: ["delete_*"]     # tool-name globs that must never appear (* matches any characters, / too)
@@ -302,7 +307,7 @@ func decodeDefaults(o *object, def *Defaults) {
 	for _, c := range []struct {
 		key string
 		dst *int
-	}{{"concurrency", &def.Concurrency}, {"stdio_concurrency", &def.StdioConcurrency}} {
+	}{{"concurrency", &def.Concurrency}, {"stdio_concurrency", &def.StdioConcurrency}, {"live_sessions", &def.LiveSessions}} {
 		if v, ok := o.integer(c.key); ok {
 			if v < 1 || v > 1<<20 {
 				o.d.errorf(o.key(c.key), "must be at least 1, got %d", v)
@@ -314,6 +319,7 @@ func decodeDefaults(o *object, def *Defaults) {
 	if era, ok := o.era(); ok {
 		def.Era = era
 	}
+	decodeStdioSettings(o, &def.StdioMode, &def.RestartEvery)
 	if v, ok := o.boolean("inherit_env"); ok {
 		def.InheritEnv = v
 	}
@@ -464,7 +470,7 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 				d.errorf(o.key("transport"), "%q is not a transport; use auto, http or sse", transport)
 			}
 		}
-		for _, k := range []string{"command", "args", "env", "cwd", "inherit_env", "start_timeout"} {
+		for _, k := range []string{"command", "args", "env", "cwd", "inherit_env", "start_timeout", "stdio_mode", "restart_every"} {
 			if _, set := o.m[k]; set && s.Command == "" {
 				d.errorf(o.key(k), "applies only to command servers, and this one has a url; remove it")
 			}
@@ -578,7 +584,7 @@ func (o *object) era() (probe.Era, bool) {
 }
 
 // decodeProbeSettings reads how and when a server is probed (timeout,
-// start_timeout, schedule, era, forbid): the keys a server entry and an
+// start_timeout, schedule, era, stdio_mode, restart_every, forbid): the keys a server entry and an
 // entry for an imported server (overlayKeys) both take.
 func decodeProbeSettings(o *object, s *Server) {
 	if v, ok := o.duration("timeout"); ok {
@@ -593,8 +599,25 @@ func decodeProbeSettings(o *object, s *Server) {
 	if era, ok := o.era(); ok {
 		s.Era = era
 	}
+	decodeStdioSettings(o, &s.StdioMode, &s.RestartEvery)
 	s.Forbid, _ = o.strings("forbid")
 	if v, ok := o.boolean("issuer_check"); ok {
 		s.NoIssuerCheck, s.issuerCheckSet = !v, true
+	}
+}
+
+// decodeStdioSettings reads how serve probes a stdio server: stdio_mode
+// and restart_every.
+func decodeStdioSettings(o *object, mode *string, restartEvery *time.Duration) {
+	if v, ok := o.string("stdio_mode"); ok {
+		switch v {
+		case StdioLive, StdioFresh:
+			*mode = v
+		default:
+			o.d.errorf(o.key("stdio_mode"), "%q is not a stdio mode; use live (the server runs between probes) or fresh (one process per probe)", v)
+		}
+	}
+	if v, ok := o.duration("restart_every"); ok {
+		*restartEvery = v
 	}
 }

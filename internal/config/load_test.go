@@ -63,6 +63,10 @@ func TestLoadErrors(t *testing.T) {
 			"testdata/bad/empty_lock.yml: lock: is empty; name the lock file or remove the key for mcp-tools.lock.json"},
 		{"env_on_url.yml",
 			"testdata/bad/env_on_url.yml: servers.remote.env: applies only to command servers, and this one has a url; remove it"},
+		{"stdio_mode_bad.yml",
+			"testdata/bad/stdio_mode_bad.yml: defaults.stdio_mode: \"always\" is not a stdio mode; use live (the server runs between probes) or fresh (one process per probe)\n" +
+				"testdata/bad/stdio_mode_bad.yml: servers.remote.stdio_mode: applies only to command servers, and this one has a url; remove it\n" +
+				"testdata/bad/stdio_mode_bad.yml: servers.report.restart_every: must be positive, got 0s"},
 		{"env_value_not_string.yml",
 			"testdata/bad/env_value_not_string.yml: servers.report.env.DEBUG: has no value; write \"\" for an empty one" +
 				"\n" + "testdata/bad/env_value_not_string.yml: servers.report.env.PORT: expected a string, got an integer; quote the value"},
@@ -100,9 +104,9 @@ func TestLoadErrors(t *testing.T) {
 		{"transport_on_command.yml",
 			"testdata/bad/transport_on_command.yml: servers.report.transport: applies only to url servers, and this one has a command; remove it"},
 		{"unknown_defaults_key.yml",
-			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: auto_calls, call_schedule, call_timeout, calls, concurrency, era, inherit_env, issuer_check, issuer_check_interval, max_message_bytes, schedule, start_timeout, stdio_concurrency, timeout)"},
+			"testdata/bad/unknown_defaults_key.yml: defaults.concurency: unknown key; did you mean concurrency? (known keys here: auto_calls, call_schedule, call_timeout, calls, concurrency, era, inherit_env, issuer_check, issuer_check_interval, live_sessions, max_message_bytes, restart_every, schedule, start_timeout, stdio_concurrency, stdio_mode, timeout)"},
 		{"unknown_server_key.yml",
-			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: allow_destructive_calls, args, auth, auto_calls, call_schedule, call_timeout, calls, command, contracts, cwd, env, era, forbid, headers, inherit_env, issuer_check, schedule, start_timeout, timeout, tls, transport, url, watch_changes)"},
+			"testdata/bad/unknown_server_key.yml: servers.report.tiemout: unknown key; did you mean timeout? (known keys here: allow_destructive_calls, args, auth, auto_calls, call_schedule, call_timeout, calls, command, contracts, cwd, env, era, forbid, headers, inherit_env, issuer_check, restart_every, schedule, start_timeout, stdio_mode, timeout, tls, transport, url, watch_changes)"},
 		{"unknown_tls_key.yml",
 			"testdata/bad/unknown_tls_key.yml: servers.remote.tls.ca: unknown key; did you mean ca_file? (known keys here: ca_file, insecure_skip_verify)"},
 		{"unknown_top_key.yml",
@@ -167,6 +171,7 @@ func TestLoadFull(t *testing.T) {
 	}
 	wantDefaults := Defaults{Timeout: 10 * time.Second, StartTimeout: 3 * time.Minute, Schedule: "@every 30s", Concurrency: 16,
 		StdioConcurrency: 4, Era: probe.EraAuto, MaxMessageBytes: 4 << 20, CallSchedule: "@every 10m", CallTimeout: 20 * time.Second,
+		StdioMode: StdioLive, RestartEvery: 15 * time.Minute, LiveSessions: 8,
 		IssuerInterval: 15 * time.Minute}
 	if cfg.Defaults != wantDefaults {
 		t.Errorf("Defaults = %+v", cfg.Defaults)

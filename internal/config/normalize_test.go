@@ -27,19 +27,19 @@ func TestNormalize(t *testing.T) {
 	b := BuiltinDefaults()
 	wantDefaults := Defaults{Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule, Concurrency: b.Concurrency, StdioConcurrency: b.StdioConcurrency,
 		Era: probe.EraAuto, InheritEnv: true, MaxMessageBytes: b.MaxMessageBytes, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second,
-		IssuerInterval: b.IssuerInterval}
+		StdioMode: StdioLive, LiveSessions: b.LiveSessions, IssuerInterval: b.IssuerInterval}
 	if cfg.Defaults != wantDefaults {
 		t.Errorf("defaults %+v\nwant     %+v", cfg.Defaults, wantDefaults)
 	}
 	want := []Server{
 		{Name: "bare", Command: "x", Transport: probe.TransportStdio, InheritEnv: true, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
-			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
+			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second, StdioMode: StdioLive},
 		{Name: "own", URL: "https://x.example/mcp", Timeout: time.Second, StartTimeout: time.Minute, Schedule: "@every 1m", Era: probe.EraLegacy,
 			Transport: probe.TransportSSE, CallSchedule: "@hourly", CallTimeout: 2 * time.Second},
 		{Name: "remote", URL: "https://x.example/mcp", Transport: probe.TransportAuto, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
 			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
 		{Name: "kept", Command: "x", inheritEnvSet: true, Transport: probe.TransportStdio, Timeout: 4 * time.Second, StartTimeout: DefaultStartTimeout, Schedule: b.Schedule,
-			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second},
+			Era: probe.EraAuto, CallSchedule: DefaultCallSchedule, CallTimeout: 7 * time.Second, StdioMode: StdioLive},
 	}
 	if !reflect.DeepEqual(cfg.Servers, want) {
 		t.Errorf("servers\n%+v\nwant\n%+v", cfg.Servers, want)
@@ -115,5 +115,22 @@ func TestInstalls(t *testing.T) {
 	}
 	if got := (Server{URL: "https://x.example/mcp"}).Installs(); got != "" {
 		t.Errorf("a url server installs %q", got)
+	}
+}
+
+// A live stdio server is started afresh every fifteen probes unless
+// restart_every says otherwise; a cron schedule has no interval to count.
+func TestRestartAfter(t *testing.T) {
+	for _, tc := range []struct {
+		set, interval, want time.Duration
+	}{
+		{0, 30 * time.Second, 7*time.Minute + 30*time.Second},
+		{0, 2 * time.Second, 30 * time.Second},
+		{0, 0, DefaultRestartEvery},
+		{time.Hour, 30 * time.Second, time.Hour},
+	} {
+		if got := (Server{RestartEvery: tc.set}).RestartAfter(tc.interval); got != tc.want {
+			t.Errorf("restart_every %s, interval %s: %s, want %s", tc.set, tc.interval, got, tc.want)
+		}
 	}
 }

@@ -27,7 +27,7 @@ import (
 // overlayKeys are what an entry for an imported server may set: how and
 // when mcpwatch probes and calls it, not what it is.
 var overlayKeys = []string{
-	"timeout", "start_timeout", "schedule", "era", "forbid", "issuer_check",
+	"timeout", "start_timeout", "schedule", "era", "stdio_mode", "restart_every", "forbid", "issuer_check",
 	"contracts", "calls", "auto_calls", "call_schedule", "call_timeout", "allow_destructive_calls",
 }
 
@@ -115,6 +115,12 @@ func overlaid(s, ov Server, file, key string) (Server, []overlayProblem) {
 	}
 	if set["era"] {
 		s.Era = ov.Era
+	}
+	if set["stdio_mode"] {
+		s.StdioMode = ov.StdioMode
+	}
+	if set["restart_every"] {
+		s.RestartEvery = ov.RestartEvery
 	}
 	if set["forbid"] {
 		s.Forbid = append(append([]string(nil), s.Forbid...), ov.Forbid...)

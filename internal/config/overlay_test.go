@@ -68,7 +68,7 @@ func TestOverlayErrors(t *testing.T) {
 		name, yml, want string
 	}{
 		{"a key that says what the server is", "servers:\n  datadog:\n    env: {A: b}\n",
-			"servers.datadog: neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server). (An entry for a server imported from a client configuration, which needs neither, may set only timeout, start_timeout, schedule, era, forbid, issuer_check, contracts, calls, auto_calls, call_schedule, call_timeout, allow_destructive_calls; this one sets env.)"},
+			"servers.datadog: neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server). (An entry for a server imported from a client configuration, which needs neither, may set only timeout, start_timeout, schedule, era, stdio_mode, restart_every, forbid, issuer_check, contracts, calls, auto_calls, call_schedule, call_timeout, allow_destructive_calls; this one sets env.)"},
 		{"no such import", "servers:\n  datdog:\n    calls: auto\n",
 			`servers.datdog: neither command nor url is set; add command: (a process mcpwatch starts) or url: (a remote server); or, to add settings to a server imported from a client configuration, name it as the import does (no imported server is called "datdog")`},
 		{"an opt-in without allowSideEffects", "servers:\n  datadog:\n    allow_destructive_calls: [logs_query]\n",

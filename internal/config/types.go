@@ -43,6 +43,9 @@ type Defaults struct {
 	CallSchedule     string        // canary calls; default "@every 5m"
 	CallTimeout      time.Duration // per canary call, retries included; 0: the server's timeout
 	AutoCalls        int           // calls: auto for every server: at most this many auto-chosen calls; 0: off
+	StdioMode        string        // how serve probes a stdio server: StdioLive (default) or StdioFresh
+	RestartEvery     time.Duration // a live stdio server is started afresh once it has run this long; zero: RestartAfter's default
+	LiveSessions     int           // stdio servers serve keeps running at once, at most; default 64
 	// NoIssuerCheck turns off asking the services that issued the
 	// servers' credentials about them (issuer_check: false); each server
 	// may say otherwise.
@@ -51,6 +54,15 @@ type Defaults struct {
 	// default 15m.
 	IssuerInterval time.Duration
 }
+
+// How serve probes a stdio server (stdio_mode).
+const (
+	// StdioLive keeps the server running between probes: a probe is
+	// tools/list on it (see probe.Live).
+	StdioLive = "live"
+	// StdioFresh starts the server for each probe and ends it after.
+	StdioFresh = "fresh"
+)
 
 // Server is one MCP server to watch. String values may hold ${...}
 // references; they are kept unexpanded here and expanded by Target.
@@ -82,7 +94,14 @@ type Server struct {
 	StartTimeout time.Duration
 	Schedule     string    // defaults applied
 	Era          probe.Era // defaults applied
-	Forbid       []string  // tool-name glob patterns that must never appear
+	// StdioMode and RestartEvery say how serve probes a command server
+	// (defaults applied; empty and zero for a URL): StdioLive keeps it
+	// running between probes, and starts it afresh once it has run for
+	// RestartAfter (RestartEvery when set). check, lock and init start
+	// every server once.
+	StdioMode    string
+	RestartEvery time.Duration
+	Forbid       []string // tool-name glob patterns that must never appear
 	// WatchChanges says whether the daemon holds a listening stream to the
 	// (remote) server and re-probes it when it announces a change of its
 	// tools; nil: when the server declares tools.listChanged.

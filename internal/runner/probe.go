@@ -77,6 +77,13 @@ type Request struct {
 	// with {}; the deadline grows by a call timeout for each. mcpwatch init
 	// samples the answers of such tools so.
 	AutoCalls int
+	// Live, when set, keeps a stdio server running between probes (see
+	// probe.Live): the probe runs on it, started afresh as it says and
+	// once it has run for RestartEvery (config.Server.RestartAfter; zero:
+	// no limit). Unset, each probe starts the server and ends it (check,
+	// lock, init).
+	Live         *probe.Live
+	RestartEvery time.Duration
 	// Login signs in for the server's auth: block instead of using its
 	// stored refresh token (mcpwatch login): the authorization code grant,
 	// the person reached through Login, the refresh token stored where the
@@ -186,7 +193,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	said := probe.Run(pctx, target, opts)
+	said := run(pctx, req.Live, target, opts, req.RestartEvery)
 	checks := issuers()
 	said.Credentials = withIssuers(credentialStatus(target, client, b.Given), checks)
 	said.Warnings = append(said.Warnings, issuerWarnings(checks)...)

@@ -62,6 +62,9 @@ type Server struct {
 	// changes of its tools (watch_changes); nil when it holds none. It is
 	// replaced, never written, once published.
 	Listener *Listener
+	// Stdio is how the daemon runs a stdio server (its process); nil for a
+	// remote one. It is replaced, never written, once published.
+	Stdio *Stdio
 	// Operations are the histograms of the requests mcpwatch made to the
 	// server (probes and canary calls), one per kind of request and its
 	// outcome, since the server was added: what
@@ -81,6 +84,24 @@ type OperationSeries struct {
 	Counts []uint64
 	Count  uint64
 	Sum    float64 // seconds
+}
+
+// Stdio is how the daemon runs a stdio server.
+type Stdio struct {
+	// Configured is its stdio_mode (config.StdioLive or StdioFresh).
+	Configured string
+	// Live: the server runs between probes now, and the next probe is
+	// tools/list on it. False before the first probe, in fresh mode, and
+	// while a live one is not running (its last probe failed, or
+	// live_sessions were all taken).
+	Live bool
+	// Started is when its process last started; zero before any did.
+	Started time.Time
+	// Start is why a live server was last started (a probe.StartReason);
+	// empty for a fresh start.
+	Start probe.StartReason
+	// Starts counts its starts since the server was added.
+	Starts uint64
 }
 
 // Listener is what the daemon knows of its listening stream to a server.

@@ -233,7 +233,33 @@ type Config struct {
 	// line with its pid to as it starts, so a test can count the processes
 	// a probe started.
 	SpawnLog string `json:",omitempty"`
+	// StateFile (stdio), when set, is a file that changes how a server
+	// already running behaves, read afresh as each line says (see
+	// StateFile's lines): a test changes a server that stays up.
+	StateFile string `json:",omitempty"`
 }
+
+// The lines of a Config.StateFile. The file is read at start and at every
+// tools/list; SIGUSR1 makes the server send
+// notifications/tools/list_changed.
+const (
+	// StateExitAtStart, read at start: write StateRevokedLine to stderr and
+	// exit 1, as a server whose key was revoked does (one already running
+	// does not read it again).
+	StateExitAtStart = "exit-at-start"
+	// StateHang, read at each tools/list: never answer it.
+	StateHang = "hang"
+	// StateRemove is the prefix of a line "-NAME": the tool NAME is not
+	// listed.
+	StateRemove = "-"
+	// StateLogAtStart is the prefix of a line "log: TEXT": TEXT is
+	// written to stderr as the server starts.
+	StateLogAtStart = "log: "
+)
+
+// StateRevokedLine is what a server told StateExitAtStart writes on
+// stderr before it exits.
+const StateRevokedLine = "fatal: authentication failed: the API key was revoked"
 
 // ScopeEnv is the variable a stdio Scoped server reads; "read" means read
 // scope only.

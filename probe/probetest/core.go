@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,7 +269,31 @@ func (c *core) toolsFor(cr creds) []Tool {
 			})
 		}
 	}
+	if state := readState(c.cfg.StateFile); len(state) > 0 {
+		return slices.DeleteFunc(slices.Clone(c.cfg.Tools), func(t Tool) bool {
+			return slices.Contains(state, StateRemove+t.Name)
+		})
+	}
 	return c.cfg.Tools
+}
+
+// readState reads the lines of a StateFile; none when it is unset or
+// cannot be read.
+func readState(path string) []string {
+	if path == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(path) //nolint:gosec // G304: the state file a test named in the kit's configuration
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	for l := range strings.Lines(string(raw)) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 // page cuts one page out of tools. Only ManyTools, HugePages and StuckCursor paginate;
@@ -303,7 +328,7 @@ func (c *core) page(tools []Tool, cursor string) (page []Tool, next *string, ok 
 }
 
 func (c *core) listTools(ctx context.Context, sess *session, req *inMessage, cr creds, modern bool, p peer) reply {
-	if c.cfg.Behavior == StallToolsList {
+	if c.cfg.Behavior == StallToolsList || slices.Contains(readState(c.cfg.StateFile), StateHang) {
 		return reply{}
 	}
 	params := req.params()

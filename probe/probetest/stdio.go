@@ -9,7 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
@@ -55,6 +59,27 @@ func ServeStdio(ctx context.Context, cfg Config, in io.Reader, out, errOut io.Wr
 			return ctx.Err()
 		}
 	}
+	var usr1 chan os.Signal
+	if cfg.StateFile != "" {
+		state := readState(cfg.StateFile)
+		if slices.Contains(state, StateExitAtStart) {
+			fmt.Fprintln(errOut, StateRevokedLine)
+			return ErrExitAtOnce
+		}
+		for _, l := range state {
+			if text, ok := strings.CutPrefix(l, StateLogAtStart); ok {
+				fmt.Fprintln(errOut, text)
+			}
+		}
+		if cfg.PIDFile != "" {
+			if err := spawnGrandchild(cfg.PIDFile); err != nil {
+				return err
+			}
+		}
+		usr1 = make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		defer signal.Stop(usr1)
+	}
 	if cfg.StartStderr != "" {
 		if _, err := io.WriteString(errOut, cfg.StartStderr); err != nil {
 			return fmt.Errorf("probetest: write to stderr: %w", err)
@@ -77,6 +102,7 @@ func ServeStdio(ctx context.Context, cfg Config, in io.Reader, out, errOut io.Wr
 		errOut: errOut,
 		creds:  stdioCreds(cfg),
 		items:  make(chan stdinItem),
+		usr1:   usr1,
 	}
 	if cfg.Behavior == SlowBody {
 		s.out = &dripWriter{ctx: ctx, w: out, flush: func() {}}
@@ -105,6 +131,7 @@ type stdioServer struct {
 	creds  creds
 	sess   session
 
+	usr1     chan os.Signal // SIGUSR1 (a StateFile server): announce a change of the tools
 	items    chan stdinItem // from the reader goroutine; closed at the end of in
 	readErr  error          // why in ended; read only after items is closed
 	backlog  []stdinItem    // read while waiting for a reply to our own request
@@ -180,14 +207,20 @@ func (s *stdioServer) next(ctx context.Context) (*stdinItem, error) {
 		s.backlog = s.backlog[1:]
 		return &item, nil
 	}
-	select {
-	case item, ok := <-s.items:
-		if !ok {
-			return nil, nil
+	for {
+		select {
+		case item, ok := <-s.items:
+			if !ok {
+				return nil, nil
+			}
+			return &item, nil
+		case <-s.usr1:
+			if err := s.notify(ctx, "notifications/tools/list_changed"); err != nil {
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		return &item, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
 

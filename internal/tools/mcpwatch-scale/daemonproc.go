@@ -28,8 +28,9 @@ type daemonProc struct {
 }
 
 // startDaemon starts `mcpwatch serve` on a free loopback port with the
-// configuration at configPath, and waits until /-/healthy answers.
-func startDaemon(ctx context.Context, binary, configPath, dir string, pprof bool, env []string) (*daemonProc, error) {
+// configuration at configPath, and waits until /-/healthy answers. wrap,
+// when set, rewrites its command line (to start it in a control group).
+func startDaemon(ctx context.Context, binary, configPath, dir string, pprof bool, env []string, wrap func([]string) []string) (*daemonProc, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
@@ -50,7 +51,11 @@ func startDaemon(ctx context.Context, binary, configPath, dir string, pprof bool
 		return nil, fmt.Errorf("create the daemon's log: %w", err)
 	}
 	defer func() { _ = logFile.Close() }() // the child holds its own descriptor
-	cmd := exec.Command(binary, args...)   //nolint:gosec // G204: the mcpwatch binary the harness measures (-mcpwatch), copied into its work directory
+	argv := append([]string{binary}, args...)
+	if wrap != nil {
+		argv = wrap(argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...) //nolint:gosec // G204: the mcpwatch binary the harness measures (-mcpwatch), copied into its work directory
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = env
 	// Its own process group, so a Ctrl-C of the harness reaches mcpwatch

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,10 +51,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		pf            = preflightOptions{}
 		pfServers     string
 		floorPlanPath string
+		runnerStarts  int
+		runnerProbes  int
+		runnerIdle    time.Duration
+		runnerFlags   []string
+		setFlags      []string
 		failPercent   float64
 		slowPercent   float64
 	)
-	fs.StringVar(&o.mode, "mode", "http", "http (simulated streamable HTTP servers), stdio (mcpwatch-testserver processes), check (time mcpwatch check) or preflight (mcpwatch check vs the reference Python preflight)")
+	fs.StringVar(&o.mode, "mode", "http", "http (simulated streamable HTTP servers), stdio (mcpwatch-testserver processes), npx (the pinned npm servers through npx, CPU counted with the servers'), runners (what a start and a live probe cost per runner), check (time mcpwatch check) or preflight (mcpwatch check vs the reference Python preflight)")
 	fs.StringVar(&o.label, "label", "", "name of the run in reports and -json (default MODE-N)")
 	fs.IntVar(&o.n, "n", 1000, "servers")
 	fs.DurationVar(&o.interval, "interval", 15*time.Second, "schedule of every server (@every)")
@@ -92,6 +98,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&pf.server, "py-server", "testdata/python/stdio_server.py", "preflight mode: the Python test server")
 	fs.StringVar(&pf.reference, "py-preflight", "testdata/python/preflight_reference.py", "preflight mode: the reference Python preflight")
 	fs.StringVar(&pfServers, "preflight-servers", "1,5", "preflight mode: the numbers of servers compared, comma-separated")
+	fs.IntVar(&runnerStarts, "runner-starts", 10, "runners mode: fresh starts of each runner")
+	fs.IntVar(&runnerProbes, "runner-probes", 200, "runners mode: tools/list on each runner's session kept up")
+	fs.DurationVar(&runnerIdle, "runner-idle", 20*time.Second, "runners mode: how long each runner's kept session is watched idle")
+	fs.Func("runner", `runners mode: "LABEL=COMMAND ARG..." to measure (repeatable; default: a plain binary, node, npx and python3)`, func(v string) error {
+		runnerFlags = append(runnerFlags, v)
+		return nil
+	})
+	fs.Func("set", `npx mode: a line "KEY: VALUE" written under defaults: (repeatable; none: mcpwatch's defaults)`, func(v string) error {
+		setFlags = append(setFlags, v)
+		return nil
+	})
+	fs.StringVar(&o.peers, "peers", "testdata/peers", "runners and npx modes: the folder of the pinned npm servers")
 	fs.BoolVar(&summaryStrict, "strict", false, "with -summary: exit 1 when a target is missed or was not run")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -132,6 +150,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var report interface{ print(io.Writer) }
 	var lines []any // appended to -json, one line each
 	switch o.mode {
+	case "runners":
+		runners, cleanup, err := runnerList(runnerFlags, o.testserver, o.peers, pf.python)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: %v\n", err)
+			return 1
+		}
+		defer cleanup()
+		report = measureRunners(ctx, runners, runnerStarts, runnerProbes, runnerIdle, stderr)
+	case "npx":
+		if o.label == "" {
+			o.label = fmt.Sprintf("npx-%d", o.n)
+		}
+		r, err := runNpx(ctx, o, setFlags)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpwatch-scale: %s\n", indent(err.Error()))
+			return 1
+		}
+		report = r
 	case "preflight":
 		var counts []int
 		for _, f := range strings.Split(pfServers, ",") {
@@ -191,8 +227,8 @@ func (o scaleOptions) validate() error {
 		return err
 	}
 	switch {
-	case o.mode != "http" && o.mode != "stdio" && o.mode != "check" && o.mode != "preflight":
-		return fmt.Errorf("-mode %q: want http, stdio, check or preflight", o.mode)
+	case !slices.Contains([]string{"http", "stdio", "npx", "check", "preflight", "runners"}, o.mode):
+		return fmt.Errorf("-mode %q: want http, stdio, npx, check, preflight or runners", o.mode)
 	case o.floor && o.mode != "http":
 		return fmt.Errorf("-floor needs -mode http: it replays the requests of simulated HTTP servers")
 	case o.n < 1:

@@ -34,6 +34,7 @@ type scaleOptions struct {
 	mcpwatch         string
 	testserver       string
 	pprofDir         string
+	peers            string // testdata/peers: the pinned npm servers (npx and runners modes)
 	goMemLimit       string // GOMEMLIMIT for mcpwatch, "" for none
 	fingerprints     bool   // lock schema fingerprints and description hashes
 	calls            callSpec
@@ -98,7 +99,7 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	if o.goMemLimit != "" {
 		env = append(env, "GOMEMLIMIT="+o.goMemLimit)
 	}
-	d, err := startDaemon(ctx, o.mcpwatch, configPath, dir, o.pprofDir != "", env)
+	d, err := startDaemon(ctx, o.mcpwatch, configPath, dir, o.pprofDir != "", env, nil)
 	if err != nil {
 		return nil, err
 	}
