@@ -164,8 +164,8 @@ func TestDockerfile(t *testing.T) {
 			cmd = rest
 		}
 	}
-	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:"+goVersion+" ") {
-		t.Errorf("want a multi-stage build from golang:%s: FROM %q", goVersion, froms)
+	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:"+goVersion+"@sha256:") {
+		t.Errorf("want a multi-stage build from golang:%s, pinned by digest: FROM %q", goVersion, froms)
 	}
 	if last := froms[len(froms)-1]; !strings.HasPrefix(last, "gcr.io/distroless/static") && last != "scratch" {
 		t.Errorf("the final stage is FROM %s; want distroless static or scratch", last)
