@@ -382,7 +382,7 @@ func TestCheckFormats(t *testing.T) {
 			t.Fatalf("want exit 78, got %s", r)
 		}
 		assertContains(t, "stdout", r.stdout, "MCP preflight FAILED in ",
-			"\n::error title=MCP preflight%3A report::2/2 tools missing -> fetch_daily_report, list_report_dates\n")
+			"\n::error title=MCP preflight%3A report::2/2 tools missing -> fetch_daily_report, list_report_dates%0Aif they were removed on purpose, accept it with 'mcpwatch lock --server report' (drops them from the lock)\n")
 		assertContains(t, "step summary", string(readFile(t, summary)), "earlier step\n", "### ❌ MCP preflight FAILED in ",
 			"| <code>report</code> | ❌ missing | 0 of 2 |")
 	})
