@@ -51,6 +51,9 @@ NO_RACE  = no working C compiler ('$$($(GO) env CC)'): the race detector needs c
 # and slowdown make such figures meaningless: after the race run, make test runs them without it.
 NORACE_GUARDS = ^(TestRetainedMemoryPerServer|TestRetainedMemoryHugeTools|TestStatusPage10000UnderASecond|TestStatusPage10000WithHistoryUnderASecond)$$
 
+# The pinned npm MCP servers (testdata/peers) are installed first when node and npm are present
+# (scripts/peers.sh: npm install from the lock, from npm's cache where it can); without them their
+# tests are skipped, and the summary says how to include them.
 # go test runs with -json through internal/tools/testskips, which prints what plain go test does
 # and then every test that skipped, with its reason: a test skipped for want of node and the pinned
 # npm servers (npm ci in testdata/peers), promtool or a C compiler is listed, not silent.
@@ -61,8 +64,11 @@ GOTEST = $(GO) build -o $(BIN)/testskips ./internal/tools/testskips && \
 test:
 	@for t in promtool amtool; do command -v $$t >/dev/null 2>&1 || \
 	  echo "make test: $$t is not installed: its tests are skipped here (they fail when CI is set); scripts/e2e-deps.sh installs it" >&2; done
-	@{ command -v node >/dev/null 2>&1 && [ -d testdata/peers/node_modules ]; } || \
-	  echo "make test: node or testdata/peers/node_modules (npm ci there) is missing: the tests against the pinned npm MCP servers are skipped here, listed at the end (they fail when CI is set); scripts/e2e-deps.sh installs them" >&2
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+	  scripts/peers.sh || echo "make test: the pinned npm MCP servers could not be installed (above): the tests against them are skipped here, listed at the end (they fail when CI is set)" >&2; \
+	else \
+	  echo "make test: node and npm are not installed: the tests against the pinned npm MCP servers are skipped here, listed at the end (they fail when CI is set); install node (18 or later) and npm and make test installs the servers (scripts/peers.sh)" >&2; \
+	fi
 	$(GO) vet ./...
 	@$(GOTEST); if $(CC_CHECK); then \
 	  echo "CGO_ENABLED=1 $(GO) test -race -count=1 ./..."; export CGO_ENABLED=1; gotest -race -count=1 ./...; \
