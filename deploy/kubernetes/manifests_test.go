@@ -501,7 +501,7 @@ func TestPrometheusRuleHasEveryRule(t *testing.T) {
 	var file struct {
 		Groups []monitoringv1.RuleGroup `json:"groups"`
 	}
-	decodeStrict(t, "mcpwatch.rules.yml", read(t, "../prometheus/rules/mcpwatch.rules.yml"), &file)
+	decodeStrict(t, "prometheus-alerts.yaml", read(t, "../../mixin/prometheus-alerts.yaml"), &file)
 	if m.prometheusRule == nil {
 		t.Fatal("no PrometheusRule")
 	}
