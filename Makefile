@@ -18,7 +18,7 @@ GOLANGCI_LINT ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/go
 # and GoReleaser stay out of the product's module graph.
 SUBMODULES := mixin dashboards deploy/kubernetes internal/tools/releasecheck
 
-.PHONY: all build run test lint fuzz e2e bench build-bench bench-scale clean
+.PHONY: all build run test lint fuzz e2e bench build-bench bench-scale release-snapshot clean
 
 all: build
 
@@ -163,5 +163,20 @@ bench-scale: build-bench
 	$(SCALE) -mode preflight -check-runs 11
 	$(BIN)/mcpwatch-scale -summary $(BIN)/bench-scale.jsonl
 
+# The release, tried here without publishing anything (docs/releasing.md): GoReleaser and syft,
+# each a Go tool of a module of its own (internal/tools/goreleaser, internal/tools/syft), built into
+# bin/tools (the first build of each is long, docs/development.md has the figures; later ones take
+# seconds), then goreleaser check, then every archive, checksums.txt and an SBOM per archive in
+# dist/. The images and the signatures are the release workflow's: they need a docker engine and
+# the workflow's identity (--skip=docker,sign). Not part of make test: see docs/development.md.
+TOOLS := $(CURDIR)/$(BIN)/tools
+release-snapshot:
+	@mkdir -p $(TOOLS)
+	cd internal/tools/goreleaser && $(GO) build -o $(TOOLS)/goreleaser github.com/goreleaser/goreleaser/v2
+	cd internal/tools/syft && $(GO) build -o $(TOOLS)/syft github.com/anchore/syft/cmd/syft
+	PATH="$(TOOLS):$$PATH" $(TOOLS)/goreleaser check
+	PATH="$(TOOLS):$$PATH" $(TOOLS)/goreleaser release --snapshot --clean --skip=docker,sign
+	@cd dist && ls -l *.tar.gz *.sbom.json checksums.txt && sha256sum --quiet -c checksums.txt && echo "release-snapshot: every file matches checksums.txt"
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

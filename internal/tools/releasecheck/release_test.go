@@ -188,6 +188,29 @@ func TestRelease(t *testing.T) {
 	if p.DockerDigest.Disable != "" && p.DockerDigest.Disable != "false" {
 		t.Errorf("docker_digest is disabled: the release would not say the digest to pin")
 	}
+
+	// An SBOM of each archive, by syft.
+	if len(p.SBOMs) != 1 || p.SBOMs[0].Artifacts != "archive" || p.SBOMs[0].Cmd != "syft" || len(p.SBOMs[0].Documents) != 1 {
+		t.Errorf("sboms %+v: want one SBOM document per archive, written by syft", p.SBOMs)
+	}
+	// The checksums signed keylessly (no key to keep or leak): cosign's
+	// bundle, with the certificate of the release workflow's identity.
+	if len(p.Signs) != 1 || p.Signs[0].Artifacts != "checksum" || p.Signs[0].Cmd != "cosign" ||
+		!slices.Contains(p.Signs[0].Args, "sign-blob") || !slices.Contains(p.Signs[0].Args, "--bundle=${signature}") {
+		t.Errorf("signs %+v: want the checksums signed with cosign sign-blob into a bundle", p.Signs)
+	}
+	// Both images signed keylessly, by digest.
+	if len(p.DockerSigns) != 1 || p.DockerSigns[0].Cmd != "cosign" || !slices.Contains(p.DockerSigns[0].Args, "${artifact}@${digest}") ||
+		(p.DockerSigns[0].Artifacts != "" && p.DockerSigns[0].Artifacts != "all") {
+		t.Errorf("docker_signs %+v: want the images of dockers_v2 signed with cosign by digest", p.DockerSigns)
+	}
+	for _, args := range [][]string{p.Signs[0].Args, p.DockerSigns[0].Args} {
+		for _, a := range args {
+			if strings.HasPrefix(a, "--key") {
+				t.Errorf("cosign %v signs with a key: sign keylessly, with the workflow's identity", args)
+			}
+		}
+	}
 }
 
 // images are the release's images in .goreleaser.yaml's order: the
