@@ -13,9 +13,9 @@ export CGO_ENABLED = 0
 # golangci-lint as scripts/lint-deps.sh installs it (the version is pinned there).
 GOLANGCI_LINT ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/golangci-lint
 
-# The monitoring mixin, the dashboard generator, the Kubernetes manifests' tests and the release
-# configuration's check are modules of their own, so go-jsonnet, the Grafana SDK, the Kubernetes API
-# and GoReleaser stay out of the product's module graph.
+# The monitoring mixin, the dashboard generator, the Kubernetes manifests' and Helm chart's tests
+# and the release configuration's check are modules of their own, so go-jsonnet, the Grafana SDK,
+# the Kubernetes API, Helm (a Go tool there) and GoReleaser stay out of the product's module graph.
 SUBMODULES := mixin dashboards deploy/kubernetes internal/tools/releasecheck
 
 .PHONY: all build run test lint fuzz e2e bench build-bench bench-scale release-snapshot clean

@@ -22,6 +22,9 @@ const (
 	AlertsFile    = "prometheus-alerts.yaml"
 	RulesFile     = "prometheus-rules.yaml"
 	DashboardFile = "dashboards_out/mcpwatch.json"
+	// The copies the Helm chart ships: a chart reads only files inside it.
+	HelmAlertsFile = "../deploy/helm/mcpwatch/files/prometheus-alerts.yaml"
+	HelmRulesFile  = "../deploy/helm/mcpwatch/files/prometheus-rules.yaml"
 )
 
 // Render evaluates the mixin in dir with override merged over it (jsonnet
@@ -54,7 +57,9 @@ func Render(dir, override string) (map[string][]byte, error) {
 		doc          json.RawMessage
 	}{
 		{AlertsFile, source, parts.Alerts},
+		{HelmAlertsFile, source, parts.Alerts},
 		{RulesFile, "mixin/rules/rules.libsonnet", parts.Rules},
+		{HelmRulesFile, "mixin/rules/rules.libsonnet", parts.Rules},
 	} {
 		b, err := rulesYAML(f.doc, f.source)
 		if err != nil {

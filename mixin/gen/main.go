@@ -1,6 +1,7 @@
 // Command gen writes the files the mixin's jsonnet makes: the alert rules
 // (prometheus-alerts.yaml), the recording rules (prometheus-rules.yaml) and
-// the dashboard (dashboards_out/mcpwatch.json). It evaluates
+// the dashboard (dashboards_out/mcpwatch.json), and the copies of the rule
+// files the Helm chart ships (deploy/helm/mcpwatch/files). It evaluates
 // mixin.libsonnet with go-jsonnet, so no jsonnet binary is needed. Run it
 // with `go generate ./...` in mixin/; a test fails when a committed file
 // differs from what it writes.
