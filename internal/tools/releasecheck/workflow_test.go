@@ -170,9 +170,9 @@ func TestReleaseWorkflow(t *testing.T) {
 func TestPinnedActionPattern(t *testing.T) {
 	for line, want := range map[string]bool{
 		"      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2": true,
-		"      - uses: actions/checkout@v4":                       false,
-		"      - uses: actions/checkout@11bd719 # v4.2.2":         false,
-		"      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683": false,
+		"      - uses: actions/checkout@v4":                                                false,
+		"      - uses: actions/checkout@11bd719 # v4.2.2":                                  false,
+		"      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683":          false,
 	} {
 		if got := pinnedAction.MatchString(line); got != want {
 			t.Errorf("%q: pinned %v, want %v", line, got, want)
