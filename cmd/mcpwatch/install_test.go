@@ -146,7 +146,7 @@ func runDownloadStep(t *testing.T, script, version string) {
 		t.Skipf("the step runs on a Linux runner; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	archive := "mcpwatch_" + version + "_linux_" + arch + ".tar.gz"
-	run := func(t *testing.T, release map[string][]byte) (out string, err error, env map[string]string) {
+	run := func(t *testing.T, release map[string][]byte) (out string, env map[string]string, err error) {
 		t.Helper()
 		dir := t.TempDir()
 		served, bin, temp := filepath.Join(dir, "release"), filepath.Join(dir, "bin"), filepath.Join(dir, "runner")
@@ -156,7 +156,7 @@ func runDownloadStep(t *testing.T, script, version string) {
 			}
 		}
 		for name, data := range release {
-			if err := os.WriteFile(filepath.Join(served, name), data, 0o644); err != nil { //nolint:gosec // G306: a test's file
+			if err := os.WriteFile(filepath.Join(served, name), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -164,7 +164,7 @@ func runDownloadStep(t *testing.T, script, version string) {
 		// folder, after checking the URL is the release's.
 		curl := "#!/bin/sh\nurl=\"$2\"\ncase \"$url\" in https://github.com/mcpwatch/mcpwatch/releases/download/v" + version + "/*) ;; *) echo \"unexpected URL $url\" >&2; exit 3 ;; esac\n" +
 			"cp \"" + served + "/${url##*/}\" . 2>/dev/null || { echo 'curl: (22) 404' >&2; exit 22; }\n"
-		if err := os.WriteFile(filepath.Join(bin, "curl"), []byte(curl), 0o755); err != nil { //nolint:gosec // G306: an executable stand-in
+		if err := os.WriteFile(filepath.Join(bin, "curl"), []byte(curl), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		output, path := filepath.Join(dir, "output"), filepath.Join(dir, "path")
@@ -182,7 +182,7 @@ func runDownloadStep(t *testing.T, script, version string) {
 		if p, e := os.ReadFile(path); e == nil {
 			env["PATH"] = strings.TrimSpace(string(p))
 		}
-		return string(b), err, env
+		return string(b), env, err
 	}
 	tarball := func(t *testing.T, content string) []byte {
 		t.Helper()
@@ -210,7 +210,7 @@ func runDownloadStep(t *testing.T, script, version string) {
 	checksums := []byte(fmt.Sprintf("%x  %s\n%x  mcpwatch_%s_darwin_arm64.tar.gz\n", sum, archive, sha256.Sum256(nil), version))
 
 	t.Run("verified", func(t *testing.T) {
-		out, err, env := run(t, map[string][]byte{archive: good, "checksums.txt": checksums})
+		out, env, err := run(t, map[string][]byte{archive: good, "checksums.txt": checksums})
 		if err != nil || env["installed"] != "true" || env["PATH"] == "" {
 			t.Fatalf("%v, outputs %v\n%s", err, env, out)
 		}
@@ -219,13 +219,13 @@ func runDownloadStep(t *testing.T, script, version string) {
 		}
 	})
 	t.Run("tampered", func(t *testing.T) {
-		out, err, env := run(t, map[string][]byte{archive: tarball(t, "#!/bin/sh\necho evil\n"), "checksums.txt": checksums})
+		out, env, err := run(t, map[string][]byte{archive: tarball(t, "#!/bin/sh\necho evil\n"), "checksums.txt": checksums})
 		if err == nil || env["installed"] == "true" || !strings.Contains(out, "FAILED") {
 			t.Errorf("an archive that does not match its checksum: %v, outputs %v\n%s", err, env, out)
 		}
 	})
 	t.Run("no archive", func(t *testing.T) {
-		out, err, env := run(t, map[string][]byte{"checksums.txt": checksums})
+		out, env, err := run(t, map[string][]byte{"checksums.txt": checksums})
 		if err != nil || env["installed"] != "false" || !strings.Contains(out, "::warning::no "+archive) {
 			t.Errorf("a release without the archive: %v, outputs %v\n%s", err, env, out)
 		}
