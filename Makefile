@@ -173,7 +173,7 @@ TOOLS := $(CURDIR)/$(BIN)/tools
 release-snapshot:
 	@mkdir -p $(TOOLS)
 	cd internal/tools/goreleaser && $(GO) build -o $(TOOLS)/goreleaser github.com/goreleaser/goreleaser/v2
-	cd internal/tools/syft && $(GO) build -o $(TOOLS)/syft github.com/anchore/syft/cmd/syft
+	cd internal/tools/syft && $(GO) build -ldflags "-X main.version=$$($(GO) list -m -f '{{.Version}}' github.com/anchore/syft)" -o $(TOOLS)/syft github.com/anchore/syft/cmd/syft
 	PATH="$(TOOLS):$$PATH" $(TOOLS)/goreleaser check
 	PATH="$(TOOLS):$$PATH" $(TOOLS)/goreleaser release --snapshot --clean --skip=docker,sign
 	@cd dist && ls -l *.tar.gz *.sbom.json checksums.txt && sha256sum --quiet -c checksums.txt && echo "release-snapshot: every file matches checksums.txt"
