@@ -11,8 +11,12 @@
 # (65532), as the Kubernetes manifests in deploy/kubernetes do, with the same entry point and
 # command; the release builds both from Dockerfile.release and Dockerfile.release-stdio, which a
 # test keeps in step with these stages (internal/tools/releasecheck).
+#
+# Every base image is pinned by digest, its tag beside it for people: a tag, even a version's, is
+# rebuilt by its publisher, a digest never changes. scripts/base-digests.sh moves the pins to the
+# tags' current digests (docs/releasing.md); the same test fails on a FROM without one.
 
-FROM golang:1.26 AS build
+FROM golang:1.26@sha256:595c7847cff97c9a9e76f015083c481d26078f961c9c8dca3923132f51fe12f1 AS build
 WORKDIR /src
 # The modules first, so a change of source does not download them again.
 COPY go.mod go.sum ./
@@ -27,14 +31,14 @@ RUN CGO_ENABLED=0 go build -trimpath \
       -o /out/mcpwatch ./cmd/mcpwatch
 
 # uv and uvx, as Astral publishes them: two static binaries in an image of their own.
-FROM ghcr.io/astral-sh/uv:0.11.7 AS uv
+FROM ghcr.io/astral-sh/uv:0.11.7@sha256:240fb85ab0f263ef12f492d8476aa3a2e4e1e333f7d67fbdd923d00a506a516a AS uv
 
 # The stdio target: node (with npm and npx) on Debian, uv and uvx, Python for what uvx runs, and
 # tini as PID 1, which reaps the processes a package runner leaves behind when mcpwatch kills a
 # server's process group. npm's and uv's caches live in the user's home, so a server installed
 # once starts from the cache until the container goes (mount a volume at /home/mcpwatch to keep
 # them; with a read-only root file system, an emptyDir there).
-FROM node:24-bookworm-slim AS stdio
+FROM node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d AS stdio
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates python3 tini \
  && rm -rf /var/lib/apt/lists/* \
@@ -50,7 +54,7 @@ ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/mcpwatch"]
 CMD ["serve", "--config.file=/etc/mcpwatch/mcpwatch.yml", "--web.listen-address=:9713"]
 
 # The default target, last so that a plain docker build makes it: the static binary alone.
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 COPY --from=build /out/mcpwatch /usr/local/bin/mcpwatch
 USER 65532:65532
 WORKDIR /work

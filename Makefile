@@ -13,12 +13,12 @@ export CGO_ENABLED = 0
 # golangci-lint as scripts/lint-deps.sh installs it (the version is pinned there).
 GOLANGCI_LINT ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/golangci-lint
 
-# The dashboard generator, the Kubernetes manifests' tests and the release configuration's check are
-# modules of their own, so the Grafana SDK, the Kubernetes API and GoReleaser stay out of the
-# product's module graph.
-SUBMODULES := dashboards deploy/kubernetes internal/tools/releasecheck
+# The monitoring mixin, the dashboard generator, the Kubernetes manifests' and Helm chart's tests
+# and the release configuration's check are modules of their own, so go-jsonnet, the Grafana SDK,
+# the Kubernetes API, Helm (a Go tool there) and GoReleaser stay out of the product's module graph.
+SUBMODULES := mixin dashboards deploy/kubernetes internal/tools/releasecheck
 
-.PHONY: all build run test lint fuzz e2e bench build-bench bench-scale clean
+.PHONY: all build run test lint fuzz e2e bench build-bench bench-scale release-snapshot clean
 
 all: build
 
@@ -51,6 +51,9 @@ NO_RACE  = no working C compiler ('$$($(GO) env CC)'): the race detector needs c
 # and slowdown make such figures meaningless: after the race run, make test runs them without it.
 NORACE_GUARDS = ^(TestRetainedMemoryPerServer|TestRetainedMemoryHugeTools|TestStatusPage10000UnderASecond|TestStatusPage10000WithHistoryUnderASecond)$$
 
+# The pinned npm MCP servers (testdata/peers) are installed first when node and npm are present
+# (scripts/peers.sh: npm install from the lock, from npm's cache where it can); without them their
+# tests are skipped, and the summary says how to include them.
 # go test runs with -json through internal/tools/testskips, which prints what plain go test does
 # and then every test that skipped, with its reason: a test skipped for want of node and the pinned
 # npm servers (npm ci in testdata/peers), promtool or a C compiler is listed, not silent.
@@ -61,8 +64,11 @@ GOTEST = $(GO) build -o $(BIN)/testskips ./internal/tools/testskips && \
 test:
 	@for t in promtool amtool; do command -v $$t >/dev/null 2>&1 || \
 	  echo "make test: $$t is not installed: its tests are skipped here (they fail when CI is set); scripts/e2e-deps.sh installs it" >&2; done
-	@{ command -v node >/dev/null 2>&1 && [ -d testdata/peers/node_modules ]; } || \
-	  echo "make test: node or testdata/peers/node_modules (npm ci there) is missing: the tests against the pinned npm MCP servers are skipped here, listed at the end (they fail when CI is set); scripts/e2e-deps.sh installs them" >&2
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+	  scripts/peers.sh || echo "make test: the pinned npm MCP servers could not be installed (above): the tests against them are skipped here, listed at the end (they fail when CI is set)" >&2; \
+	else \
+	  echo "make test: node and npm are not installed: the tests against the pinned npm MCP servers are skipped here, listed at the end (they fail when CI is set); install node (18 or later) and npm and make test installs the servers (scripts/peers.sh)" >&2; \
+	fi
 	$(GO) vet ./...
 	@$(GOTEST); if $(CC_CHECK); then \
 	  echo "CGO_ENABLED=1 $(GO) test -race -count=1 ./..."; export CGO_ENABLED=1; gotest -race -count=1 ./...; \
@@ -157,5 +163,20 @@ bench-scale: build-bench
 	$(SCALE) -mode preflight -check-runs 11
 	$(BIN)/mcpwatch-scale -summary $(BIN)/bench-scale.jsonl
 
+# The release, tried here without publishing anything (docs/releasing.md): GoReleaser and syft,
+# each a Go tool of a module of its own (internal/tools/goreleaser, internal/tools/syft), built into
+# bin/tools (the first build of each is long, docs/development.md has the figures; later ones take
+# seconds), then goreleaser check, then every archive, checksums.txt and an SBOM per archive in
+# dist/. The images and the signatures are the release workflow's: they need a docker engine and
+# the workflow's identity (--skip=docker,sign). Not part of make test: see docs/development.md.
+TOOLS := $(CURDIR)/$(BIN)/tools
+release-snapshot:
+	@mkdir -p $(TOOLS)
+	cd internal/tools/goreleaser && $(GO) build -o $(TOOLS)/goreleaser github.com/goreleaser/goreleaser/v2
+	cd internal/tools/syft && $(GO) build -ldflags "-X main.version=$$($(GO) list -m -f '{{.Version}}' github.com/anchore/syft)" -o $(TOOLS)/syft github.com/anchore/syft/cmd/syft
+	PATH="$(TOOLS):$$PATH" $(TOOLS)/goreleaser check
+	PATH="$(TOOLS):$$PATH" $(TOOLS)/goreleaser release --snapshot --clean --skip=docker,sign
+	@cd dist && ls -l *.tar.gz *.sbom.json checksums.txt && sha256sum --quiet -c checksums.txt && echo "release-snapshot: every file matches checksums.txt"
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

@@ -145,9 +145,12 @@ func (d *Daemon) Serve(ctx context.Context, listeners []net.Listener, flags *web
 // slogFor bridges zap to log/slog, the one adapter between the daemon's
 // logger and what the libraries it serves with want: the exporter toolkit
 // logs through slog, and the HTTP server and the metrics handler through
-// the standard library's *log.Logger, which slog makes (stdLogFor).
+// the standard library's *log.Logger, which slog makes (stdLogFor). Its
+// lines go through the daemon's own core with the same fields as zap's,
+// caller included (the slog record's: the line of the library that
+// logged), so one stream has one format.
 func slogFor(l *zap.Logger) *slog.Logger {
-	return slog.New(zapslog.NewHandler(l.Core(), zapslog.WithName(l.Name())))
+	return slog.New(zapslog.NewHandler(l.Core(), zapslog.WithName(l.Name()), zapslog.WithCaller(true)))
 }
 
 // stdLogFor is a *log.Logger writing to l at info level, as zap's own

@@ -13,9 +13,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// rulesGlob is where the alert rules live; the PrometheusRule of
-// deploy/kubernetes is generated from them.
-const rulesGlob = "../deploy/prometheus/rules/*.rules.yml"
+// rulesGlob is where the alert rules live: the monitoring mixin's generated
+// rule files (the PrometheusRule of deploy/kubernetes is generated from them).
+const rulesGlob = "../mixin/prometheus-*.yaml"
 
 // alertRule is an alert of the rule files and the metrics its expression
 // reads.

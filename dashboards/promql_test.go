@@ -12,7 +12,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
-// dashboardQueries returns the queries of every panel of mcpwatch.json.
+// dashboardQueries returns the queries of every panel of the dashboard.
 func dashboardQueries(t *testing.T) []query {
 	t.Helper()
 	d, err := decodeStrict([]byte(readDashboard(t)))

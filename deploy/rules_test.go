@@ -17,12 +17,15 @@ import (
 	"github.com/mcpwatch/mcpwatch/metrics"
 )
 
+// The alert rules are the monitoring mixin's (mixin/): its jsonnet is the
+// source, prometheus-alerts.yaml what it generates and every consumer reads,
+// tests/alerts.test.yml their promtool tests (run by the mixin's module,
+// with its own and another job selector).
 const (
-	rulesDir   = "prometheus/rules"
-	rulesFile  = "prometheus/rules/mcpwatch.rules.yml"
-	rulesTests = "prometheus/rules/mcpwatch.rules.test.yml"
-	runbook    = "RUNBOOK.md"
-	runbookURL = "https://github.com/mcpwatch/mcpwatch/blob/main/deploy/RUNBOOK.md"
+	rulesFile   = "../mixin/prometheus-alerts.yaml"
+	rulesSource = "../mixin/alerts/alerts.libsonnet"
+	rulesTests  = "../mixin/tests/alerts.test.yml"
+	runbook     = "RUNBOOK.md"
 )
 
 // The alerts the project promises (docs/metrics.md, Alerts), by severity.
@@ -85,6 +88,17 @@ func loadRules(t *testing.T, path string) []rule {
 	return rules
 }
 
+// runbookURL is the runbook of the newest release, where every alert links:
+// a link into a tag never moves under a page.
+func runbookURL(t *testing.T) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^## \[(\d+\.\d+\.\d+)\] - `).FindSubmatch(readFile(t, "../CHANGELOG.md"))
+	if m == nil {
+		t.Fatal("CHANGELOG.md names no released version")
+	}
+	return "https://github.com/mcpwatch/mcpwatch/blob/v" + string(m[1]) + "/deploy/RUNBOOK.md"
+}
+
 func TestRulesConventions(t *testing.T) {
 	rules := loadRules(t, rulesFile)
 	book := string(readFile(t, runbook))
@@ -107,7 +121,7 @@ func TestRulesConventions(t *testing.T) {
 		if !strings.HasPrefix(r.Expr, "absent(") && !strings.Contains(r.Annotations["summary"]+r.Annotations["description"], "$labels.") {
 			t.Errorf("%s: summary and description name no label (server, instance)", r.Alert)
 		}
-		if want := runbookURL + "#" + strings.ToLower(r.Alert); r.Annotations["runbook_url"] != want {
+		if want := runbookURL(t) + "#" + strings.ToLower(r.Alert); r.Annotations["runbook_url"] != want {
 			t.Errorf("%s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
 		}
 		if !strings.Contains(book, "\n## "+r.Alert+"\n") {
@@ -126,20 +140,25 @@ func TestRulesConventions(t *testing.T) {
 	}
 }
 
-// TestRulesAreHASafe holds every rule to the HA convention of the rules
-// file: two replicas of mcpwatch may be scraped, so a rule over mcpwatch's
+// TestRulesAreHASafe holds every rule to the HA convention of the rules'
+// source: two replicas of mcpwatch may be scraped, so a rule over mcpwatch's
 // series aggregates the target labels away (instance, pod) and says why in
-// a comment ("HA: ..."); only rules on up (about one target) keep them.
+// a comment of the jsonnet ("// HA: ..."); only rules on up (about one
+// target) keep them.
 func TestRulesAreHASafe(t *testing.T) {
-	raw := string(readFile(t, rulesFile))
+	raw := string(readFile(t, rulesSource))
 	by := regexp.MustCompile(`\b(?:max|min|sum|count|avg|topk|bottomk) by \(([^)]*)\)`)
 	for _, r := range loadRules(t, rulesFile) {
-		block := raw[strings.Index(raw, "- alert: "+r.Alert+"\n"):]
-		if next := strings.Index(block[1:], "- alert: "); next >= 0 {
+		start := strings.Index(raw, `alert: "`+r.Alert+`",`)
+		if start < 0 {
+			t.Fatalf("%s: not in %s", r.Alert, rulesSource)
+		}
+		block := raw[start:]
+		if next := strings.Index(block[1:], "alert: "); next >= 0 {
 			block = block[:next+1]
 		}
-		if !regexp.MustCompile(`(?m)^\s*# HA: `).MatchString(block) {
-			t.Errorf("%s: no \"# HA: ...\" comment saying how it behaves over two replicas", r.Alert)
+		if !regexp.MustCompile(`(?m)^\s*// HA: `).MatchString(block) {
+			t.Errorf("%s: no \"// HA: ...\" comment saying how it behaves over two replicas", r.Alert)
 		}
 		if strings.Contains(r.Expr, "up{") {
 			continue // about targets: per instance, or absent()
@@ -242,14 +261,15 @@ func minutes(t *testing.T, d string) int {
 	return n
 }
 
-func TestPromtoolRules(t *testing.T) {
+// The example scrape configuration loads, with the mixin's rule files it
+// names (the mixin's own test runs their unit tests).
+func TestPromtoolConfig(t *testing.T) {
 	promtool := needTool(t, "promtool")
-	out := runTool(t, rulesDir, promtool, "check", "rules", filepath.Base(rulesFile))
+	out := runTool(t, "prometheus", promtool, "check", "config", "prometheus.yml")
 	t.Log(out)
-	out = runTool(t, rulesDir, promtool, "test", "rules", filepath.Base(rulesTests))
-	t.Log(out)
-	out = runTool(t, "prometheus", promtool, "check", "config", "prometheus.yml")
-	t.Log(out)
+	if !strings.Contains(out, "prometheus-alerts.yaml") || !strings.Contains(out, "prometheus-rules.yaml") {
+		t.Errorf("prometheus.yml does not load the mixin's alerts and recording rules:\n%s", out)
+	}
 }
 
 // TestShortenFor runs the script the end-to-end test uses: every `for:`

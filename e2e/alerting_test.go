@@ -387,7 +387,7 @@ func (h *harness) startPagePath(rx *receiver, prom promAPI, mcpwatchAddr, promAd
 		t.Fatal(err)
 	}
 	shortenedRules := filepath.Join(h.dir, "mcpwatch.rules.yml")
-	shortenFor(t, filepath.Join(suite.root, "deploy", "prometheus", "rules", "mcpwatch.rules.yml"), shortenedRules)
+	shortenFor(t, filepath.Join(suite.root, "mixin", "prometheus-alerts.yaml"), shortenedRules)
 
 	mcpwatch := h.start("mcpwatch", h.mcpwatchEnv, suite.mcpwatch, "serve",
 		"--config.file", filepath.Join(h.dir, "mcpwatch.yml"),

@@ -46,7 +46,7 @@ func TestHAPairOnePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	shortenedRules := filepath.Join(h.dir, "mcpwatch.rules.yml")
-	shortenFor(t, filepath.Join(suite.root, "deploy", "prometheus", "rules", "mcpwatch.rules.yml"), shortenedRules)
+	shortenFor(t, filepath.Join(suite.root, "mixin", "prometheus-alerts.yaml"), shortenedRules)
 
 	var replicas []*proc
 	for i, addr := range addrs {

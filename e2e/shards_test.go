@@ -69,7 +69,7 @@ func TestShardsSplitTheFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	shortenedRules := filepath.Join(h.dir, "mcpwatch.rules.yml")
-	shortenFor(t, filepath.Join(suite.root, "deploy", "prometheus", "rules", "mcpwatch.rules.yml"), shortenedRules)
+	shortenFor(t, filepath.Join(suite.root, "mixin", "prometheus-alerts.yaml"), shortenedRules)
 
 	h.start("reportserver", []string{"REPORT_API_TOKEN=" + token}, suite.reportserver, "--http", reportAddr)
 	h.waitFor("the report server", 30*time.Second, func() error { return tcpAccepts(reportAddr) })
@@ -220,7 +220,7 @@ func httpBody(t *testing.T, url string) string {
 // with the job and instance variables at "all".
 func dashboardQuery(t *testing.T, title string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(suite.root, "dashboards", "mcpwatch.json"))
+	b, err := os.ReadFile(filepath.Join(suite.root, "mixin", "dashboards_out", "mcpwatch.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func dashboardQuery(t *testing.T, title string) string {
 	}
 	i := slices.IndexFunc(d.Panels, func(p panel) bool { return p.Title == title && len(p.Targets) == 1 })
 	if i < 0 {
-		t.Fatalf("dashboards/mcpwatch.json has no panel %q with one query", title)
+		t.Fatalf("mixin/dashboards_out/mcpwatch.json has no panel %q with one query", title)
 	}
 	return strings.NewReplacer(`"$job"`, `"mcpwatch"`, `"$instance"`, `".*"`).Replace(d.Panels[i].Targets[0].Expr)
 }

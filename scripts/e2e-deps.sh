@@ -58,30 +58,6 @@ else
 	apt_install nodejs npm
 	have node && have npm || { say "node or npm is still not on PATH after installing" >&2; exit 1; }
 fi
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$node_major" -lt 18 ]; then
-	say "node $(node --version) is too old: the MCP SDK needs node >= 18" >&2
-	exit 1
-fi
-
-# The pinned MCP servers. The stamp records which package-lock.json the
-# installed node_modules came from, so a changed pin reinstalls.
-peers=testdata/peers
-stamp="$peers/node_modules/.mcpwatch-lock.sha256"
-want=$(sha256sum "$peers/package-lock.json" | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-	say "$peers/node_modules up to date"
-else
-	# npm install, not npm ci: slack-mcp-server lists a binary package per
-	# platform as optional dependencies, and the lock holds only those the
-	# registry had when it was written, which npm ci refuses ("Missing ...
-	# from lock file"). npm install follows the lock all the same; a lock it
-	# would change is an error here, as npm ci makes it.
-	say "npm install (from package-lock.json) in $peers"
-	(cd "$peers" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
-	if [ "$(sha256sum "$peers/package-lock.json" | cut -d' ' -f1)" != "$want" ]; then
-		say "npm changed $peers/package-lock.json: it is out of step with package.json; run npm install there and commit the lock" >&2
-		exit 1
-	fi
-	printf '%s\n' "$want" >"$stamp"
-fi
+# The pinned MCP servers (scripts/peers.sh: npm install from the lock, when node_modules is
+# absent or stale).
+scripts/peers.sh

@@ -23,6 +23,7 @@ deadline, and compares the tools each offers with the lock: the CI
 preflight, and the step before an unattended agent starts.
 
   report: 2/2 tools missing -> fetch_daily_report, list_report_dates
+      if they were removed on purpose, accept it with 'mcpwatch lock --server report' (drops them from the lock)
 
 A locked tool that is missing fails; so do a server that cannot be probed
 (with the reason and the last lines of its stderr), a tool matching a

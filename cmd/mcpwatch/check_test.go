@@ -38,13 +38,14 @@ func TestCheckSeedScenarios(t *testing.T) {
 	}{
 		{"token present", map[string]string{"REPORT_API_TOKEN": "test-token"}, exitOK,
 			[]string{"MCP preflight OK in ", " ms (2 tools verified across 1 server)\n"}},
+		// Unset, or what CI gives an unset secret (empty): the credential
+		// is missing, named, and the server is not probed.
 		{"token unset", nil, exitConfig,
-			[]string{"MCP preflight FAILED in ", "\n  - report: config error: ", "REPORT_API_TOKEN",
+			[]string{"MCP preflight FAILED in ", "(1 of 1 server failed: credential_missing on 1;",
+				"\n  - report: credential missing: env:REPORT_API_TOKEN has no value (${REPORT_API_TOKEN} is not set): the server was not probed",
 				"\n      2/2 locked tools unverified -> fetch_daily_report, list_report_dates\n"}},
-		// What CI gives an unset secret: the credential is missing, named,
-		// and the server is not probed.
 		{"token empty", map[string]string{"REPORT_API_TOKEN": ""}, exitConfig,
-			[]string{"MCP preflight FAILED in ", "\n  - report: credential missing: env:REPORT_API_TOKEN is empty (${REPORT_API_TOKEN} is set but empty): the server was not probed",
+			[]string{"MCP preflight FAILED in ", "\n  - report: credential missing: env:REPORT_API_TOKEN has no value (${REPORT_API_TOKEN} is set but empty): the server was not probed",
 				"\n      2/2 locked tools unverified -> fetch_daily_report, list_report_dates\n"}},
 		{"read scope", map[string]string{"REPORT_API_TOKEN": "test-token", "REPORT_SCOPE": "read"}, exitConfig,
 			[]string{"MCP preflight FAILED in ", "\n  - report: 1/2 tools missing -> fetch_daily_report\n"}},
@@ -122,9 +123,10 @@ func TestCheckHTTPBearerHeader(t *testing.T) {
 	}{
 		{"right token", map[string]string{"REPORT_API_TOKEN": "http-token-5e6f"}, exitOK, []string{"MCP preflight OK in ", "(2 tools verified across 1 server)"}},
 		{"wrong token", map[string]string{"REPORT_API_TOKEN": "not-the-token"}, exitConfig, []string{"  - remote: credential header:Authorization rejected: ", "HTTP 401 Unauthorized", "(renew it)", "2/2 locked tools unverified"}},
-		{"unset", nil, exitConfig, []string{"  - remote: config error: ", "headers.Authorization", "2/2 locked tools unverified"}},
-		// What CI gives an unset secret: set, and empty.
-		{"empty", map[string]string{"REPORT_API_TOKEN": ""}, exitConfig, []string{"  - remote: credential missing: header:Authorization is empty (${REPORT_API_TOKEN} is set but empty): the server was not probed", "2/2 locked tools unverified"}},
+		// Unset, or what CI gives an unset secret (set, and empty): one
+		// problem, one state.
+		{"unset", nil, exitConfig, []string{"  - remote: credential missing: header:Authorization has no value (${REPORT_API_TOKEN} is not set): the server was not probed", "2/2 locked tools unverified"}},
+		{"empty", map[string]string{"REPORT_API_TOKEN": ""}, exitConfig, []string{"  - remote: credential missing: header:Authorization has no value (${REPORT_API_TOKEN} is set but empty): the server was not probed", "2/2 locked tools unverified"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -380,7 +382,7 @@ func TestCheckFormats(t *testing.T) {
 			t.Fatalf("want exit 78, got %s", r)
 		}
 		assertContains(t, "stdout", r.stdout, "MCP preflight FAILED in ",
-			"\n::error title=MCP preflight%3A report::2/2 tools missing -> fetch_daily_report, list_report_dates\n")
+			"\n::error title=MCP preflight%3A report::2/2 tools missing -> fetch_daily_report, list_report_dates%0Aif they were removed on purpose, accept it with 'mcpwatch lock --server report' (drops them from the lock)\n")
 		assertContains(t, "step summary", string(readFile(t, summary)), "earlier step\n", "### ❌ MCP preflight FAILED in ",
 			"| <code>report</code> | ❌ missing | 0 of 2 |")
 	})

@@ -65,7 +65,7 @@ func TestConfigCheck(t *testing.T) {
 				"OK: 2 server(s), 0 problem(s)"}},
 		{name: "unset variable", args: []string{"check", "--config.file", file}, code: exitConfig,
 			stdout: []string{"1 problem(s) a probe would meet now:",
-				`  - server "remote" (` + file + `) headers.Authorization: variable MCPWATCH_TEST_TOKEN is not set: set MCPWATCH_TEST_TOKEN or use ${MCPWATCH_TEST_TOKEN:-} for an empty default`,
+				`  - server "remote" (` + file + `) headers.Authorization: credential missing: ${MCPWATCH_TEST_TOKEN} is not set; a probe would fail with credential_missing`,
 				"FAILED: 2 server(s), 1 problem(s)"}},
 		{name: "broken", args: []string{"check", "-c", filepath.Join(dir, "broken.yml")}, code: exitConfig,
 			stderr: []string{"mcpwatch config check: " + filepath.Join(dir, "broken.yml") + " is unusable:",
@@ -135,7 +135,7 @@ func TestConfigCheckDefault(t *testing.T) {
 	}
 	assertContains(t, "stdout", stdout, []string{"configuration: ci.json", "lock:          " + filepath.Join(dir, "locks", "tools.json"),
 		"defaults:      timeout 2s", "report  (stdio, from " + filepath.Join(dir, "ci.json") + ")",
-		"variable REPORT_API_TOKEN is not set"}...)
+		"env.REPORT_API_TOKEN: credential missing: ${REPORT_API_TOKEN} is not set"}...)
 
 	env["REPORT_API_TOKEN"] = "hunter2"
 	code, stdout, _ = runConfig(t, env, "check")

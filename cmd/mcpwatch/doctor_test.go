@@ -196,7 +196,7 @@ func brokenWorkflows() []brokenWorkflow {
 		name:   "secret missing",
 		at:     [2]string{wf, "- name: MCP preflight"},
 		break_: func(t *testing.T, r *doctorRepo) { r.edit(t, wf, stepEnv, "") },
-		want: []string{`${REPORT_API_TOKEN}, which server "report" (headers.Authorization) reads, is not set in the env: of the step "MCP preflight" of job mcp-preflight, nor by an earlier step`,
+		want: []string{`${REPORT_API_TOKEN}, which server "report" (header:Authorization) reads, is not set in the env: of the step "MCP preflight" of job mcp-preflight, nor by an earlier step`,
 			`fix: add REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }} to the env: of the step`},
 	}, {
 		name: "secret set to an empty value",
@@ -204,7 +204,7 @@ func brokenWorkflows() []brokenWorkflow {
 		break_: func(t *testing.T, r *doctorRepo) {
 			r.edit(t, wf, "REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}", `REPORT_API_TOKEN: ""`)
 		},
-		want: []string{`${REPORT_API_TOKEN}, which server "report" (headers.Authorization) reads, is set to an empty value in the step's env`},
+		want: []string{`${REPORT_API_TOKEN}, which server "report" (header:Authorization) reads, is set to an empty value in the step's env`},
 	}, {
 		name: "secret missing for a ${VAR:?message}",
 		at:   [2]string{wf, "- name: MCP preflight"},
@@ -523,7 +523,7 @@ func TestDoctorOnBrokenGitLabJobs(t *testing.T) {
 			r.edit(t, ci, "    REPORT_API_TOKEN: $REPORT_API_TOKEN", "    OTHER: x")
 		},
 		at:   [2]string{ci, "mcp-preflight:"},
-		want: []string{`${REPORT_API_TOKEN}, which server "report" (headers.Authorization) reads, is not set in the variables: of job mcp-preflight or of the file`, "fix: add REPORT_API_TOKEN: $REPORT_API_TOKEN to the variables: of job mcp-preflight"},
+		want: []string{`${REPORT_API_TOKEN}, which server "report" (header:Authorization) reads, is not set in the variables: of job mcp-preflight or of the file`, "fix: add REPORT_API_TOKEN: $REPORT_API_TOKEN to the variables: of job mcp-preflight"},
 	}, {
 		name: "in after_script",
 		break_: func(t *testing.T, r *doctorRepo) {

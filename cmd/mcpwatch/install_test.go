@@ -1,10 +1,18 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,6 +49,7 @@ type workflow struct {
 }
 
 type workflowStep struct {
+	ID   string            `yaml:"id"`
 	Name string            `yaml:"name"`
 	Uses string            `yaml:"uses"`
 	If   string            `yaml:"if"`
@@ -84,19 +93,26 @@ func TestGitHubActionsExample(t *testing.T) {
 		if job.RunsOn == "" || job.TimeoutMinutes <= 0 {
 			t.Errorf("job %s: runs-on %q, timeout-minutes %d", name, job.RunsOn, job.TimeoutMinutes)
 		}
-		var installed, checked bool
+		var downloaded, installed, checked bool
+		fallback := "steps.download.outputs.installed != 'true'"
 		for i, s := range job.Steps {
 			switch {
 			case s.Uses != "":
 				if !regexp.MustCompile(`^[\w.-]+/[\w.-]+@v\d+$`).MatchString(s.Uses) {
 					t.Errorf("step %d uses %q: want an action pinned to a major version", i, s.Uses)
 				}
-				if strings.HasPrefix(s.Uses, "actions/setup-go@") && s.With["go-version"] != goVersion {
-					t.Errorf("setup-go installs Go %v, go.mod wants %s", s.With["go-version"], goVersion)
+				if strings.HasPrefix(s.Uses, "actions/setup-go@") && (s.With["go-version"] != goVersion || s.If != fallback) {
+					t.Errorf("setup-go installs Go %v (go.mod wants %s), if %q (want it only for the fallback, %q)", s.With["go-version"], goVersion, s.If, fallback)
 				}
+			case s.ID == "download":
+				if v := s.Env["MCPWATCH_VERSION"]; installed || v == "" {
+					t.Errorf("the download step comes after go install, or names no version (%q)", v)
+				}
+				runDownloadStep(t, s.Run, s.Env["MCPWATCH_VERSION"])
+				downloaded = true
 			case strings.HasPrefix(s.Run, "go install "):
-				if want := "go install " + module + "/cmd/mcpwatch@"; !strings.HasPrefix(s.Run, want) {
-					t.Errorf("install step %q: want %s...", s.Run, want)
+				if want := "go install " + module + "/cmd/mcpwatch@v" + job.Steps[slices.IndexFunc(job.Steps, func(s workflowStep) bool { return s.ID == "download" })].Env["MCPWATCH_VERSION"]; !downloaded || s.Run != want || s.If != fallback {
+					t.Errorf("install step %q (if %q): want %s, after the download, only when it found no archive", s.Run, s.If, want)
 				}
 				installed = true
 			case strings.HasPrefix(s.Run, "mcpwatch check"):
@@ -107,10 +123,113 @@ func TestGitHubActionsExample(t *testing.T) {
 				checked = true
 			}
 		}
-		if !installed || !checked {
-			t.Errorf("job %s: installed %v, checked %v; want both", name, installed, checked)
+		if !downloaded || !installed || !checked {
+			t.Errorf("job %s: downloaded %v, installed (fallback) %v, checked %v; want all", name, downloaded, installed, checked)
 		}
 	}
+}
+
+// runDownloadStep runs the example's download step with bash, as the runner
+// would, against a stand-in for curl that serves a release from a folder: the
+// archive whose checksum checksums.txt has is unpacked and put on the PATH;
+// an archive that does not match its checksum fails the step; a release
+// without an archive for the runner says so and leaves the install to go
+// install.
+func runDownloadStep(t *testing.T, script, version string) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	arch := map[string]string{"amd64": "amd64", "arm64": "arm64"}[runtime.GOARCH]
+	if runtime.GOOS != "linux" || arch == "" {
+		t.Skipf("the step runs on a Linux runner; this is %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	archive := "mcpwatch_" + version + "_linux_" + arch + ".tar.gz"
+	run := func(t *testing.T, release map[string][]byte) (out string, env map[string]string, err error) {
+		t.Helper()
+		dir := t.TempDir()
+		served, bin, temp := filepath.Join(dir, "release"), filepath.Join(dir, "bin"), filepath.Join(dir, "runner")
+		for _, d := range []string{served, bin, temp} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, data := range release {
+			if err := os.WriteFile(filepath.Join(served, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// curl -fsSLO URL: copies the URL's last element from the release
+		// folder, after checking the URL is the release's.
+		curl := "#!/bin/sh\nurl=\"$2\"\ncase \"$url\" in https://github.com/mcpwatch/mcpwatch/releases/download/v" + version + "/*) ;; *) echo \"unexpected URL $url\" >&2; exit 3 ;; esac\n" +
+			"cp \"" + served + "/${url##*/}\" . 2>/dev/null || { echo 'curl: (22) 404' >&2; exit 22; }\n"
+		if err := os.WriteFile(filepath.Join(bin, "curl"), []byte(curl), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		output, path := filepath.Join(dir, "output"), filepath.Join(dir, "path")
+		cmd := exec.Command(bash, "--noprofile", "--norc", "-eo", "pipefail", "-c", script) // GitHub's shell for run: on Linux
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "RUNNER_TEMP="+temp,
+			"GITHUB_OUTPUT="+output, "GITHUB_PATH="+path, "MCPWATCH_VERSION="+version)
+		b, err := cmd.CombinedOutput()
+		env = map[string]string{}
+		if o, e := os.ReadFile(output); e == nil {
+			for _, l := range strings.Split(strings.TrimSpace(string(o)), "\n") {
+				k, v, _ := strings.Cut(l, "=")
+				env[k] = v
+			}
+		}
+		if p, e := os.ReadFile(path); e == nil {
+			env["PATH"] = strings.TrimSpace(string(p))
+		}
+		return string(b), env, err
+	}
+	tarball := func(t *testing.T, content string) []byte {
+		t.Helper()
+		var buf bytes.Buffer
+		gz := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(gz)
+		for _, f := range []string{"LICENSE", "mcpwatch"} {
+			if err := tw.WriteHeader(&tar.Header{Name: f, Mode: 0o755, Size: int64(len(content))}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tw.Write([]byte(content)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := gz.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	good := tarball(t, "#!/bin/sh\necho mcpwatch\n")
+	sum := sha256.Sum256(good)
+	checksums := []byte(fmt.Sprintf("%x  %s\n%x  mcpwatch_%s_darwin_arm64.tar.gz\n", sum, archive, sha256.Sum256(nil), version))
+
+	t.Run("verified", func(t *testing.T) {
+		out, env, err := run(t, map[string][]byte{archive: good, "checksums.txt": checksums})
+		if err != nil || env["installed"] != "true" || env["PATH"] == "" {
+			t.Fatalf("%v, outputs %v\n%s", err, env, out)
+		}
+		if b, err := os.ReadFile(filepath.Join(env["PATH"], "mcpwatch")); err != nil || !strings.Contains(string(b), "echo mcpwatch") {
+			t.Errorf("mcpwatch not unpacked into the PATH it adds: %v", err)
+		}
+	})
+	t.Run("tampered", func(t *testing.T) {
+		out, env, err := run(t, map[string][]byte{archive: tarball(t, "#!/bin/sh\necho evil\n"), "checksums.txt": checksums})
+		if err == nil || env["installed"] == "true" || !strings.Contains(out, "FAILED") {
+			t.Errorf("an archive that does not match its checksum: %v, outputs %v\n%s", err, env, out)
+		}
+	})
+	t.Run("no archive", func(t *testing.T) {
+		out, env, err := run(t, map[string][]byte{"checksums.txt": checksums})
+		if err != nil || env["installed"] != "false" || !strings.Contains(out, "::warning::no "+archive) {
+			t.Errorf("a release without the archive: %v, outputs %v\n%s", err, env, out)
+		}
+	})
 }
 
 // The install lines of the README and of docs/deployment.md name this
@@ -164,8 +283,8 @@ func TestDockerfile(t *testing.T) {
 			cmd = rest
 		}
 	}
-	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:"+goVersion+" ") {
-		t.Errorf("want a multi-stage build from golang:%s: FROM %q", goVersion, froms)
+	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:"+goVersion+"@sha256:") {
+		t.Errorf("want a multi-stage build from golang:%s, pinned by digest: FROM %q", goVersion, froms)
 	}
 	if last := froms[len(froms)-1]; !strings.HasPrefix(last, "gcr.io/distroless/static") && last != "scratch" {
 		t.Errorf("the final stage is FROM %s; want distroless static or scratch", last)

@@ -39,14 +39,14 @@ func TestLockThenCheckInClaudeCodeDirectory(t *testing.T) {
 	}{
 		{"check", []string{"check"}, token, exitOK, []string{"MCP preflight OK in ", "(2 tools verified across 1 server)"}},
 		{"check without the token", []string{"check"}, nil, exitConfig,
-			[]string{"MCP preflight FAILED in ", "  - report: config error: ", "2/2 locked tools unverified -> fetch_daily_report, list_report_dates"}},
+			[]string{"MCP preflight FAILED in ", "  - report: credential missing: env:REPORT_API_TOKEN has no value (${REPORT_API_TOKEN} is not set)", "2/2 locked tools unverified -> fetch_daily_report, list_report_dates"}},
 		{"check with an empty token", []string{"check"}, map[string]string{"REPORT_API_TOKEN": ""}, exitConfig,
-			[]string{"  - report: credential missing: env:REPORT_API_TOKEN is empty", "2/2 locked tools unverified -> fetch_daily_report, list_report_dates"}},
+			[]string{"  - report: credential missing: env:REPORT_API_TOKEN has no value (${REPORT_API_TOKEN} is set but empty)", "2/2 locked tools unverified -> fetch_daily_report, list_report_dates"}},
 		{"lock without the token", []string{"lock"}, nil, exitConfig,
-			[]string{"refusing to write the lock: 1 of 1 server cannot be locked now\n", "  - report: config error: ", "REPORT_API_TOKEN",
+			[]string{"refusing to write the lock: 1 of 1 server cannot be locked now\n", "  - report: credential missing: env:REPORT_API_TOKEN has no value (${REPORT_API_TOKEN} is not set)",
 				lockPath + " left unchanged\n"}},
 		{"lock with an empty token", []string{"lock"}, map[string]string{"REPORT_API_TOKEN": ""}, exitConfig,
-			[]string{"  - report: credential missing: env:REPORT_API_TOKEN is empty", " left unchanged\n"}},
+			[]string{"  - report: credential missing: env:REPORT_API_TOKEN has no value (${REPORT_API_TOKEN} is set but empty)", " left unchanged\n"}},
 		{"relock unchanged", []string{"lock"}, token, exitOK, []string{lockPath + ": no change (probed 1 server in "}},
 	}
 	for _, s := range steps {

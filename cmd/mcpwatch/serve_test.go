@@ -291,6 +291,20 @@ func TestServeBinary(t *testing.T) {
 	if strings.Contains(logs.String(), "example-token") {
 		t.Errorf("the log holds the token")
 	}
+	// One format: the exporter toolkit's lines (through slog) carry the
+	// same fields as the daemon's own (zap), caller included.
+	if m, ok := logs.find("Listening on"); !ok || m["logger"] != "web" {
+		t.Errorf("no exporter-toolkit line from logger web: %v", m)
+	}
+	logs.mu.Lock()
+	for _, m := range logs.lines {
+		for _, key := range []string{"ts", "level", "caller", "msg"} {
+			if s, _ := m[key].(string); s == "" {
+				t.Errorf("a log line without %s: %v", key, m)
+			}
+		}
+	}
+	logs.mu.Unlock()
 	if pids := processesWith(t, marker); len(pids) > 0 {
 		t.Errorf("server processes left behind: %v", pids)
 	}

@@ -40,7 +40,7 @@ func build() (dashboard.Dashboard, error) {
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
 		Link(dashboard.NewDashboardLinkBuilder("Runbook").
 			Type(dashboard.DashboardLinkTypeLink).
-			Url("https://github.com/mcpwatch/mcpwatch/blob/main/deploy/RUNBOOK.md").
+			Url("https://github.com/mcpwatch/mcpwatch/blob/main/deploy/RUNBOOK.md"). // the mixin points it at its runbookURLBase.
 			TargetBlank(true))
 	for _, v := range variables() {
 		b = b.WithVariable(v)

@@ -1,10 +1,13 @@
-// Command gen writes dashboards/mcpwatch.json, the Grafana dashboard of
-// mcpwatch, from Go code (grafana-foundation-sdk builders). Run it with
-// `go generate ./dashboards/...`; a test fails when the committed JSON differs
-// from what it writes, and dashboards/dashboard_test.go checks the JSON itself.
+// Command gen writes mixin/dashboards/panels.json, the panels of the Grafana
+// dashboard of mcpwatch, from Go code (grafana-foundation-sdk builders); the
+// mixin applies its _config to them and writes the dashboard users import,
+// mixin/dashboards_out/mcpwatch.json. Run it with `go generate ./...` in
+// dashboards/, then the mixin's; a test fails when the committed JSON differs
+// from what it writes, and dashboards/dashboard_test.go checks the mixin's
+// dashboard itself.
 package main
 
-//go:generate go run . -out ../mcpwatch.json
+//go:generate go run . -out ../../mixin/dashboards/panels.json
 
 import (
 	"flag"
@@ -13,7 +16,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "../mcpwatch.json", "dashboard JSON file to write")
+	out := flag.String("out", "../../mixin/dashboards/panels.json", "dashboard JSON file to write")
 	flag.Parse()
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)

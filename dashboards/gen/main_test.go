@@ -6,19 +6,19 @@ import (
 	"testing"
 )
 
-// TestCommittedDashboardIsCurrent fails when mcpwatch.json was edited by
-// hand or not regenerated after a change here.
+// TestCommittedDashboardIsCurrent fails when the mixin's panels.json was
+// edited by hand or not regenerated after a change here.
 func TestCommittedDashboardIsCurrent(t *testing.T) {
 	want, err := render()
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
-	got, err := os.ReadFile("../mcpwatch.json")
+	got, err := os.ReadFile("../../mixin/dashboards/panels.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("dashboards/mcpwatch.json is out of date with dashboards/gen; run: go generate ./dashboards/...")
+		t.Fatal("mixin/dashboards/panels.json is out of date with dashboards/gen; run: cd dashboards && go generate ./... (then cd mixin && go generate ./...)")
 	}
 }
 

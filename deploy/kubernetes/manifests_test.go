@@ -254,10 +254,17 @@ func TestStrictDecodingRejectsUnknownFields(t *testing.T) {
 func TestDeployment(t *testing.T) {
 	m := load(t)
 	d := m.deployment
-	pod := d.Spec.Template.Spec
 	if d.Spec.Selector == nil || !matches(d.Spec.Selector.MatchLabels, d.Spec.Template.Labels) {
 		t.Errorf("selector %v does not match the pod labels %v", d.Spec.Selector, d.Spec.Template.Labels)
 	}
+	checkPod(t, d.Spec.Template.Spec)
+}
+
+// checkPod holds a pod of mcpwatch to the hardening every layout keeps (the
+// kustomize ones and the Helm chart's): non-root, read-only, no capability,
+// the health probes, resources, no subPath.
+func checkPod(t *testing.T, pod corev1.PodSpec) {
+	t.Helper()
 	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
 		t.Error("the pod must run as a non-root user (runAsNonRoot, runAsUser)")
 	}
@@ -501,7 +508,7 @@ func TestPrometheusRuleHasEveryRule(t *testing.T) {
 	var file struct {
 		Groups []monitoringv1.RuleGroup `json:"groups"`
 	}
-	decodeStrict(t, "mcpwatch.rules.yml", read(t, "../prometheus/rules/mcpwatch.rules.yml"), &file)
+	decodeStrict(t, "prometheus-alerts.yaml", read(t, "../../mixin/prometheus-alerts.yaml"), &file)
 	if m.prometheusRule == nil {
 		t.Fatal("no PrometheusRule")
 	}

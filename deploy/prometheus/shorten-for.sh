@@ -3,7 +3,8 @@
 #
 # Writes RULES_IN to RULES_OUT with every alert's `for:` set to 0s, so a test
 # with 1 s scrapes sees an alert fire as soon as its expression is true. The
-# rules file stays the single source; the end-to-end test runs this on it.
+# mixin (mixin/) is the single source; the end-to-end test runs this on its
+# generated prometheus-alerts.yaml.
 #
 # One exception: a rule on absent(...) (McpwatchAbsent) gets `for: 30s`.
 # absent(up{job="mcpwatch"}) is true in the seconds before Prometheus's first

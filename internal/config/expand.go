@@ -4,8 +4,8 @@ package config
 // config:
 //
 //	${VAR}              the variable's value; unset is an error, set-but-empty gives ""
-//	                    (in a credential's value, an empty one is credential_missing:
-//	                    see Server.Resolve)
+//	                    (in a credential's value, unset and empty are alike: the
+//	                    credential is missing, credential_missing; see Server.Resolve)
 //	${VAR:-default}     default when VAR is unset OR empty, as in the shell; ${VAR:-}
 //	                    says "may be empty"
 //	${VAR:?message}     VAR must be set and non-empty, as in the shell: otherwise the
@@ -120,10 +120,13 @@ type expander struct {
 	baseDir   string           // for relative ${file:...} paths; "" is the working directory
 	inputs    map[string]input // VS Code inputs declared for the server's source
 	workspace string           // ${workspaceFolder}; "" when not imported from VS Code
-	// empty, when set, hears of each reference without a default that
-	// gave an empty value ("${TOKEN} is set but empty"): in a credential's
-	// value, that credential is missing. ${VAR:-} is never reported.
-	empty func(why string)
+	// missing, when set, hears of each reference without a default that
+	// gave no value, unset ("${TOKEN} is not set", which is then no error)
+	// or empty ("${TOKEN} is set but empty"): in a credential's value, that
+	// credential is missing either way, since both are the same problem to
+	// whoever is paged. ${VAR:-} is never reported. A variable in a
+	// ${file:...} path is not the credential: unset, it stays an error.
+	missing func(why string)
 }
 
 func (x expander) expand(s string) (string, error) {
@@ -389,12 +392,16 @@ func (x expander) variable(p part) (string, error) {
 		}
 		return b.String(), nil
 	}
+	if !ok && x.missing != nil {
+		x.missing(fmt.Sprintf("${%s} is not set", p.text))
+		return "", nil
+	}
 	if !ok {
 		return "", &ExpandError{Kind: ErrUnsetVariable, Var: p.text,
 			msg: fmt.Sprintf("variable %s is not set: set %s or use ${%s:-} for an empty default", p.text, p.text, p.text)}
 	}
-	if v == "" && p.def == nil && x.empty != nil {
-		x.empty(fmt.Sprintf("${%s} is set but empty", p.text))
+	if v == "" && p.def == nil && x.missing != nil {
+		x.missing(fmt.Sprintf("${%s} is set but empty", p.text))
 	}
 	return v, nil
 }
@@ -429,7 +436,9 @@ func (x expander) lookupVar(name string) (string, bool) {
 
 func (x expander) file(p part) (string, error) {
 	var b strings.Builder
-	if err := x.eval(p.path, &b); err != nil {
+	px := x
+	px.missing = nil // the path is no credential: an unset variable in it is a wiring fault
+	if err := px.eval(p.path, &b); err != nil {
 		return "", err
 	}
 	path := b.String()
@@ -447,8 +456,8 @@ func (x expander) file(p part) (string, error) {
 		return "", &ExpandError{Kind: ErrSecretFile, File: path, Cause: err,
 			msg: fmt.Sprintf("cannot read secret file %s: %s; create it or fix the ${file:...} path", path, describeFileError(err))}
 	}
-	if content == "" && x.empty != nil {
-		x.empty(fmt.Sprintf("the file %s (${file:...}) is empty", path))
+	if content == "" && x.missing != nil {
+		x.missing(fmt.Sprintf("the file %s (${file:...}) is empty", path))
 	}
 	return content, nil
 }
@@ -491,8 +500,14 @@ func inputEnvVar(id string) string {
 
 func (x expander) input(p part) (string, error) {
 	v, err := x.inputValue(p)
-	if err == nil && v == "" && x.empty != nil {
-		x.empty(fmt.Sprintf("${input:%s} is empty", p.text))
+	if x.missing != nil {
+		if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrUnsetVariable) {
+			x.missing(ee.msg)
+			return "", nil
+		}
+		if err == nil && v == "" {
+			x.missing(fmt.Sprintf("${input:%s} is empty", p.text))
+		}
 	}
 	return v, err
 }

@@ -27,6 +27,16 @@ func TestResolveCredentials(t *testing.T) {
 		{name: "a bare variable, empty: what CI gives an unset secret",
 			server:  Server{Command: "x", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${EMPTY}", "GITHUB_HOST": "${EMPTY}"}},
 			missing: map[string]string{"env:GITHUB_PERSONAL_ACCESS_TOKEN": "${EMPTY} is set but empty"}},
+		{name: "a bare variable, unset: the same problem, the same state",
+			server:  Server{Command: "x", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${NOT_SET_ANYWHERE}"}},
+			missing: map[string]string{"env:GITHUB_PERSONAL_ACCESS_TOKEN": "${NOT_SET_ANYWHERE} is not set"}},
+		{name: "unset in a header and in a flag's value, through ${env:VAR}",
+			server: Server{URL: "https://x.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${env:NOT_SET_ANYWHERE}"},
+				Args: []string{"--api-key=${NOT_SET_ANYWHERE}"}},
+			missing: map[string]string{"header:Authorization": "${NOT_SET_ANYWHERE} is not set", "arg:--api-key": "${NOT_SET_ANYWHERE} is not set"}},
+		{name: "an unresolved VS Code input",
+			server:  Server{Command: "x", Env: map[string]string{"PERPLEXITY_API_KEY": "${input:perplexity-key}"}},
+			missing: map[string]string{"env:PERPLEXITY_API_KEY": "input perplexity-key is not resolved"}},
 		{name: "an emptied token file",
 			server:  Server{Command: "x", Env: map[string]string{"REPORT_API_TOKEN": "${file:${DIR}/emptied}"}},
 			missing: map[string]string{"env:REPORT_API_TOKEN": "/emptied (${file:...}) is empty"}},
@@ -87,16 +97,17 @@ func TestResolveCredentials(t *testing.T) {
 	}
 }
 
-// An unset variable stays a configuration error, even in a credential: a
-// wiring fault, not an empty secret. ${VAR:?message} outside a credential
-// is an error carrying the message.
+// An unset variable outside a credential's value stays a configuration
+// error (a setting, a command, the path of a secret file: a wiring fault);
+// ${VAR:?message} outside a credential is an error carrying the message.
 func TestResolveErrors(t *testing.T) {
 	for _, tc := range []struct {
 		server Server
 		kind   error
 		msg    string
 	}{
-		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "${NOT_SET_ANYWHERE}"}}, ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
+		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_HOST": "${NOT_SET_ANYWHERE}"}}, ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
+		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "${file:${NOT_SET_ANYWHERE}/token}"}}, ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
 		{Server{Name: "s", Command: "x", Args: []string{"--dir", "${NOT_SET_ANYWHERE:?name the directory to serve}"}}, ErrRequired, "name the directory to serve"},
 	} {
 		_, _, err := tc.server.Resolve(mapLookup(nil))
@@ -119,6 +130,11 @@ func TestCheckReportsMissingCredentials(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("config check does not name the empty credential: %v", cfg.Check(lookup))
+	}
+	// Unset, config check still says so, as the same missing credential.
+	problems := cfg.Check(mapLookup(map[string]string{"PATH": "/usr/bin:/bin"}))
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), `env.GITHUB_PERSONAL_ACCESS_TOKEN: credential missing: ${GITHUB_PERSONAL_ACCESS_TOKEN} is not set; a probe would fail with credential_missing`) {
+		t.Errorf("config check of an unset credential: %v", problems)
 	}
 }
 

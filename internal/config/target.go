@@ -34,11 +34,15 @@ func (c *Config) Server(name string) (Server, bool) {
 // "--token=${T}", a URL's userinfo or api_key= query), named "env:NAME",
 // "header:NAME", "auth:client_secret", "auth:refresh_token",
 // "arg:--api-key", "arg:userinfo", "url:api_key" (never by value). One is missing (Present false,
-// Why saying what was empty) when a reference in it without a default,
-// ${VAR}, ${env:VAR}, ${file:PATH} or ${input:ID}, expanded to an empty
-// value (what CI gives an unset secret, an emptied token file), or when a
-// ${VAR:?message} in it is unset or empty. ${VAR:-} says "may be empty" and
-// is never missing; a literal value is what the configuration says.
+// Why saying what was unset or empty) when a reference in it without a
+// default, ${VAR}, ${env:VAR}, ${file:PATH} or ${input:ID}, gave no value:
+// a variable unset (a secret never exported, `env -u`) or empty (what CI
+// gives an unset secret), an emptied token file, or a ${VAR:?message}
+// unset or empty. Unset and empty are one problem to whoever is paged, so
+// they are one state and one alert. ${VAR:-} says "may be empty" and is
+// never missing; a literal value is what the configuration says. A
+// variable elsewhere (a command, an argument that is no credential, a
+// ${file:...} path) must be set: unset, it is an error.
 // A missing credential is not an error: the caller decides (the runner
 // does not probe, and reports credential_missing); every other expansion
 // problem is an *ExpandError naming the server and the key, never the
@@ -117,7 +121,7 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 		}
 		var why []string
 		cx := x
-		cx.empty = func(w string) { why = append(why, w) }
+		cx.missing = func(w string) { why = append(why, w) }
 		v, err := cx.expand(value)
 		if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
 			why, v, err = append(why, ee.msg), "", nil
@@ -199,7 +203,7 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 		}
 		var why []string
 		cx := x
-		cx.empty = func(w string) { why = append(why, w) }
+		cx.missing = func(w string) { why = append(why, w) }
 		_, err := cx.expand(value)
 		if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
 			why, err = append(why, ee.msg), nil

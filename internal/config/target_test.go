@@ -19,7 +19,7 @@ servers:
     env: {REPORT_API_TOKEN: "${file:./secrets/token}", SCOPE: "${REPORT_SCOPE}"}
   remote:
     url: https://mcp.example.com/mcp
-    headers: {Authorization: "Bearer ${REPORT_API_TOKEN}"}
+    headers: {X-Region: "${REPORT_REGION}"}
 `)
 	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
@@ -62,7 +62,7 @@ servers:
 
 	remote, _ := cfg.Server("remote")
 	_, _, err = remote.Resolve(lookup)
-	want = `server "remote" (` + file + `) headers.Authorization: variable REPORT_API_TOKEN is not set: set REPORT_API_TOKEN or use ${REPORT_API_TOKEN:-} for an empty default`
+	want = `server "remote" (` + file + `) headers.X-Region: variable REPORT_REGION is not set: set REPORT_REGION or use ${REPORT_REGION:-} for an empty default`
 	if err == nil || err.Error() != want || !errors.Is(err, ErrUnsetVariable) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

@@ -37,7 +37,7 @@ const (
 	FilesystemServer  = "server-filesystem"
 	packageScope      = "@modelcontextprotocol"
 	upstreamsPreload  = "upstreams.cjs"
-	installPeersHint  = "run scripts/e2e-deps.sh (npm ci in testdata/peers)"
+	installPeersHint  = "install node and npm, then make test installs them (scripts/peers.sh: npm install from testdata/peers/package-lock.json)"
 	peersRelativePath = "testdata/peers"
 )
 

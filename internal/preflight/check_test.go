@@ -98,9 +98,13 @@ func TestCheckVerdicts(t *testing.T) {
 		{name: "command not found", server: map[string]any{"command": "/nonexistent/no-such-binary"},
 			lock: seedLock, verdict: verdict.KindProbeFailed,
 			messages: []string{"probe failed (spawn_failed)", "no-such-binary"}},
-		{name: "unset variable", server: map[string]any{"command": "/bin/true", "env": map[string]string{"REPORT_API_TOKEN": "${MCPWATCH_PREFLIGHT_TEST_UNSET}"}},
+		{name: "unset variable", server: map[string]any{"command": "/bin/true", "env": map[string]string{"REPORT_HOST": "${MCPWATCH_PREFLIGHT_TEST_UNSET}"}},
 			lock: seedLock, verdict: verdict.KindConfigError,
 			messages: []string{"config error: ", "MCPWATCH_PREFLIGHT_TEST_UNSET", "2/2 locked tools unverified"}},
+		// A credential's variable unset is what an empty one is: missing.
+		{name: "unset credential", server: map[string]any{"command": "/bin/true", "env": map[string]string{"REPORT_API_TOKEN": "${MCPWATCH_PREFLIGHT_TEST_UNSET}"}},
+			lock: seedLock, verdict: verdict.KindCredentialMissing,
+			messages: []string{"credential missing: env:REPORT_API_TOKEN has no value (${MCPWATCH_PREFLIGHT_TEST_UNSET} is not set): the server was not probed", "2/2 locked tools unverified"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

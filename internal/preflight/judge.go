@@ -86,6 +86,7 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 	case verdict.KindMissing:
 		// The Python preflight's line, so a log grep written for it keeps working.
 		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), toolList(f.Tools))
+		p.Details = []string{"if they were removed on purpose, accept it with 'mcpwatch lock --server " + sanitize.ShellQuote(s.Name) + "' (drops them from the lock)"}
 	case verdict.KindSchemaChanged:
 		p.Message = fmt.Sprintf("input schema changed -> %s", toolList(f.Tools))
 		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + sanitize.ShellQuote(s.Name) + "' once the change is reviewed"}
@@ -99,6 +100,7 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), sanitize.ShellQuote(s.Name))
 	case verdict.KindExtra:
 		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), toolList(f.Tools))
+		p.Details = []string{"once reviewed, lock them with 'mcpwatch lock --server " + sanitize.ShellQuote(s.Name) + "'"}
 	default:
 		p.Message = string(f.Kind)
 	}

@@ -255,7 +255,7 @@ func TestWriteGitHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "::notice title=MCP preflight%3A extra::2 extra tools not in the lock -> export|csv, fetch_daily_report\n" +
-		"::error title=MCP preflight%3A report::1/2 tools missing -> fetch_daily_report\n"
+		"::error title=MCP preflight%3A report::1/2 tools missing -> fetch_daily_report%0Aif they were removed on purpose, accept it with 'mcpwatch lock --server report' (drops them from the lock)\n"
 	if ann.String() != want {
 		t.Errorf("annotations:\n%s\nwant:\n%s", ann.String(), want)
 	}
@@ -280,10 +280,13 @@ func TestWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 3 ||
+	// Beside each missing or extra tool, the command that accepts the change.
+	if len(lines) != 5 ||
 		!strings.HasPrefix(lines[0], "MCP preflight FAILED in ") || !strings.HasSuffix(lines[0], " ms (1 of 2 servers failed: missing on 1; 1 of 3 locked tools verified)") ||
 		lines[1] != "  - report: 2/2 tools missing -> fetch_daily_report, list_report_dates" ||
-		lines[2] != "  info: ok: 2 extra tools not in the lock -> export_csv, list_report_dates" {
+		lines[2] != "      if they were removed on purpose, accept it with 'mcpwatch lock --server report' (drops them from the lock)" ||
+		lines[3] != "  info: ok: 2 extra tools not in the lock -> export_csv, list_report_dates" ||
+		lines[4] != "      once reviewed, lock them with 'mcpwatch lock --server ok'" {
 		t.Errorf("text:\n%s", buf.String())
 	}
 

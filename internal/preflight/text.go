@@ -19,7 +19,9 @@ import (
 //
 //	MCP preflight FAILED in 23 ms (1 of 2 servers failed: missing on 1; 2 of 4 locked tools verified)
 //	  - report: 2/2 tools missing -> fetch_daily_report, list_report_dates
+//	      if they were removed on purpose, accept it with 'mcpwatch lock --server report' (drops them from the lock)
 //	  info: search: 1 extra tool not in the lock -> suggest
+//	      once reviewed, lock them with 'mcpwatch lock --server search'
 func WriteText(w io.Writer, r *Report) error {
 	b := &strings.Builder{}
 	if r.Error != "" {
@@ -48,6 +50,9 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, s := range r.Servers {
 		for _, p := range s.Notes() {
 			fmt.Fprintf(b, "  info: %s: %s\n", sanitize.Text(s.Name), sanitize.Text(p.Message))
+			for _, d := range p.Details {
+				fmt.Fprintf(b, "      %s\n", sanitize.Text(d))
+			}
 		}
 	}
 	if len(r.Skipped) > 0 {

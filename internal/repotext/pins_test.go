@@ -19,8 +19,10 @@ var releasedSection = regexp.MustCompile(`(?m)^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\
 
 // pin is every way the repository's text names a release of mcpwatch for a
 // reader to run: Go's install of the command, the image's tag, a kustomize
-// remote base and the manifests' image tag.
-var pin = regexp.MustCompile(`mcpwatch/cmd/mcpwatch@v(\d+\.\d+\.\d+)|ghcr\.io/mcpwatch/mcpwatch:v(\d+\.\d+\.\d+)|deploy/kubernetes\?ref=v(\d+\.\d+\.\d+)|newTag: v(\d+\.\d+\.\d+)`)
+// remote base and the manifests' image tag, and a link into a release's
+// files (the alerts' runbook links, which the mixin points at a tag), and
+// the release the Helm chart runs (its appVersion).
+var pin = regexp.MustCompile(`mcpwatch/cmd/mcpwatch@v(\d+\.\d+\.\d+)|ghcr\.io/mcpwatch/mcpwatch:v(\d+\.\d+\.\d+)|deploy/kubernetes\?ref=v(\d+\.\d+\.\d+)|newTag: v(\d+\.\d+\.\d+)|mcpwatch/mcpwatch/blob/v(\d+\.\d+\.\d+)/|appVersion: "v(\d+\.\d+\.\d+)"`)
 
 // newestRelease returns the version of CHANGELOG.md's newest released
 // section.
@@ -88,7 +90,7 @@ func TestPinsAreTheNewestRelease(t *testing.T) {
 	for _, name := range []string{"README.md", "docs/deployment.md", "docs/releasing.md",
 		"examples/github-actions/mcp-preflight.yml", "deploy/kubernetes/kustomization.yaml",
 		"deploy/kubernetes/ha-pair/kustomization.yaml", "deploy/kubernetes/sharded/kustomization.yaml",
-		"examples/kubernetes/kustomization.yaml"} {
+		"examples/kubernetes/kustomization.yaml", "mixin/config.libsonnet", "deploy/helm/mcpwatch/Chart.yaml"} {
 		if perFile[name] == 0 {
 			t.Errorf("%s pins no release of mcpwatch (go install ...@vX.Y.Z, the image's tag, newTag: or ?ref=)", name)
 		}

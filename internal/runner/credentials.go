@@ -50,7 +50,7 @@ func credentialStatus(target probe.Target, client *oauth.Client, given []probe.G
 func missingMessage(missing []probe.GivenCredential) string {
 	parts := make([]string, len(missing))
 	for i, m := range missing {
-		parts[i] = m.Credential + " is empty (" + m.Why + ")"
+		parts[i] = m.Credential + " has no value (" + m.Why + ")"
 	}
 	return strings.Join(parts, "; ") + ": the server was not probed; set it, or write ${VAR:-} where an empty value is meant"
 }

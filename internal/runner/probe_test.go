@@ -136,7 +136,7 @@ func TestProbeConfigErrorNeedsNoSlot(t *testing.T) {
 	pool := NewPool(1, 1)
 	defer take(t, pool, false)()
 	started, ended := 0, 0
-	s := normalized(config.Server{Name: "report", Command: "/bin/true", Env: map[string]string{"REPORT_API_TOKEN": "${UNSET_TOKEN}"}})
+	s := normalized(config.Server{Name: "report", Command: "/bin/true", Env: map[string]string{"REPORT_HOST": "${UNSET_TOKEN}"}})
 	obs := Probe(t.Context(), pool, s, Request{OnStart: func() func() {
 		started++
 		return func() { ended++ }
@@ -352,7 +352,7 @@ func TestProbeCredentialMissing(t *testing.T) {
 				t.Fatalf("credentials %+v", st)
 			}
 			if tc.reason == probe.ReasonCredentialMissing {
-				if !strings.Contains(obs.Result.Error, "env:REPORT_API_TOKEN is empty (${EMPTY_SECRET} is set but empty)") || st.Given[0].Why == "" {
+				if !strings.Contains(obs.Result.Error, "env:REPORT_API_TOKEN has no value (${EMPTY_SECRET} is set but empty)") || st.Given[0].Why == "" {
 					t.Errorf("error %q, why %q", obs.Result.Error, st.Given[0].Why)
 				}
 				if len(obs.Calls) != 1 || obs.Calls[0].Reason != contracts.ReasonProbeFailed {

@@ -10,7 +10,7 @@ import (
 // TestCommittedManifestIsCurrent fails when prometheusrule.yaml was not
 // regenerated after the rules file changed (or was edited by hand).
 func TestCommittedManifestIsCurrent(t *testing.T) {
-	rules, err := os.ReadFile("../../prometheus/rules/mcpwatch.rules.yml")
+	rules, err := os.ReadFile("../../../mixin/prometheus-alerts.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,13 +23,13 @@ func TestCommittedManifestIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("deploy/kubernetes/common/prometheusrule.yaml is out of date with deploy/prometheus/rules/mcpwatch.rules.yml; run: go generate ./deploy/...")
+		t.Fatalf("deploy/kubernetes/common/prometheusrule.yaml is out of date with mixin/prometheus-alerts.yaml; run: cd deploy/kubernetes && go generate ./...")
 	}
 }
 
 func TestRunWritesManifest(t *testing.T) {
 	out := t.TempDir() + "/rule.yaml"
-	if err := run("../../prometheus/rules/mcpwatch.rules.yml", out); err != nil {
+	if err := run("../../../mixin/prometheus-alerts.yaml", out); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)

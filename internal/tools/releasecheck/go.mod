@@ -2,7 +2,10 @@ module github.com/mcpwatch/mcpwatch/internal/tools/releasecheck
 
 go 1.26.8
 
-require github.com/goreleaser/goreleaser/v2 v2.15.1
+require (
+	github.com/goreleaser/goreleaser/v2 v2.15.1
+	go.yaml.in/yaml/v3 v3.0.4
+)
 
 require (
 	charm.land/lipgloss/v2 v2.0.2 // indirect
@@ -56,7 +59,6 @@ require (
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	gitlab.com/digitalxero/go-conventional-commit v1.0.7 // indirect
-	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/crypto v0.49.0 // indirect
 	golang.org/x/exp v0.0.0-20251209150349-8475f28825e9 // indirect
 	golang.org/x/net v0.52.0 // indirect

@@ -2,6 +2,7 @@ package releasecheck
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -187,6 +188,29 @@ func TestRelease(t *testing.T) {
 	if p.DockerDigest.Disable != "" && p.DockerDigest.Disable != "false" {
 		t.Errorf("docker_digest is disabled: the release would not say the digest to pin")
 	}
+
+	// An SBOM of each archive, by syft.
+	if len(p.SBOMs) != 1 || p.SBOMs[0].Artifacts != "archive" || p.SBOMs[0].Cmd != "syft" || len(p.SBOMs[0].Documents) != 1 {
+		t.Errorf("sboms %+v: want one SBOM document per archive, written by syft", p.SBOMs)
+	}
+	// The checksums signed keylessly (no key to keep or leak): cosign's
+	// bundle, with the certificate of the release workflow's identity.
+	if len(p.Signs) != 1 || p.Signs[0].Artifacts != "checksum" || p.Signs[0].Cmd != "cosign" ||
+		!slices.Contains(p.Signs[0].Args, "sign-blob") || !slices.Contains(p.Signs[0].Args, "--bundle=${signature}") {
+		t.Errorf("signs %+v: want the checksums signed with cosign sign-blob into a bundle", p.Signs)
+	}
+	// Both images signed keylessly, by digest.
+	if len(p.DockerSigns) != 1 || p.DockerSigns[0].Cmd != "cosign" || !slices.Contains(p.DockerSigns[0].Args, "${artifact}@${digest}") ||
+		(p.DockerSigns[0].Artifacts != "" && p.DockerSigns[0].Artifacts != "all") {
+		t.Errorf("docker_signs %+v: want the images of dockers_v2 signed with cosign by digest", p.DockerSigns)
+	}
+	for _, args := range [][]string{p.Signs[0].Args, p.DockerSigns[0].Args} {
+		for _, a := range args {
+			if strings.HasPrefix(a, "--key") {
+				t.Errorf("cosign %v signs with a key: sign keylessly, with the workflow's identity", args)
+			}
+		}
+	}
 }
 
 // images are the release's images in .goreleaser.yaml's order: the
@@ -270,7 +294,7 @@ func stageOf(t *testing.T, file, name string) []string {
 // package runner leaves behind.
 func TestDockerfileTargets(t *testing.T) {
 	last, _ := stage(t, "Dockerfile", "")
-	if last[0] != "FROM gcr.io/distroless/static-debian12:nonroot" {
+	if !regexp.MustCompile(`^FROM gcr\.io/distroless/static-debian12:nonroot@sha256:[0-9a-f]{64}$`).MatchString(last[0]) {
 		t.Errorf("the default target is %q, want the distroless image", last[0])
 	}
 	stdio, _ := stage(t, "Dockerfile", "stdio")
@@ -282,7 +306,123 @@ func TestDockerfileTargets(t *testing.T) {
 		}
 	}
 	uv, _ := stage(t, "Dockerfile", "uv")
-	if !regexp.MustCompile(`^FROM ghcr\.io/astral-sh/uv:\d+\.\d+\.\d+$`).MatchString(uv[0]) {
-		t.Errorf("uv comes from %q: pin a version of ghcr.io/astral-sh/uv", uv[0])
+	if !regexp.MustCompile(`^FROM ghcr\.io/astral-sh/uv:\d+\.\d+\.\d+@sha256:[0-9a-f]{64}$`).MatchString(uv[0]) {
+		t.Errorf("uv comes from %q: pin a version of ghcr.io/astral-sh/uv, and its digest", uv[0])
+	}
+}
+
+// dockerfiles are the files whose base images scripts/base-digests.sh keeps
+// pinned.
+var dockerfiles = []string{"Dockerfile", "Dockerfile.release", "Dockerfile.release-stdio"}
+
+// pinned matches a FROM of an image pinned by digest, the tag beside it for
+// people (and for scripts/base-digests.sh, which asks for the tag's current
+// digest): FROM IMAGE:TAG@sha256:DIGEST [AS NAME].
+var pinned = regexp.MustCompile(`^FROM ([a-z0-9./_-]+:[\w.-]+)@(sha256:[0-9a-f]{64})(?: AS [\w-]+)?$`)
+
+// Every base image is pinned by digest, which no push can move (a tag, even
+// a version's, is rebuilt by its publisher), with its tag beside it; a stage
+// may start from an earlier stage by name. One image has one digest in all
+// the files, so the release images are what the Dockerfile builds and tests.
+func TestBaseImagesPinned(t *testing.T) {
+	digests := map[string]string{}
+	for _, file := range dockerfiles {
+		stages := map[string]bool{}
+		for _, line := range strings.Split(read(t, file), "\n") {
+			line = strings.Join(strings.Fields(line), " ")
+			if !strings.HasPrefix(line, "FROM ") {
+				continue
+			}
+			base, as, _ := strings.Cut(strings.TrimPrefix(line, "FROM "), " AS ")
+			if as != "" {
+				stages[as] = true
+			}
+			if stages[base] && base != as {
+				continue
+			}
+			m := pinned.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("%s: %q: pin the base image by digest, IMAGE:TAG@sha256:... (scripts/base-digests.sh writes it)", file, line)
+				continue
+			}
+			if d, ok := digests[m[1]]; ok && d != m[2] {
+				t.Errorf("%s pins %s at %s, another file at %s: one image, one digest (scripts/base-digests.sh)", file, m[1], m[2], d)
+			}
+			digests[m[1]] = m[2]
+		}
+	}
+	if len(digests) < 4 {
+		t.Errorf("base images found: %v; want Go, uv, node and distroless", digests)
+	}
+}
+
+// scripts/base-digests.sh asks for each tag's current digest and rewrites
+// every pin of that image, in all three files; --check only lists the stale
+// ones and fails. Run against a stand-in for docker that says one tag has
+// moved.
+func TestBaseDigestsScript(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range append(dockerfiles, "scripts/base-digests.sh") {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(read(t, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved := "sha256:" + strings.Repeat("ab", 32)
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// docker buildx imagetools inspect REF: node's tag has moved to moved,
+	// the others are where the Dockerfile pins them.
+	fake := `#!/bin/sh
+[ "$1 $2 $3" = "buildx imagetools inspect" ] || { echo "unexpected: $*" >&2; exit 2; }
+case "$4" in
+node:*) d=` + moved + ` ;;
+*) d=$(grep -o "^FROM $4@sha256:[0-9a-f]*" Dockerfile | sed 's/.*@//') ;;
+esac
+printf 'Name:      %s
+MediaType: application/vnd.oci.image.index.v1+json
+Digest:    %s
+
+Manifests:
+  Name:      %s@sha256:0000
+' "$4" "$d" "$4"
+`
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(dir, "scripts/base-digests.sh"), args...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("--check")
+	if err == nil || !strings.Contains(out, "node:24-bookworm-slim: pinned sha256:") || !strings.Contains(out, moved) {
+		t.Fatalf("--check with node's tag moved: %v\n%s", err, out)
+	}
+	if strings.Contains(read(t, "Dockerfile"), moved) {
+		t.Fatal("--check changed a file")
+	}
+	if out, err := run(); err != nil {
+		t.Fatalf("update: %v\n%s", err, out)
+	}
+	for _, f := range []string{"Dockerfile", "Dockerfile.release-stdio"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "FROM node:24-bookworm-slim@"+moved) {
+			t.Errorf("%s: node's pin was not moved to %s:\n%s", f, moved, b)
+		}
+		if want := stageOf(t, f, "uv"); f == "Dockerfile" && !strings.Contains(string(b), want[0]) {
+			t.Errorf("%s: uv's current pin %q was changed", f, want[0])
+		}
+	}
+	if out, err := run("--check"); err != nil {
+		t.Errorf("--check after the update: %v\n%s", err, out)
 	}
 }

@@ -98,7 +98,18 @@ func report(w io.Writer, skips []skip) {
 		return
 	}
 	fmt.Fprintf(w, "*** make test: %d tests skipped, each with its reason (a parent skipped covers its subtests): ***\n", len(skips))
+	peers := 0
 	for _, s := range skips {
 		fmt.Fprintf(w, "  SKIP %s %s: %s\n", s.pkg, s.test, s.reason)
+		if strings.Contains(s.reason, peersDir) {
+			peers++
+		}
+	}
+	if peers > 0 {
+		fmt.Fprintf(w, "*** make test: %d of them run the pinned npm MCP servers of %s: install node (18 or later) and npm, and make test installs the servers (scripts/peers.sh) and runs them. ***\n", peers, peersDir)
 	}
 }
+
+// peersDir is where the pinned npm MCP servers are installed: a skip whose
+// reason names it was for want of them.
+const peersDir = "testdata/peers"

@@ -17,7 +17,7 @@ func TestFilter(t *testing.T) {
 		`{"Action":"output","Package":"example.com/p","Test":"TestPass","Output":"--- PASS: TestPass (0.00s)\n"}`,
 		`{"Action":"pass","Package":"example.com/p","Test":"TestPass"}`,
 		`{"Action":"output","Package":"example.com/p","Test":"TestPeer","Output":"=== RUN   TestPeer\n"}`,
-		`{"Action":"output","Package":"example.com/p","Test":"TestPeer","Output":"    peers.go:82: SKIPPED: node is not installed: run scripts/e2e-deps.sh\n"}`,
+		`{"Action":"output","Package":"example.com/p","Test":"TestPeer","Output":"    peers.go:82: SKIPPED: node is not installed: install node and npm, then make test installs them (scripts/peers.sh: npm install from testdata/peers/package-lock.json)\n"}`,
 		`{"Action":"output","Package":"example.com/p","Test":"TestPeer","Output":"--- SKIP: TestPeer (0.00s)\n"}`,
 		`{"Action":"skip","Package":"example.com/p","Test":"TestPeer"}`,
 		`{"Action":"output","Package":"example.com/p","Test":"TestBroken","Output":"=== RUN   TestBroken\n"}`,
@@ -40,7 +40,8 @@ func TestFilter(t *testing.T) {
 	want := "    x_test.go:9: got 1, want 2\n--- FAIL: TestBroken (0.00s)\nFAIL\nFAIL\texample.com/p\t0.01s\n" +
 		"ok  \texample.com/q\t0.02s\ngo: some message of go test's own\n" +
 		"*** make test: 1 tests skipped, each with its reason (a parent skipped covers its subtests): ***\n" +
-		"  SKIP example.com/p TestPeer: peers.go:82: SKIPPED: node is not installed: run scripts/e2e-deps.sh\n"
+		"  SKIP example.com/p TestPeer: peers.go:82: SKIPPED: node is not installed: install node and npm, then make test installs them (scripts/peers.sh: npm install from testdata/peers/package-lock.json)\n" +
+		"*** make test: 1 of them run the pinned npm MCP servers of testdata/peers: install node (18 or later) and npm, and make test installs the servers (scripts/peers.sh) and runs them. ***\n"
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
 	}
