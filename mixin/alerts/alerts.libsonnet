@@ -33,6 +33,12 @@
 local lib = import '../lib.libsonnet';
 local fold = lib.fold, runbook = lib.runbook, duration = lib.duration;
 
+// expiresOn is the date a McpCredentialExpiringSoon's credential expires,
+// for its annotations: the value of the alert is the time left, and a
+// person renewing a token wants the day (as GitHub, GitLab and
+// Cloudflare tell it).
+local expiresOn = '{{ with printf "min(last_over_time(mcpwatch_credential_expiry_timestamp_seconds{server=%q,credential=%q}[15m]))" $labels.server $labels.credential | query }}{{ . | first | value | humanizeTimestamp }}{{ end }}';
+
 {
   local c = $._config,
 
@@ -346,7 +352,7 @@ local fold = lib.fold, runbook = lib.runbook, duration = lib.duration;
             annotations: {
               summary: fold(|||
                 Credential {{ $labels.credential }} of MCP server {{ $labels.server }} {{ if lt $value 0.0 }}has expired{{ else }}expires in {{ $value | humanizeDuration }}{{ end }}
-              |||),
+              |||) + ' (' + expiresOn + ')',
               description: fold(|||
                 The credential {{ $labels.credential }} that mcpwatch sends to server {{ $labels.server }}
                 {{ if lt $value 0.0 }}has expired{{ else }}expires in less than %(critical)s ({{ $value | humanizeDuration }}){{ end }}.
@@ -370,7 +376,7 @@ local fold = lib.fold, runbook = lib.runbook, duration = lib.duration;
             'for': c.forDurations.McpCredentialExpiringSoonWarning,
             labels: { severity: "warning" },
             annotations: {
-              summary: "Credential {{ $labels.credential }} of MCP server {{ $labels.server }} expires in {{ $value | humanizeDuration }}",
+              summary: "Credential {{ $labels.credential }} of MCP server {{ $labels.server }} expires in {{ $value | humanizeDuration }}, on " + expiresOn,
               description: fold(|||
                 The credential {{ $labels.credential }} that mcpwatch sends to server {{ $labels.server }}
                 expires in {{ $value | humanizeDuration }}, within %(warning)s. Renew it before it does:
