@@ -39,14 +39,16 @@ type Proxy struct {
 	ca     *x509.Certificate
 	caKey  *ecdsa.PrivateKey
 
-	mu    sync.Mutex
-	certs map[string]*tls.Certificate
-	conns sync.WaitGroup
+	mu     sync.Mutex
+	certs  map[string]*tls.Certificate
+	open   map[net.Conn]bool // the clients' connections being served
+	closed bool
+	conns  sync.WaitGroup
 }
 
 // NewProxy starts a proxy to apis, each of an https origin.
 func NewProxy(apis ...*API) (*Proxy, error) {
-	p := &Proxy{apis: map[string]*API{}, certs: map[string]*tls.Certificate{}}
+	p := &Proxy{apis: map[string]*API{}, certs: map[string]*tls.Certificate{}, open: map[net.Conn]bool{}}
 	for _, a := range apis {
 		u, err := url.Parse(a.Origin)
 		if err != nil || u.Scheme != "https" {
@@ -97,9 +99,17 @@ func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() }
 // CAFile is the PEM file of the CA that signs what the proxy presents.
 func (p *Proxy) CAFile() string { return p.caFile }
 
-// Close stops the proxy and removes its CA file.
+// Close stops the proxy, ends the tunnels it serves (a client that keeps
+// its connections alive, as mcpwatch does, would otherwise hold it open),
+// and removes its CA file.
 func (p *Proxy) Close() {
 	_ = p.ln.Close()
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.open {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
 	p.conns.Wait()
 	_ = os.RemoveAll(p.caDir)
 }
@@ -110,10 +120,23 @@ func (p *Proxy) serve() {
 		if err != nil {
 			return
 		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			_ = conn.Close()
+			return
+		}
+		p.open[conn] = true
 		p.conns.Add(1)
+		p.mu.Unlock()
 		go func() {
 			defer p.conns.Done()
-			defer func() { _ = conn.Close() }()
+			defer func() {
+				_ = conn.Close()
+				p.mu.Lock()
+				delete(p.open, conn)
+				p.mu.Unlock()
+			}()
 			p.handle(conn)
 		}()
 	}
