@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -66,8 +67,11 @@ func TestAlertingIssuer(t *testing.T) {
 	writeFile(t, filepath.Join(h.dir, "secrets", "report-scope"), "full\n")
 	writeFile(t, filepath.Join(h.dir, "secrets", "github-token"), issuerGitHubToken+"\n")
 	writeFile(t, filepath.Join(h.dir, "secrets", "gitlab-token"), issuerGitLabToken+"\n")
-	writeFile(t, filepath.Join(h.dir, "mcp-tools.lock.json"), fmt.Sprintf("{%q: %q, %q: %q}\n",
-		"github-tools", lockedTools, "gitlab-tools", lockedTools))
+	lock, err := json.Marshal(map[string][]string{"github-tools": lockedTools, "gitlab-tools": lockedTools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(h.dir, "mcp-tools.lock.json"), string(lock)+"\n")
 	server := func(name, variable, file string) string {
 		return fmt.Sprintf(`  %s:
     command: %q
