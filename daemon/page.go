@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -34,9 +35,11 @@ type pages struct {
 }
 
 func parsePages() (*pages, error) {
-	// name cuts a name a server chose (sanitize.Name); the template
-	// escapes it.
-	funcs := template.FuncMap{"upper": strings.ToUpper, "severity": severityOf, "name": sanitize.Name}
+	// name cuts a name a server chose (sanitize.Name) and shows what
+	// would act on the page escaped, as every text output does
+	// (sanitize.Text: a line break in a name as "\n"); the template
+	// escapes it for HTML.
+	funcs := template.FuncMap{"upper": strings.ToUpper, "severity": severityOf, "name": func(s string) string { return sanitize.Text(sanitize.Name(s)) }}
 	parse := func(name string) (*template.Template, error) {
 		return template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/calls.html", "templates/"+name)
 	}
@@ -593,7 +596,12 @@ func (d *Daemon) render(w http.ResponseWriter, status int, t *template.Template,
 	// and a meta refresh.
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	// html/template escapes what a server sent for HTML, not for the eye:
+	// a bidirectional override or a C1 control in a tool name, an error
+	// or a stderr line would reorder or hide what the page shows. The
+	// templates hold none, so every one left came from a server, and is
+	// escaped visibly, as the terminal outputs show it ("\u202e").
+	_, _ = io.WriteString(w, sanitize.Layout(buf.String()))
 }
 
 // stdioLine says how a stdio server is run and when it last started.

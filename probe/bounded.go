@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 )
 
 // errLineTooLarge is returned by readBoundedLine for a line over the cap.
@@ -76,7 +79,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // String is the kept tail as valid UTF-8, starting at a line boundary when
-// the front was cut and a line boundary is near.
+// the front was cut and a line boundary is near; else, cut inside a line,
+// it starts with "…", as every text cut short does, so that whoever reads
+// it (a person, the scrubber) knows its first words are a part of some.
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -84,12 +89,22 @@ func (t *tailBuffer) String() string {
 	if len(b) > t.max {
 		b = b[len(b)-t.max:]
 	}
+	midLine := false
 	if t.cut || len(b) < len(t.buf) {
 		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 && i < 200 {
 			b = b[i+1:]
+		} else {
+			midLine = true
+			for len(b) > 0 && !utf8.RuneStart(b[0]) {
+				b = b[1:] // the rest of a rune cut in two
+			}
 		}
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if midLine {
+		s = sanitize.Ellipsis + s
+	}
+	return s
 }
 
 // headBuffer keeps the first max bytes written to it, and counts them all:

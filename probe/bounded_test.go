@@ -79,9 +79,11 @@ func TestTailBuffer(t *testing.T) {
 		want   string
 	}{
 		{"short", 10, []string{"ab", "cd"}, "abcd"},
-		{"keeps the last bytes", 5, []string{"abc", "def", "ghi"}, "efghi"},
-		{"one big write", 4, []string{"0123456789"}, "6789"},
+		// Cut inside a line, it says so: its first word is a part of one.
+		{"keeps the last bytes", 5, []string{"abc", "def", "ghi"}, "…efghi"},
+		{"one big write", 4, []string{"0123456789"}, "…6789"},
 		{"starts at a line when cut", 8, []string{"first\nsecond\nend\n"}, "end\n"},
+		{"a rune cut in two is left out", 3, []string{"abcé12"}, "…12"},
 		{"invalid UTF-8 repaired", 10, []string{"ok\xff"}, "ok\uFFFD"},
 	}
 	for _, tc := range tests {
@@ -107,7 +109,7 @@ func TestTailBufferManyWrites(t *testing.T) {
 		all.WriteString(s)
 		_, _ = b.Write([]byte(s))
 	}
-	want := all.String()[all.Len()-100:]
+	want := "…" + all.String()[all.Len()-100:]
 	if got := b.String(); got != want {
 		t.Errorf("tail = %q, want %q", got, want)
 	}

@@ -47,8 +47,10 @@ Step by step:
      7591), kept in FILE.client.json beside the refresh token (mode 0600)
      and reused by the next login and by the daemon;
   3. the browser opens the authorization URL ($BROWSER if set, else the
-     system's opener; the URL is printed too, to open anywhere, and only
-     printed with --no-browser); the answer comes back to
+     system's opener), through a start page on loopback that keeps the
+     URL's state off command lines (a second visit ends the sign-in); the
+     URL is printed too, to open anywhere, and only printed with
+     --no-browser; the answer comes back to
      http://127.0.0.1:PORT/callback on this machine, its state checked;
   4. the code is exchanged (PKCE S256, the resource parameter); the refresh
      token is written to the file, atomically, mode 0600, never through a

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"path"
+	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/serverref"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -31,10 +31,12 @@ type CatalogueEntry struct {
 	ID string `json:"id"`
 	// Server says whose server it is, for people.
 	Server string `json:"server"`
-	// What it matches: an npm package (run by npx, bunx, pnpm dlx, npm
-	// exec, or from a node_modules folder) within Versions, a PyPI one
-	// (uvx, pipx run), a container image (docker or podman run), or a
-	// remote URL (Also: its other transports' URLs).
+	// What it matches: an npm package (run by npx, bunx, pnpm dlx or npm
+	// exec, or a script of its node_modules folder), a PyPI one (uvx,
+	// pipx run) or a container image (docker or podman run), at a release
+	// within Versions: pinned on the command line, or installed in that
+	// node_modules folder; or a remote URL (Also: its other transports'
+	// URLs).
 	NPM      string   `json:"npm,omitempty"`
 	PyPI     string   `json:"pypi,omitempty"`
 	Image    string   `json:"image,omitempty"`
@@ -143,103 +145,62 @@ func contradicts(t probe.Tool) bool {
 	return (h.ReadOnlyHint != nil && !*h.ReadOnlyHint) || (h.DestructiveHint != nil && *h.DestructiveHint)
 }
 
-// matches reports whether the server that runs so is the entry's.
+// matches reports whether the server that runs so is the entry's: a
+// remote server by its URL, any other by the package its runner runs
+// (serverref.Of: npx's package argument, uvx's, docker run's image; never
+// an argument that merely equals the package's name), at a release within
+// the entry's range.
 func (e CatalogueEntry) matches(command string, args []string, rawURL string) bool {
+	p, ok := e.serves(command, args, rawURL)
+	return ok && (rawURL != "" || e.inRange(p))
+}
+
+// serves reports whether the server that runs so is the entry's package
+// or URL, whatever version it runs, and which package it is (none for a
+// URL): what a metered service's pacing needs, which holds at every
+// version.
+func (e CatalogueEntry) serves(command string, args []string, rawURL string) (serverref.Package, bool) {
 	if rawURL != "" {
 		if e.URL == "" {
-			return false
+			return serverref.Package{}, false
 		}
-		u := normalURL(rawURL)
+		u := serverref.NormalURL(rawURL)
 		for _, want := range append([]string{e.URL}, e.Also...) {
-			if u == normalURL(want) {
-				return true
+			if u == serverref.NormalURL(want) {
+				return serverref.Package{}, true
 			}
 		}
-		return false
+		return serverref.Package{}, false
 	}
-	words := append([]string{command}, args...)
-	for _, w := range words {
-		switch {
-		case e.NPM != "":
-			if v, ok := npmRef(w, e.NPM); ok && e.inRange(v) {
-				return true
-			}
-		case e.PyPI != "":
-			if v, ok := pypiRef(w, e.PyPI); ok && e.inRange(v) {
-				return true
-			}
-		case e.Image != "":
-			if v, ok := imageRef(w, e.Image); ok && e.inRange(v) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// npmRef reads an argument as the package: "PKG", "PKG@VERSION", or a
-// path into a node_modules folder (".../node_modules/PKG/dist/index.js"),
-// whose version the path does not say.
-func npmRef(arg, pkg string) (version string, ok bool) {
-	if arg == pkg {
-		return "", true
-	}
-	if v, found := strings.CutPrefix(arg, pkg+"@"); found {
-		return v, true
-	}
-	if strings.Contains(arg, "node_modules/"+pkg+"/") {
-		return "", true
-	}
-	return "", false
-}
-
-// pypiRef reads "PKG", "PKG==VERSION" or "PKG@VERSION" (uvx's two forms).
-func pypiRef(arg, pkg string) (string, bool) {
-	name, v := arg, ""
-	if i := strings.Index(arg, "=="); i >= 0 {
-		name, v = arg[:i], arg[i+2:]
-	} else if i := strings.Index(arg, "@"); i >= 0 {
-		name, v = arg[:i], arg[i+1:]
-	}
-	// PyPI names compare case-insensitively, "-", "_" and "." alike (PEP 503).
-	norm := func(s string) string { return strings.NewReplacer("_", "-", ".", "-").Replace(strings.ToLower(s)) }
-	return v, norm(name) == norm(pkg)
-}
-
-// imageRef reads "IMAGE", "IMAGE:TAG" or "IMAGE@sha256:...".
-func imageRef(arg, image string) (string, bool) {
-	if arg == image || strings.HasPrefix(arg, image+"@") {
-		return "", true
-	}
-	if tag, ok := strings.CutPrefix(arg, image+":"); ok {
-		return tag, true
-	}
-	return "", false
-}
-
-// normalURL is a URL as the catalogue compares it: scheme and host in
-// lower case, no query, fragment, default port or trailing slash.
-func normalURL(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
-		return raw
-	}
-	host := strings.ToLower(u.Hostname())
-	if p := u.Port(); p != "" && p != "443" {
-		host += ":" + p
-	}
-	p := strings.TrimRight(path.Clean("/"+u.Path), "/")
-	return strings.ToLower(u.Scheme) + "://" + host + p
-}
-
-// inRange reports whether a version is within the entry's range. A version
-// that is not a release number ("", "latest", a digest) is taken as in
-// range: what runs is then whatever the registry resolves, and the tool
-// being listed is what says the entry applies.
-func (e CatalogueEntry) inRange(version string) bool {
-	v, ok := parseVersion(version)
+	p, ok := serverref.Of(command, args)
 	if !ok {
-		return true
+		return p, false
+	}
+	if p.Installed != "" {
+		p.Version = installedVersion(p)
+	}
+	switch p.Ecosystem {
+	case serverref.NPM:
+		ok = e.NPM != "" && p.Name == e.NPM
+	case serverref.PyPI:
+		ok = e.PyPI != "" && serverref.NormalPyPI(p.Name) == serverref.NormalPyPI(e.PyPI)
+	case serverref.Image:
+		ok = e.Image != "" && p.Name == serverref.NormalImage(e.Image)
+	default:
+		ok = false
+	}
+	return p, ok
+}
+
+// inRange reports whether the package runs a release within the entry's
+// range. A version that is no release number (a range such as ^9.0.0, a
+// tag such as latest or next, an image digest, or none at all) is out of
+// range: what runs is then whatever the registry resolves at each start,
+// which may be a release the catalogue never vetted.
+func (e CatalogueEntry) inRange(p serverref.Package) bool {
+	v, ok := p.Release()
+	if !ok {
+		return false
 	}
 	for _, c := range e.versions {
 		if !c.holds(v) {
@@ -247,6 +208,30 @@ func (e CatalogueEntry) inRange(version string) bool {
 		}
 	}
 	return true
+}
+
+// maxPackageJSON bounds the read of an installed package's package.json.
+const maxPackageJSON = 1 << 20
+
+// installedVersion is the version of a package a node script runs from a
+// node_modules folder, as its package.json there says now: what is
+// installed is what runs, and an update shows at the next call. "" (no
+// release) when the folder is not an absolute path (a relative one is the
+// server's working folder's, which is not known here), or its package.json
+// cannot be read or names another package.
+func installedVersion(p serverref.Package) string {
+	if !filepath.IsAbs(filepath.FromSlash(p.Installed)) {
+		return ""
+	}
+	data, err := readfile.Read(filepath.Join(filepath.FromSlash(p.Installed), "package.json"), maxPackageJSON)
+	var meta struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	if err != nil || json.Unmarshal(data, &meta) != nil || meta.Name != p.Name {
+		return ""
+	}
+	return meta.Version
 }
 
 // comparator is one term of a range: ">=1.2.0", "<3".
@@ -282,33 +267,11 @@ func parseRange(s string) ([]comparator, error) {
 	for _, term := range strings.Fields(s) {
 		rest := strings.TrimLeft(term, "<>=")
 		op := term[:len(term)-len(rest)]
-		v, ok := parseVersion(rest)
+		v, ok := serverref.ParseVersion(rest)
 		if !ok || (op != ">=" && op != ">" && op != "<=" && op != "<" && op != "=" && op != "") {
 			return nil, fmt.Errorf("%q: want comparators such as >=1.2.0 <2.0.0", term)
 		}
 		out = append(out, comparator{op: op, v: v})
 	}
 	return out, nil
-}
-
-// parseVersion reads MAJOR[.MINOR[.PATCH]], a leading "v" and a
-// pre-release or build suffix aside.
-func parseVersion(s string) ([3]int, bool) {
-	var v [3]int
-	s = strings.TrimPrefix(s, "v")
-	if i := strings.IndexAny(s, "-+"); i >= 0 {
-		s = s[:i]
-	}
-	parts := strings.Split(s, ".")
-	if s == "" || len(parts) > 3 {
-		return v, false
-	}
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return v, false
-		}
-		v[i] = n
-	}
-	return v, true
 }

@@ -142,18 +142,32 @@ func TestCatalogueMatch(t *testing.T) {
 		want    string // "" none
 	}{
 		{"npx, pinned", "npx", []string{"-y", "@notionhq/notion-mcp-server@2.5.2"}, "", notion, "notion-mcp-server"},
-		{"npx, unpinned", "npx", []string{"-y", "@notionhq/notion-mcp-server"}, "", notion, "notion-mcp-server"},
-		{"npx, a tag", "npx", []string{"-y", "@notionhq/notion-mcp-server@latest"}, "", notion, "notion-mcp-server"},
+		{"npx -p, pinned", "npx", []string{"-y", "-p", "@notionhq/notion-mcp-server@2.5.2", "notion-mcp-server"}, "", notion, "notion-mcp-server"},
 		{"npx, a version out of range", "npx", []string{"-y", "@notionhq/notion-mcp-server@3.0.0"}, "", notion, ""},
 		{"a version before the range", "npx", []string{"@notionhq/notion-mcp-server@1.7.9"}, "", notion, ""},
 		{"bunx", "bunx", []string{"@notionhq/notion-mcp-server@2.0.0"}, "", notion, "notion-mcp-server"},
-		{"from node_modules", "node", []string{"/srv/node_modules/@modelcontextprotocol/server-github/dist/index.js"}, "", tools(t, peertest.GitHubServer), "server-github"},
-		{"a package whose name starts the same", "npx", []string{"@modelcontextprotocol/server-github-plus"}, "", tools(t, peertest.GitHubServer), ""},
+		{"a package whose name starts the same", "npx", []string{"@modelcontextprotocol/server-github-plus@2025.4.8"}, "", tools(t, peertest.GitHubServer), ""},
 		{"date versions", "npx", []string{"-y", "@modelcontextprotocol/server-github@2025.4.8"}, "", tools(t, peertest.GitHubServer), "server-github"},
 		{"the tool not listed", "npx", []string{"-y", "@notionhq/notion-mcp-server@2.5.2"}, "", named("API-post-search"), ""},
 		{"docker, tagged", "docker", []string{"run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server:v0.20.1"}, "", named("get_me"), "github-mcp-server"},
-		{"docker, by digest", "docker", []string{"run", "-i", "ghcr.io/github/github-mcp-server@sha256:0123"}, "", named("get_me"), "github-mcp-server"},
-		{"docker, another image", "docker", []string{"run", "-i", "ghcr.io/example/github-mcp-server"}, "", named("get_me"), ""},
+		{"docker, tagged without a v", "docker", []string{"run", "-i", "ghcr.io/github/github-mcp-server:0.20.1"}, "", named("get_me"), "github-mcp-server"},
+		{"docker, another image", "docker", []string{"run", "-i", "ghcr.io/example/github-mcp-server:v0.20.1"}, "", named("get_me"), ""},
+		// What runs must be a release the command pins: a range, a tag, a
+		// digest or no version at all is whatever the registry resolves
+		// at each start, which the catalogue never vetted.
+		{"npx, unpinned", "npx", []string{"-y", "@notionhq/notion-mcp-server"}, "", notion, ""},
+		{"npx, a tag", "npx", []string{"-y", "@notionhq/notion-mcp-server@latest"}, "", notion, ""},
+		{"npx, a range", "npx", []string{"-y", "@notionhq/notion-mcp-server@^2.5.0"}, "", notion, ""},
+		{"docker, by digest", "docker", []string{"run", "-i", "ghcr.io/github/github-mcp-server@sha256:0123"}, "", named("get_me"), ""},
+		{"docker, untagged", "docker", []string{"run", "-i", "ghcr.io/github/github-mcp-server"}, "", named("get_me"), ""},
+		{"from node_modules, whose version the path does not say", "node", []string{"/srv/node_modules/@modelcontextprotocol/server-github/dist/index.js"}, "", tools(t, peertest.GitHubServer), ""},
+		// The package must be the runner's package argument: an argument
+		// that equals it, of a program that is no runner or after the
+		// runner's own package, is not the server.
+		{"another program, the package as an argument", "./my-server", []string{"@notionhq/notion-mcp-server@2.5.2"}, "", notion, ""},
+		{"python, the package as an argument", "python3", []string{"server.py", "--note", "@notionhq/notion-mcp-server@2.5.2"}, "", notion, ""},
+		{"npx running another package, the entry's as its argument", "npx", []string{"-y", "evil-mcp@1.0.0", "@notionhq/notion-mcp-server@2.5.2"}, "", notion, ""},
+		{"docker, the image as the container's argument", "docker", []string{"run", "-i", "evil/image:1.0", "ghcr.io/github/github-mcp-server:v0.20.1"}, "", named("get_me"), ""},
 		{"remote, a trailing slash", "", nil, "https://api.githubcopilot.com/mcp/", named("get_me"), "github-remote"},
 		{"remote, case and a query", "", nil, "HTTPS://MCP.Linear.App/sse?x=1", named("list_teams"), "linear-remote"},
 		{"remote, another host", "", nil, "https://mcp.linear.app.example.com/mcp", named("list_teams"), ""},
@@ -181,6 +195,25 @@ func TestCatalogueMatch(t *testing.T) {
 	if Vouches("npx", []string{"-y", "some-other-server"}, "", probe.Tool{Name: "brave_web_search"}) {
 		t.Error("the catalogue vouches for a tool of another server by its name")
 	}
+	// Vouching reads the runner's package argument and a pinned release,
+	// as matching does: Stripe's entry covers >=0.2.0 <1.0.0.
+	for _, tc := range []struct {
+		command string
+		args    []string
+		want    bool
+	}{
+		{"npx", []string{"-y", "@stripe/mcp@0.3.1", "--tools=all"}, true},
+		{"npx", []string{"-y", "@stripe/mcp@9.0.0", "--tools=all"}, false},
+		{"npx", []string{"-y", "@stripe/mcp@^9.0.0", "--tools=all"}, false},
+		{"npx", []string{"-y", "@stripe/mcp@^0.3.0", "--tools=all"}, false},
+		{"npx", []string{"-y", "@stripe/mcp@next"}, false},
+		{"npx", []string{"-y", "@stripe/mcp"}, false},
+		{"python3", []string{"/tmp/server.py", "@stripe/mcp@0.3.1"}, false},
+	} {
+		if got := Vouches(tc.command, tc.args, "", probe.Tool{Name: "retrieve_balance"}); got != tc.want {
+			t.Errorf("Vouches(%s %q) = %v, want %v", tc.command, tc.args, got, tc.want)
+		}
+	}
 	// The server's own word wins: a version that annotates the tool as
 	// writing, or destructive, is neither vetted nor vouched for.
 	for _, ann := range []string{`{"readOnlyHint": false}`, `{"destructiveHint": true}`, `{"readOnlyHint": true, "readOnlyHint": true}`} {
@@ -190,6 +223,44 @@ func TestCatalogueMatch(t *testing.T) {
 		}
 		if _, ok := Vetted("npx", braveArgs, "", []probe.Tool{changed}); ok {
 			t.Errorf("vetted a tool annotated %s", ann)
+		}
+	}
+}
+
+// A script run from a node_modules folder is the package installed there,
+// at the version its package.json says now: vetted within the entry's
+// range, not beyond it, nor when the folder holds another package or its
+// path is relative (to a working folder this does not know).
+func TestCatalogueInstalledPackage(t *testing.T) {
+	t.Parallel()
+	github := tools(t, peertest.GitHubServer)
+	root := t.TempDir()
+	// install lays out dir/node_modules/@modelcontextprotocol/server-github
+	// with a package.json that says name and version.
+	const pkg = "@modelcontextprotocol/server-github"
+	install := func(dir, name, version string) string {
+		folder := filepath.Join(root, dir, "node_modules", filepath.FromSlash(pkg))
+		if err := os.MkdirAll(filepath.Join(folder, "dist"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		meta, _ := json.Marshal(map[string]string{"name": name, "version": version})
+		if err := os.WriteFile(filepath.Join(folder, "package.json"), meta, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(folder, "dist", "index.js")
+	}
+	for _, tc := range []struct {
+		name, script string
+		want         bool
+	}{
+		{"within the range", install("a", pkg, "2025.4.8"), true},
+		{"beyond the range", install("b", pkg, "2026.1.0"), false},
+		{"another package in its folder", install("c", "@evil/other", "2025.4.8"), false},
+		{"not installed", filepath.Join(root, "d", "node_modules", pkg, "dist", "index.js"), false},
+		{"a relative path", "node_modules/" + pkg + "/dist/index.js", false},
+	} {
+		if _, got := Vetted("node", []string{tc.script}, "", github); got != tc.want {
+			t.Errorf("%s: vetted %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -114,7 +114,7 @@ func Metered(command string, args []string, rawURL string, tool string) bool {
 
 func metered(entries []CatalogueEntry, command string, args []string, rawURL string, tool string) (CatalogueEntry, bool) {
 	for _, e := range entries {
-		if e.Metered != nil && e.Metered.counts(tool) && e.matches(command, args, rawURL) {
+		if _, serves := e.serves(command, args, rawURL); e.Metered != nil && e.Metered.counts(tool) && serves {
 			return e, true
 		}
 	}

@@ -42,7 +42,9 @@ func TestDefaultPace(t *testing.T) {
 		{"a generated input", "other-mcp", contracts.Contract{Tool: "get_file", Expect: generated}, time.Hour, false, "generated from the schema"},
 		{"a generated input on a large plan: the hour is slower", "tiny-mcp", contracts.Contract{Tool: "fetch", Expect: generated}, time.Hour, false, "generated"},
 		{"a large plan alone", "tiny-mcp", contracts.Contract{Tool: "lookup", Expect: pass}, 5 * time.Minute, false, "10,000, one every 5m"},
-		{"a generated input the catalogue vets", "vetted-mcp", contracts.Contract{Tool: "get_me", Expect: generated}, 0, false, ""},
+		{"a generated input the catalogue vets", "vetted-mcp@1.0.0", contracts.Contract{Tool: "get_me", Expect: generated}, 0, false, ""},
+		{"the same, unpinned: nothing vets what the registry resolves", "vetted-mcp", contracts.Contract{Tool: "get_me", Expect: generated}, time.Hour, false, "generated from the schema"},
+		{"billed from the first call at any version", "ask-mcp@latest", contracts.Contract{Tool: "ask", Expect: pass}, 0, true, "Ask's API bills every call of ask"},
 		{"anything else", "other-mcp", contracts.Contract{Tool: "list_things", Expect: pass}, 0, false, ""},
 	}
 	for _, tc := range tests {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -46,7 +47,12 @@ func TestYAMLParserAsKoanfs(t *testing.T) {
 		"duplicate nested": []byte("servers:\n  a:\n    env: {X: \"1\", X: \"2\"}\n"),
 		"types":            []byte("servers:\n  a: {n: 12, f: 1.5, b: yes, t: 2026-01-02, s: '007', h: 0x1F, list: [1, two, {k: v}]}\n"),
 		"many servers":     fleetYAML(3000, ""),
-		"many, one twice":  fleetYAML(3000, "  s001234: {url: \"http://127.0.0.1:9/again\"}\n"),
+		// An alias bomb: no one value expands much, all of them together
+		// do; yaml.v3 decoding the document at once refuses it.
+		"alias bomb, wide":         aliasBomb(1000, 900),
+		"alias bomb, nested":       []byte("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"),
+		"aliases, within the rule": aliasBomb(100, 900),
+		"many, one twice":          fleetYAML(3000, "  s001234: {url: \"http://127.0.0.1:9/again\"}\n"),
 	}
 	files, err := filepath.Glob("testdata/*.yml")
 	if err != nil {
@@ -88,6 +94,55 @@ func TestYAMLParserAsKoanfs(t *testing.T) {
 				t.Errorf("parseYAML = %#v, %v\nkoanf's Load %#v", m, err, k.Raw())
 			}
 		})
+	}
+}
+
+// aliasBomb is a configuration of n servers whose arguments are an alias
+// of one list of width strings: one value expands to width strings, the
+// whole document to n*width.
+func aliasBomb(n, width int) []byte {
+	var b strings.Builder
+	b.WriteString("servers:\n  s0: {command: echo, args: &a [")
+	for i := range width {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("lol")
+	}
+	b.WriteString("]}\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "  s%d: {command: echo, args: *a}\n", i)
+	}
+	return []byte(b.String())
+}
+
+// A configuration of aliases that would expand to millions of values is
+// refused as yaml.v3 refuses it, before anything is decoded: in bounded
+// memory, however the expansion is spread over the document's values. Each
+// value decoded apart, yaml.v3's guard saw a few hundred values at a time
+// and let 650 kB of aliases take gigabytes (here 2,000 servers, 1.8
+// million arguments: a hundred megabytes).
+func TestYAMLAliasBombBounded(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpwatch.yml")
+	bomb := aliasBomb(2000, 900)
+	if err := os.WriteFile(path, bomb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Load(path)
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d kB of aliases: %v; %d kB allocated", len(bomb)>>10, err, allocated>>10)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "excessive aliasing") {
+		t.Errorf("Load = %v, want the file refused for excessive aliasing", err)
+	}
+	// The document's nodes as written, and no expansion: a few MB. Each
+	// value decoded, the expansion alone is over 100 MB.
+	if limit := uint64(16 << 20); allocated > limit {
+		t.Errorf("%d MB allocated to refuse %d kB, want at most %d MB", allocated>>20, len(bomb)>>10, limit>>20)
 	}
 }
 

@@ -23,6 +23,7 @@ package discover
 // all: naming it is the consent.
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -40,11 +41,15 @@ type claudeProject struct {
 	Disabled               []string       `json:"disabledMcpjsonServers"`
 }
 
-// consent is what the user's own files record of project folders.
+// consent is what the user's own files record of project folders, by the
+// folder as each file spells it. A folder may be recorded under several
+// spellings (through a symlink, in another case), and a project named
+// under yet another: folders compares them as the file system does.
 type consent struct {
-	claude map[string]claudeProject // by folder, cleaned
-	codex  map[string]string        // trust_level by folder, cleaned
-	gemini map[string]string        // trustedFolders.json: folder -> rule
+	claude  map[string]claudeProject // by folder, cleaned
+	codex   map[string]string        // trust_level by folder, cleaned
+	gemini  map[string]string        // trustedFolders.json: folder -> rule
+	folders *folders
 }
 
 func cleanDir(dir string) string {
@@ -59,7 +64,8 @@ const notNamed = "the project scope of a folder mcpwatch was not pointed at (Cla
 	"name the folder under projects: (or --project) to import it"
 
 // leftOut says why a project-scope definition is not run, or "" when it
-// may be. named is whether the user named its folder.
+// may be. named is whether the user named its folder. Every record of the
+// folder counts, whatever its spelling: one refusal among them refuses.
 func (c consent) leftOut(o Origin, named bool) string {
 	if o.Scope != ScopeProject {
 		return "" // the user's own files: written by the user
@@ -70,61 +76,68 @@ func (c consent) leftOut(o Origin, named bool) string {
 	dir := cleanDir(o.Project)
 	switch o.Client {
 	case ClaudeCode:
-		p, ok := c.claude[dir]
-		if !ok {
-			return ""
-		}
-		switch {
-		case slices.Contains(p.Disabled, o.Name):
-			return "Claude Code: disabled for this project (disabledMcpjsonServers in ~/.claude.json)"
-		case p.HasTrustDialogAccepted != nil && !*p.HasTrustDialogAccepted:
-			return "Claude Code: the folder's trust dialog was not accepted (hasTrustDialogAccepted in ~/.claude.json)"
-		case p.EnableAll != nil && *p.EnableAll, slices.Contains(p.Enabled, o.Name):
-			return ""
-		case p.EnableAll != nil || len(p.Enabled) > 0 || len(p.Disabled) > 0:
-			return "Claude Code: not approved for this project (not in enabledMcpjsonServers of ~/.claude.json)"
+		for _, recorded := range slices.Sorted(maps.Keys(c.claude)) {
+			if !c.folders.same(recorded, dir) {
+				continue
+			}
+			if why := claudeRefusal(c.claude[recorded], o.Name); why != "" {
+				return why
+			}
 		}
 	case Codex:
-		if lvl, ok := c.codex[dir]; ok && lvl != "trusted" {
-			return "Codex: the project is not trusted (trust_level = " + quote(lvl) + " in ~/.codex/config.toml)"
+		for _, recorded := range slices.Sorted(maps.Keys(c.codex)) {
+			if lvl := c.codex[recorded]; lvl != "trusted" && c.folders.same(recorded, dir) {
+				return "Codex: the project is not trusted (trust_level = " + quote(lvl) + " in ~/.codex/config.toml)"
+			}
 		}
 	case Gemini:
-		if geminiTrust(c.gemini, dir) == "DO_NOT_TRUST" {
+		if c.geminiTrust(dir) == "DO_NOT_TRUST" {
 			return "Gemini CLI: the folder is not trusted (DO_NOT_TRUST in ~/.gemini/trustedFolders.json)"
 		}
 	}
 	return ""
 }
 
+// claudeRefusal is why Claude Code's record p of a folder keeps its
+// server name from running, or "".
+func claudeRefusal(p claudeProject, name string) string {
+	switch {
+	case slices.Contains(p.Disabled, name):
+		return "Claude Code: disabled for this project (disabledMcpjsonServers in ~/.claude.json)"
+	case p.HasTrustDialogAccepted != nil && !*p.HasTrustDialogAccepted:
+		return "Claude Code: the folder's trust dialog was not accepted (hasTrustDialogAccepted in ~/.claude.json)"
+	case p.EnableAll != nil && *p.EnableAll, slices.Contains(p.Enabled, name):
+		return ""
+	case p.EnableAll != nil || len(p.Enabled) > 0 || len(p.Disabled) > 0:
+		return "Claude Code: not approved for this project (not in enabledMcpjsonServers of ~/.claude.json)"
+	}
+	return ""
+}
+
 // geminiTrust is Gemini CLI's answer for dir: a folder within one marked
 // TRUST_FOLDER (or within the parent of one marked TRUST_PARENT) is
-// trusted, whatever else is marked; else a folder marked DO_NOT_TRUST is
-// not; else "" (nothing recorded).
-func geminiTrust(rules map[string]string, dir string) string {
-	for p, rule := range rules {
+// trusted, whatever else is marked; else a folder marked DO_NOT_TRUST,
+// under any spelling, is not; else "" (nothing recorded).
+func (c consent) geminiTrust(dir string) string {
+	for _, p := range slices.Sorted(maps.Keys(c.gemini)) {
 		root := cleanDir(p)
-		switch strings.ToUpper(rule) {
+		switch strings.ToUpper(c.gemini[p]) {
 		case "TRUST_PARENT":
 			root = filepath.Dir(root)
 		case "TRUST_FOLDER":
 		default:
 			continue
 		}
-		if within(dir, root) {
+		if c.folders.within(dir, root) {
 			return "TRUST_FOLDER"
 		}
 	}
-	for p, rule := range rules {
-		if strings.ToUpper(rule) == "DO_NOT_TRUST" && cleanDir(p) == dir {
+	for _, p := range slices.Sorted(maps.Keys(c.gemini)) {
+		if strings.ToUpper(c.gemini[p]) == "DO_NOT_TRUST" && c.folders.same(p, dir) {
 			return "DO_NOT_TRUST"
 		}
 	}
 	return ""
-}
-
-func within(dir, root string) bool {
-	rel, err := filepath.Rel(root, dir)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // quote keeps a value read from a file on one line, short and printable.

@@ -114,3 +114,103 @@ func leftOut(res Result) map[string]string {
 	}
 	return out
 }
+
+// refusingHome writes a home whose three clients refuse the folder
+// recorded (Claude Code's trust dialog and disabled list, Codex's
+// trust_level, Gemini's DO_NOT_TRUST) and the cloned repository at real.
+func refusingHome(t *testing.T, home, recorded, real string) {
+	t.Helper()
+	q := strings.ReplaceAll(recorded, `\`, `\\`)
+	writeFiles(t, home, map[string]string{
+		".claude.json":                `{"projects": {"` + q + `": {"hasTrustDialogAccepted": false, "disabledMcpjsonServers": ["evil"]}}}`,
+		".codex/config.toml":          "[projects.\"" + q + "\"]\ntrust_level = \"untrusted\"\n",
+		".gemini/trustedFolders.json": `{"` + q + `": "DO_NOT_TRUST"}`,
+	})
+	for rel, content := range clonedRepo {
+		p := filepath.Join(real, strings.TrimPrefix(rel, "src/clone/"))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A refusal recorded for a folder holds however the folder is named:
+// through a symlink to it or to a folder above it (macOS's /tmp and /var
+// are such), or by its real path when the refusal was recorded through a
+// symlink. Before, consent was looked up by the path as given, and the
+// refused commands ran.
+func TestFindConsentThroughSymlinks(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "real", "clone")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "real"), filepath.Join(root, "parent-link")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	if err := os.Symlink(real, filepath.Join(root, "clone-link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, recorded, named string }{
+		{"named through a symlink to a folder above", real, filepath.Join(root, "parent-link", "clone")},
+		{"named through a symlink to the folder", real, filepath.Join(root, "clone-link")},
+		{"recorded through a symlink, named by its real path", filepath.Join(root, "parent-link", "clone"), real},
+		{"named with a trailing slash and dots", real, filepath.Join(root, "parent-link", "clone") + "/./"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			refusingHome(t, home, tc.recorded, real)
+			res := Find(Host{OS: "linux", Home: home, Projects: []string{tc.named}})
+			if got := names(res); !slices.Equal(got, []string{"evil-cursor", "evil-vscode"}) {
+				t.Errorf("found %v, want only the clients that record nothing", got)
+			}
+			got := leftOut(res)
+			for name, want := range map[string]string{
+				"evil": "disabledMcpjsonServers", "also": "hasTrustDialogAccepted",
+				"evil-codex": "untrusted", "evil-gemini": "DO_NOT_TRUST",
+			} {
+				if !strings.Contains(got[name], want) {
+					t.Errorf("%s left out for %q, want it to say %s", name, got[name], want)
+				}
+			}
+		})
+	}
+}
+
+// A folder recorded under two spellings is refused when either record
+// refuses, whichever the project is named by; and the folder's files are
+// read once when it is named under both.
+func TestFindConsentAnySpellingRefuses(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "real", "clone")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	home := t.TempDir()
+	writeFiles(t, home, map[string]string{
+		".claude.json": `{"projects": {"` + real + `": {"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["evil", "also"]},` +
+			`"` + link + `": {"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["also"], "disabledMcpjsonServers": ["evil"]}}}`,
+	})
+	if err := os.WriteFile(filepath.Join(real, ".mcp.json"), []byte(clonedRepo["src/clone/.mcp.json"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, named := range [][]string{{real}, {link}, {link, real}} {
+		res := Find(Host{OS: "linux", Home: home, Projects: named, Clients: []Client{ClaudeCode}})
+		if got := names(res); !slices.Equal(got, []string{"also"}) {
+			t.Errorf("named %v: found %v, want [also]: evil is disabled under one spelling", named, got)
+		}
+		if got := leftOut(res); !strings.Contains(got["evil"], "disabledMcpjsonServers") || len(got) != 1 {
+			t.Errorf("named %v: left out %v", named, got)
+		}
+		if len(res.Files) != 2 { // ~/.claude.json and the one .mcp.json
+			t.Errorf("named %v: read %d files, want the folder's once: %v", named, len(res.Files), res.Files)
+		}
+	}
+}

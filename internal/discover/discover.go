@@ -46,6 +46,10 @@ type Host struct {
 	// Defaults: a size-bounded read of regular files only, os.ReadDir.
 	ReadFile func(path string) ([]byte, error)
 	ReadDir  func(path string) ([]fs.DirEntry, error)
+	// Stat looks a folder up, to tell whether two spellings of it are one
+	// folder (consent recorded under one, a project named under another).
+	// Default: os.Stat.
+	Stat func(path string) (fs.FileInfo, error)
 }
 
 // HostFromEnv is the host mcpwatch runs on: its OS, and the folders the
@@ -141,7 +145,7 @@ func Find(h Host) Result {
 	h = h.withDefaults()
 	var res Result
 	var entries []Origin
-	var cs consent
+	cs := consent{folders: newFolders(h.Stat)}
 	seen := map[string]bool{}
 	read := func(c candidate) []string {
 		if seen[c.path] || !h.wants(c.client) {
@@ -180,9 +184,9 @@ func Find(h Host) Result {
 	if h.wants(Gemini) {
 		h.readGeminiTrust(&cs, &res)
 	}
-	named := map[string]bool{}
-	for _, dir := range uniqueDirs(h.Projects) {
-		named[dir] = true
+	named := uniqueDirs(h.Projects)
+	isNamed := func(dir string) bool {
+		return slices.ContainsFunc(named, func(n string) bool { return cs.folders.same(n, dir) })
 	}
 	for _, dir := range uniqueDirs(append(slices.Clone(h.Projects), known...)) {
 		for _, c := range projectCandidates(dir) {
@@ -191,7 +195,7 @@ func Find(h Host) Result {
 	}
 	kept := entries[:0]
 	for _, o := range entries {
-		if why := cs.leftOut(o, named[cleanDir(o.Project)]); why != "" {
+		if why := cs.leftOut(o, isNamed(o.Project)); why != "" {
 			res.LeftOut = append(res.LeftOut, LeftOut{Origin: o, Reason: why})
 			continue
 		}
@@ -232,6 +236,9 @@ func (h Host) withDefaults() Host {
 	}
 	if h.ReadDir == nil {
 		h.ReadDir = os.ReadDir
+	}
+	if h.Stat == nil {
+		h.Stat = os.Stat
 	}
 	return h
 }
@@ -279,16 +286,24 @@ func readBounded(path string) ([]byte, error) {
 	return readfile.Read(path, MaxFileBytes)
 }
 
+// uniqueDirs are dirs made absolute, each folder once: a folder named
+// twice, or under two spellings through a symlink (the configuration's
+// folder reached through one, and named under projects: by its real
+// path), keeps its first spelling.
 func uniqueDirs(dirs []string) []string {
 	var out []string
+	seen := map[string]bool{} // by the folder's real path
 	for _, d := range dirs {
 		if d == "" {
 			continue
 		}
-		if abs, err := filepath.Abs(d); err == nil {
-			d = abs
+		d = cleanDir(d)
+		real := d
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			real = r
 		}
-		if !slices.Contains(out, d) {
+		if !seen[real] {
+			seen[real] = true
 			out = append(out, d)
 		}
 	}

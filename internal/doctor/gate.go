@@ -16,6 +16,7 @@ type candidate struct {
 	step  *step
 	cmds  []command // the commands of its script
 	index int       // its own, in cmds
+	final int       // where the script's last and-or list starts, in cmds (finalList)
 	inv   invocation
 	line  int // the file's line of the command
 	sc    *scope
@@ -51,24 +52,40 @@ func (c *candidate) stepName() string {
 	return fmt.Sprintf("the step %q of job %s", c.step.name, c.step.job.id)
 }
 
-// candidates finds every command of every CI step that runs mcpwatch check.
-func (d *doctor) candidates() []*candidate {
-	var out []*candidate
+// maxCandidates bounds how many commands that run mcpwatch check doctor
+// judges: a repository's gate is one command, and a few more are the most
+// any seen; a workflow of thousands (one && list of 50,000 in a pull
+// request) is a finding of its own, not minutes of judging.
+const maxCandidates = 1000
+
+// gathered are the commands of the CI steps that run mcpwatch check, the
+// first maxCandidates of them, and how many more there are.
+type gathered struct {
+	cands []*candidate
+	more  int
+	// file and line are where the first command beyond the bound is.
+	file string
+	line int
+}
+
+// candidates finds the commands of every CI step that run mcpwatch check.
+func (d *doctor) candidates() gathered {
+	var g gathered
 	for _, f := range d.files {
 		for _, j := range f.jobs {
 			var written []envVar
 			for _, s := range j.steps {
-				out = append(out, d.stepCandidates(s, written)...)
+				d.stepCandidates(s, written, &g)
 				if f.system == systemGitHub {
 					written = append(written, githubEnvWrites(s)...)
 				}
 			}
 		}
 	}
-	return out
+	return g
 }
 
-func (d *doctor) stepCandidates(s *step, written []envVar) []*candidate {
+func (d *doctor) stepCandidates(s *step, written []envVar, g *gathered) {
 	script, lines := s.script, s.lines
 	if image, ok := strings.CutPrefix(s.uses.value, "docker://"); ok && isMcpwatchImage(image) {
 		// a container action: its args are mcpwatch's arguments
@@ -76,25 +93,32 @@ func (d *doctor) stepCandidates(s *step, written []envVar) []*candidate {
 		script, lines = "mcpwatch "+args.value, []int{max(args.line, s.uses.line)}
 	}
 	if script == "" {
-		return nil
+		return
 	}
 	probe := *s
 	probe.script, probe.lines = script, lines
 	sc := newScope(s, written)
 	st := d.initialState(&probe, sc)
 	cmds := parseScript(script)
-	var out []*candidate
+	final := finalList(cmds)
 	for i := range cmds {
 		c := &cmds[i]
 		line := probe.fileLine(c.line)
 		if inv, ok := findInvocation(c, sc); ok {
 			if len(inv.args) > 0 {
 				if sub, _ := inv.args[0].resolve(sc); sub == "check" {
+					if len(g.cands) == maxCandidates {
+						if g.more == 0 {
+							g.file, g.line = s.job.file.path, line
+						}
+						g.more++
+						continue
+					}
 					csc := sc.clone()
 					for _, a := range inv.env {
 						csc.assign(a, true, line)
 					}
-					out = append(out, &candidate{step: s, cmds: cmds, index: i, inv: inv, line: line,
+					g.cands = append(g.cands, &candidate{step: s, cmds: cmds, index: i, final: final, inv: inv, line: line,
 						sc: csc, state: st, text: commandText(c)})
 				}
 			}
@@ -102,7 +126,6 @@ func (d *doctor) stepCandidates(s *step, written []envVar) []*candidate {
 		}
 		st.apply(c, sc, line)
 	}
-	return out
 }
 
 // initialState is where a step's script starts and how its shell treats a
@@ -161,7 +184,13 @@ func commandText(c *command) string {
 // are the report's. It returns the candidate judged, nil when there is
 // none.
 func (d *doctor) judgeGate() *candidate {
-	cands := d.candidates()
+	g := d.candidates()
+	cands := g.cands
+	if g.more > 0 {
+		d.add(finding("gate", g.file, g.line,
+			fmt.Sprintf("%d commands of the CI run mcpwatch check; doctor judged the first %d and left the other %d unread (a gate is one command: so many are a mistake, or a workflow written to keep doctor busy)", len(cands)+g.more, len(cands), g.more),
+			"run mcpwatch check once, in the one step that gates, and remove the other commands"))
+	}
 	if len(cands) == 0 {
 		file, line := ".github/workflows/mcp-preflight.yml", 1
 		if len(d.files) > 0 {
@@ -175,13 +204,21 @@ func (d *doctor) judgeGate() *candidate {
 	for _, c := range cands {
 		d.parseFlags(c)
 	}
+	// The first of the fewest findings is judged the gate; the others'
+	// findings are dropped as soon as one does better, so that a step of
+	// many commands keeps the findings of one.
+	others := flagHolders(cands)
+	var best *candidate
 	for _, c := range cands {
-		d.judge(c, cands)
-	}
-	best := cands[0]
-	for _, c := range cands[1:] {
-		if len(c.findings) < len(best.findings) {
+		d.judge(c, others)
+		switch {
+		case best == nil:
 			best = c
+		case len(c.findings) < len(best.findings):
+			best.findings, best.notes = nil, nil
+			best = c
+		default:
+			c.findings, c.notes = nil, nil
 		}
 	}
 	for _, f := range best.findings {
@@ -213,7 +250,7 @@ func (d *doctor) parseFlags(c *candidate) {
 }
 
 // judge judges one candidate: its findings and notes.
-func (d *doctor) judge(c *candidate, all []*candidate) {
+func (d *doctor) judge(c *candidate, others holders) {
 	file := c.step.job.file
 	if c.flagsErr != nil {
 		c.add(finding("gate", file.path, c.line,
@@ -222,7 +259,7 @@ func (d *doctor) judge(c *candidate, all []*candidate) {
 		return
 	}
 	c.note("gate: %s, %s runs: %s", c.where(), c.stepName(), c.text)
-	d.judgeFlags(c, all)
+	d.judgeFlags(c, others)
 	d.judgeFailure(c)
 	d.judgeConfig(c)
 	d.judgeReceipt(c)
@@ -232,48 +269,96 @@ func (d *doctor) judge(c *candidate, all []*candidate) {
 	d.judgeTimeout(c)
 }
 
-// judgeFlags: strict, CI output and a receipt, on this very command.
-func (d *doctor) judgeFlags(c *candidate, all []*candidate) {
-	file := c.step.job.file
-	var missing []string
-	elsewhere := func(has func(*candidate) bool) string {
-		for _, o := range all {
-			if o != c && o.flagsErr == nil && o.step.job.file == file && has(o) {
-				return fmt.Sprintf(" (the command at %s has it, but a flag counts only on the command that checks)", o.where())
-			}
-		}
-		return ""
-	}
-	type req struct {
-		ok      func(*candidate) bool
-		flag    string
-		problem string
-	}
-	reqs := []req{{
+// flagReq is a flag the gate's command must have itself.
+type flagReq struct {
+	ok      func(*candidate) bool
+	flag    string
+	problem string
+}
+
+// flagReqs are the flags a gate needs on a CI system: strict, its CI
+// output and a receipt.
+func flagReqs(system string) []flagReq {
+	reqs := []flagReq{{
 		ok:      func(o *candidate) bool { return o.flags.Strict },
 		flag:    "--strict",
 		problem: "has no --strict (or --fail-on-warn): extra tools, changed schemas, servers not in the lock, retried calls and tools without a contract pass as warnings",
 	}}
-	if file.system == systemGitHub {
-		reqs = append(reqs, req{
+	if system == systemGitHub {
+		reqs = append(reqs, flagReq{
 			ok:      func(o *candidate) bool { return o.flags.Format == preflight.FormatGitHub },
 			flag:    "--format github",
 			problem: "has no --format github: no annotation on the pull request and no summary on the run's page, only lines in the job log",
 		})
 	} else {
-		reqs = append(reqs, req{
+		reqs = append(reqs, flagReq{
 			ok:      func(o *candidate) bool { return o.flags.Format == preflight.FormatJUnit && o.flags.Output != "" },
 			flag:    "--format junit --output mcp-preflight.xml",
 			problem: "writes no JUnit report (--format junit --output FILE): the merge request shows nothing of the check",
 		})
 	}
-	reqs = append(reqs, req{
+	return append(reqs, flagReq{
 		ok:      func(o *candidate) bool { return o.flags.Receipt != "" },
 		flag:    "--receipt mcp-receipt.json",
 		problem: "has no --receipt FILE: no record of what each server answered is kept",
 	})
-	var failing []req
-	for _, r := range reqs {
+}
+
+// holders are, for each file and flag, the first two commands of the file
+// (in reading order) whose own command line has the flag: for a command
+// without it, the one to name is the first that is not itself. Found in
+// one pass, so that a file of many commands costs no pass per command.
+type holders map[holderKey][2]*candidate
+
+type holderKey struct {
+	file *ciFile
+	flag string
+}
+
+func flagHolders(all []*candidate) holders {
+	h := holders{}
+	for _, o := range all {
+		if o.flagsErr != nil {
+			continue
+		}
+		for _, r := range flagReqs(o.step.job.file.system) {
+			if !r.ok(o) {
+				continue
+			}
+			k := holderKey{o.step.job.file, r.flag}
+			pair := h[k]
+			if pair[0] == nil {
+				pair[0] = o
+			} else if pair[1] == nil {
+				pair[1] = o
+			}
+			h[k] = pair
+		}
+	}
+	return h
+}
+
+// other is the first command of c's file, other than c, that has flag.
+func (h holders) other(c *candidate, flag string) *candidate {
+	pair := h[holderKey{c.step.job.file, flag}]
+	if pair[0] != c {
+		return pair[0]
+	}
+	return pair[1]
+}
+
+// judgeFlags: strict, CI output and a receipt, on this very command.
+func (d *doctor) judgeFlags(c *candidate, others holders) {
+	file := c.step.job.file
+	var missing []string
+	elsewhere := func(flag string) string {
+		if o := others.other(c, flag); o != nil {
+			return fmt.Sprintf(" (the command at %s has it, but a flag counts only on the command that checks)", o.where())
+		}
+		return ""
+	}
+	var failing []flagReq
+	for _, r := range flagReqs(file.system) {
 		if !r.ok(c) {
 			missing = append(missing, r.flag)
 			failing = append(failing, r)
@@ -285,7 +370,7 @@ func (d *doctor) judgeFlags(c *candidate, all []*candidate) {
 		if r.flag == "--receipt mcp-receipt.json" {
 			fix += "; then upload the file in a later step of the job"
 		}
-		c.add(finding("gate", file.path, c.line, fmt.Sprintf("the mcpwatch check of %s %s%s", c.stepName(), r.problem, elsewhere(r.ok)), fix))
+		c.add(finding("gate", file.path, c.line, fmt.Sprintf("the mcpwatch check of %s %s%s", c.stepName(), r.problem, elsewhere(r.flag)), fix))
 	}
 	if len(failing) == 0 {
 		c.note("flags: strict, %s output and a receipt (%s), on that one command", map[string]string{systemGitHub: "GitHub", systemGitLab: "JUnit"}[file.system], c.flags.Receipt)
@@ -305,7 +390,7 @@ func (d *doctor) judgeFlags(c *candidate, all []*candidate) {
 // judgeFailure: a failing check fails the step, and the step the job.
 func (d *doctor) judgeFailure(c *candidate) {
 	file, s := c.step.job.file, c.step
-	if why := swallowed(c.cmds, c.index, c.state); why != "" {
+	if why := swallowed(c.cmds, c.index, c.final, c.state); why != "" {
 		c.add(finding("gate", file.path, c.line,
 			fmt.Sprintf("%s does not fail when mcpwatch check fails: %s", c.stepName(), why),
 			"run mcpwatch check as a command of its own, not negated, not in a condition and with nothing after it that hides its exit status (no || true); the shell's -e (set -e) ends the step at the failing command"))
@@ -351,16 +436,27 @@ func mentionsEvent(cond string) bool {
 	return false
 }
 
-// swallowed says why the failure of cmds[i] does not fail its script, or
-// "" when it does.
-func swallowed(cmds []command, i int, st scriptState) string {
-	c := cmds[i]
-	// the end of its and-or list
-	end := i
-	for end < len(cmds) && (cmds[end].op == "&&" || cmds[end].op == "||" || cmds[end].op == "|" || cmds[end].op == "|&") {
-		end++
+// finalList is where the last and-or list of a script starts: the index
+// of the first of the commands that && and || (and pipes) join to the
+// script's last command. Read once a script, so that judging each of the
+// commands of a long list costs nothing more.
+func finalList(cmds []command) int {
+	j := len(cmds) - 1
+	for j > 0 && joined(cmds[j-1].op) {
+		j--
 	}
-	lastInScript := end >= len(cmds)-1
+	return max(j, 0)
+}
+
+// joined: an operator that makes the next command part of the same and-or
+// list (or pipeline).
+func joined(op string) bool { return op == "&&" || op == "||" || op == "|" || op == "|&" }
+
+// swallowed says why the failure of cmds[i] does not fail its script, or
+// "" when it does; final is finalList(cmds).
+func swallowed(cmds []command, i, final int, st scriptState) string {
+	c := cmds[i]
+	lastInScript := i >= final // its and-or list runs to the end of the script
 	switch {
 	case c.negated:
 		return "it is negated with !"

@@ -155,7 +155,7 @@ func TestSwallowed(t *testing.T) {
 	} {
 		cmds := parseScript(tc.script)
 		i := slices.IndexFunc(cmds, func(c command) bool { return len(c.words) > 1 && c.words[0].raw() == "mcpwatch" })
-		got := swallowed(cmds, i, tc.st)
+		got := swallowed(cmds, i, finalList(cmds), tc.st)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%q: got %q, want %q", tc.script, got, tc.want)
 		}

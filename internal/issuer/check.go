@@ -338,51 +338,16 @@ func (svc *Service) words(status int, doc any, body []byte) string {
 	return fmt.Sprintf("HTTP %d: %s", status, text)
 }
 
-// scrub cuts a text to one line of the service's words, with every secret
-// the tie sent taken out, and any fragment of one long enough to tell it
-// by.
+// scrub makes a text one line of the service's words, every secret the
+// tie sent taken out before it is cut, so that no cut leaves a part of
+// one. (What a probe keeps of it is scrubbed again with the rest of the
+// result, by the runner's rule for every encoding and every cut.)
 func (t Tie) scrub(s string) string {
 	s = sanitize.OneLine(s)
 	for _, v := range t.Secrets() {
 		s = strings.ReplaceAll(s, v, redacted)
 	}
-	s = sanitize.Truncate(s, maxQuote)
-	for _, v := range t.Secrets() {
-		s = dropFragments(s, v)
-	}
-	return s
-}
-
-// minFragment is the shortest run of a secret's characters that tells
-// the secret by: a text cut inside one may keep its start or its end.
-const minFragment = 8
-
-// dropFragments replaces every run of minFragment or more characters of
-// secret that stands in s (a cut text may keep any part of one).
-func dropFragments(s, secret string) string {
-	if len(secret) < minFragment {
-		return s
-	}
-	for i := 0; i+minFragment <= len(secret); i++ {
-		w := secret[i : i+minFragment]
-		for from := 0; from < len(s); {
-			j := strings.Index(s[from:], w)
-			if j < 0 {
-				break
-			}
-			start, end := from+j, from+j+minFragment
-			// The whole run of the secret's characters there.
-			for a := i; start > from && a > 0 && s[start-1] == secret[a-1]; a-- {
-				start--
-			}
-			for b := i + minFragment; end < len(s) && b < len(secret) && s[end] == secret[b]; b++ {
-				end++
-			}
-			s = s[:start] + redacted + s[end:]
-			from = start + len(redacted)
-		}
-	}
-	return s
+	return sanitize.Truncate(s, maxQuote)
 }
 
 const redacted = "<redacted>"

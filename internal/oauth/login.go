@@ -159,7 +159,11 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 		wait = "up to " + time.Until(dl).Round(time.Second).String()
 	}
 	fmt.Fprintf(l.Out, "Sign in to %s in a browser: open this URL if one does not open by itself (waiting %s):\n\n  %s\n\n", c.cfg.Server, wait, authURL)
-	if err := l.Browser(ctx, authURL); err != nil {
+	// The browser is opened at the listener's start page, which sends it
+	// on to authURL: the state and the PKCE challenge stay out of the
+	// opener's and the browser's command lines (see callback).
+	cb.authURL.Store(&authURL)
+	if err := l.Browser(ctx, cb.start); err != nil {
 		fmt.Fprintf(l.Out, "(no browser opened: %s)\n", sanitize.OneLine(err.Error()))
 	}
 
@@ -184,6 +188,9 @@ func (c *Client) signInOnce(ctx context.Context, hc *http.Client, scopes []strin
 	case "issuer":
 		return nil, c.loginFailure(probe.ReasonUnauthorized, "authorization",
 			"%s: run 'mcpwatch login %s' again, and open only the URL it prints", answer.problem, c.cfg.Server)
+	case "start":
+		return nil, c.loginFailure(probe.ReasonUnauthorized, "authorization",
+			"%s: run 'mcpwatch login %s' again", answer.problem, c.cfg.Server)
 	case "error":
 		hint := "see the authorization server's documentation for this error"
 		switch answer.errCode {

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"html"
 	"net"
@@ -18,6 +19,10 @@ import (
 // callbackPath is the path of the loopback redirect URI.
 const callbackPath = "/callback"
 
+// startPath starts the path of a sign-in's start page: the address the
+// browser is opened at, which sends it on to the authorization URL.
+const startPath = "/start/"
+
 // callback is the loopback redirect listener of one sign-in (RFC 8252
 // section 7.3: http://127.0.0.1:PORT/callback, the port the system gave
 // unless one is asked for). The first request to the callback path with a
@@ -25,8 +30,20 @@ const callbackPath = "/callback"
 // that says what came of it. A request with another state is not the
 // answer: it is shown an error page and ignored, so that no other local
 // process can end a sign-in by calling the redirect URI first.
+//
+// The browser is opened at a start page of the listener
+// (http://127.0.0.1:PORT/start/RANDOM), which sends it on to the
+// authorization URL, so that the state and the PKCE challenge stand in no
+// command line another local user can read (the opener's and the
+// browser's argv): only the port and the start page's name do. The start
+// page answers once: a second request means another program read its
+// address and may hold the state, so the sign-in ends, whoever was first.
 type callback struct {
-	redirect string // http://127.0.0.1:PORT/callback
+	redirect string                 // http://127.0.0.1:PORT/callback
+	start    string                 // http://127.0.0.1:PORT/start/RANDOM
+	startAt  string                 // its path
+	authURL  atomic.Pointer[string] // where the start page sends the browser, once known
+	opened   atomic.Int32
 	state    string // what the answer's state must be
 	issuer   string // what its iss must be, when it sends one (RFC 9207)
 	// issRequired is set when the authorization server says it sends iss
@@ -57,8 +74,11 @@ func listenCallback(port int) (*callback, error) {
 	if err != nil {
 		return nil, err
 	}
+	startAt := startPath + rand.Text()
 	cb := &callback{
 		redirect: "http://" + ln.Addr().String() + callbackPath,
+		start:    "http://" + ln.Addr().String() + startAt,
+		startAt:  startAt,
 		done:     make(chan struct{}),
 		got:      make(chan callbackAnswer, 1),
 	}
@@ -86,6 +106,10 @@ func (cb *callback) wait(ctx context.Context) (callbackAnswer, error) {
 }
 
 func (cb *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == cb.startAt {
+		cb.serveStart(w, r)
+		return
+	}
 	if r.URL.Path != callbackPath {
 		http.NotFound(w, r)
 		return
@@ -122,6 +146,24 @@ func (cb *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		writePage(w, "Not signed in", "mcpwatch login did not get an authorization: "+a.problem+". See the terminal.")
 	}
+}
+
+// serveStart sends the browser on to the authorization URL, once; a
+// second request ends the sign-in.
+func (cb *callback) serveStart(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if to := cb.authURL.Load(); cb.opened.Add(1) == 1 && to != nil {
+		http.Redirect(w, r, *to, http.StatusFound)
+		return
+	}
+	cb.once.Do(func() {
+		cb.got <- callbackAnswer{kind: "start", problem: "the sign-in's start page was opened twice: another program on this machine may have read its address, and the sign-in's state with it, so the sign-in was ended"}
+	})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	w.WriteHeader(http.StatusGone)
+	writePage(w, "Sign-in ended", "This sign-in's start page was opened a second time, so mcpwatch login ended the sign-in: another program on this machine may have read its address. Run 'mcpwatch login' again.")
 }
 
 // judge checks an answer: the state first (an answer with another state

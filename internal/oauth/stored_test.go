@@ -158,6 +158,9 @@ func TestLoginPrintsURLEscaped(t *testing.T) {
 	srv := newHostileAS(t, "/authorize\u009b31m\u202egpj.exe\u2066")
 	var opened string
 	b := &browser{hc: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if strings.HasPrefix(r.URL.Path, "/start/") {
+			return http.DefaultTransport.RoundTrip(r) // mcpwatch's start page, which sends it on
+		}
 		opened = r.URL.String()
 		return nil, errors.New("not followed")
 	})}}

@@ -19,9 +19,14 @@ import (
 // callHook is the probe's AfterList hook for s's contracts, and up to
 // s.Auto calls contracts.Auto chooses from the listed tools besides; the outcomes
 // land in *out, the contracts' first. A call that shows a rejected
-// credential names the one to renew.
-func callHook(s config.Built, retries bool, given []string, out *[]contracts.Outcome) probe.AfterList {
+// credential names the one to renew. Each answer is scrubbed (by the
+// scrubber scrub makes once the tools are listed, with the secrets known
+// then) before it is judged, as a probe's result is: what a contract
+// asserts, the credential rule reads and quotes, and an outcome keeps
+// never saw a secret whole, so no cut of its words can keep a part of one.
+func callHook(s config.Built, retries bool, given []string, scrub func() scrubber, out *[]contracts.Outcome) probe.AfterList {
 	return func(ctx context.Context, tools []probe.Tool, c probe.Caller) {
+		c = scrubbing{c: c, s: scrub()}
 		all := s.Contracts
 		if s.Auto > 0 {
 			all = append(slices.Clip(all), contracts.Auto(tools, s.Auto, func(tool string) bool {
@@ -50,6 +55,22 @@ func callHook(s config.Built, retries bool, given []string, out *[]contracts.Out
 // (Brave Search's free plan, many others) never sees two of its canaries
 // together.
 const callGap = time.Second
+
+// scrubbing is a Caller whose results come back scrubbed of the server's
+// secrets.
+type scrubbing struct {
+	c probe.Caller
+	s scrubber
+}
+
+func (c scrubbing) Call(ctx context.Context, tool string, args json.RawMessage) *probe.CallResult {
+	r := c.c.Call(ctx, tool, args)
+	if len(c.s.patterns) == 0 {
+		return r
+	}
+	out := scrubCopy(c.s, *r)
+	return &out
+}
 
 // spaced is a Caller whose calls start at least gap apart.
 type spaced struct {

@@ -179,13 +179,22 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	done := onStart(req)
 	opts := req.Options
 	names := credentialNames(b.Given)
+	// The server's secrets, and the tokens an OAuth client obtained so far
+	// (during the probe, too), which are secrets as well.
+	scrubberNow := func() scrubber {
+		scrubbed := target
+		if client != nil {
+			scrubbed = WithSecrets(target, client.Secrets())
+		}
+		return newScrubber(probe.Target{Args: b.Written.Args, URL: b.Written.URL}, scrubbed)
+	}
 	var outcomes []contracts.Outcome
 	if b.Calls || b.Auto > 0 {
 		own := b
 		if !b.Calls {
 			own.Contracts = nil
 		}
-		opts.AfterList = callHook(own, req.Retries, names, &outcomes)
+		opts.AfterList = callHook(own, req.Retries, names, scrubberNow, &outcomes)
 	}
 	timeout := obs.Timeout
 	if !req.Deadline.IsZero() {
@@ -197,12 +206,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	checks := issuers()
 	said.Credentials = withIssuers(credentialStatus(target, client, b.Given), checks)
 	said.Warnings = append(said.Warnings, issuerWarnings(checks)...)
-	// The tokens an OAuth client obtained during the probe are secrets too.
-	scrubbed := target
-	if client != nil {
-		scrubbed = WithSecrets(target, client.Secrets())
-	}
-	scrub := newScrubber(probe.Target{Args: b.Written.Args, URL: b.Written.URL}, scrubbed)
+	scrub := scrubberNow()
 	res := rejected(scrub.result(said), names)
 	if !req.Warm {
 		res = Installing(res, b.Install)

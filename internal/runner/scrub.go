@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -65,6 +66,9 @@ type scrubber struct {
 	// pattern exactly when it holds a needle, so one search for them all
 	// tells whether there is anything to replace.
 	needles *needles
+	// grams are the patterns' runs of minSecretLen bytes, for the texts
+	// that were cut short (see cut); made at the first such text.
+	grams *grams
 }
 
 // pattern is one form of one secret.
@@ -151,7 +155,11 @@ func newScrubber(written, expanded probe.Target) scrubber {
 			needles = append(needles, p.text)
 		}
 	}
-	return scrubber{patterns: patterns, needles: newNeedles(needles)}
+	s := scrubber{patterns: patterns, needles: newNeedles(needles)}
+	if len(patterns) > 0 {
+		s.grams = &grams{}
+	}
+	return s
 }
 
 // forms are the patterns of one secret value v: the forms it may be found
@@ -547,23 +555,64 @@ func view(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b)) //nolint:gosec // G103: audited: read only, and b outlives the string
 }
 
-// cut scrubs a line that may have been cut short ("…"): besides whole
-// secrets, the start of one left at the cut goes too.
+// cut scrubs a text that may have been cut short. mcpwatch marks each cut
+// with "…" (sanitize.Truncate and TruncateStart, the credential rule's
+// quotes, a stderr tail whose start went, the probe's own messages), and
+// a cut can halve a secret: a half is no longer the secret, but it still
+// identifies it. So in a text that carries "…", besides whole secrets,
+// every run of minSecretLen bytes or more of a secret goes, wherever it
+// stands in the text (a quote cut on both sides inside a long token is
+// such a run, and a quote can sit in the middle of a message); and next to
+// each "…", a shorter start of a secret just before it, or end just after
+// it, of four bytes or more.
 func (s scrubber) cut(v string) string {
 	v = s.str(v)
-	body, cutShort := strings.CutSuffix(v, "…")
-	if !cutShort {
+	if len(s.patterns) == 0 || !strings.Contains(v, sanitize.Ellipsis) {
 		return v
 	}
-	for _, p := range s.patterns {
-		secret := p.text
-		for n := min(len(secret)-1, len(body)); n >= 4; n-- {
-			if strings.HasSuffix(body, secret[:n]) {
-				return body[:len(body)-n] + config.Redacted + "…"
+	spans := s.grams.of(s.patterns).in(v)
+	spans = append(spans, s.atCuts(v)...)
+	if len(spans) == 0 {
+		return v
+	}
+	return replaceSpans(v, spans)
+}
+
+// maxCutsRead bounds how many "…" of one text atCuts looks beside: a text
+// mcpwatch cut holds one or two; a server's own text may hold thousands,
+// where the runs of minSecretLen bytes are still found.
+const maxCutsRead = 64
+
+// atCuts finds, beside each "…" of v, the start of a secret (fewer than
+// minSecretLen bytes, four or more) that ends just before it, and the end
+// of one that starts just after it: what a cut left of a secret too short
+// for the runs cut finds anywhere.
+func (s scrubber) atCuts(v string) []span {
+	var out []span
+	for at, n := 0, 0; n < maxCutsRead; n++ {
+		i := strings.Index(v[at:], sanitize.Ellipsis)
+		if i < 0 {
+			break
+		}
+		e := at + i
+		after := e + len(sanitize.Ellipsis)
+		for _, p := range s.patterns {
+			for k := min(len(p.text)-1, minSecretLen-1, e); k >= 4; k-- {
+				if strings.HasSuffix(v[:e], p.text[:k]) {
+					out = append(out, span{e - k, e})
+					break
+				}
+			}
+			for k := min(len(p.text)-1, minSecretLen-1, len(v)-after); k >= 4; k-- {
+				if strings.HasPrefix(v[after:], p.text[len(p.text)-k:]) {
+					out = append(out, span{after, after + k})
+					break
+				}
 			}
 		}
+		at = after
 	}
-	return v
+	return out
 }
 
 // result returns a scrubbed copy of r; r itself is left alone.

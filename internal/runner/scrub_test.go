@@ -185,6 +185,29 @@ func TestReferencedValues(t *testing.T) {
 // server with a bearer token and an env secret (every string of every
 // schema compared, decoded).
 func BenchmarkScrubResult(b *testing.B) {
+	res := benchResult("Tool that does something useful.")
+	s := benchScrubber()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.result(res)
+	}
+}
+
+// BenchmarkScrubResultCut is BenchmarkScrubResult with every tool's
+// description cut short ("…"), and a stderr tail cut inside a line: each
+// such text is also searched for runs of a secret.
+func BenchmarkScrubResultCut(b *testing.B) {
+	res := benchResult("Tool that does something useful, as its long description goes on to say…")
+	res.StderrTail = "…" + strings.Repeat("a line of the server's log, as it starts. ", 50)
+	s := benchScrubber()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.result(res)
+	}
+}
+
+// benchResult is a probe of 40 tools of 12 parameters each.
+func benchResult(description string) *probe.Result {
 	res := &probe.Result{OK: true, ServerName: "example", ServerVersion: "1.2.3"}
 	for i := range 40 {
 		props := map[string]any{}
@@ -192,16 +215,18 @@ func BenchmarkScrubResult(b *testing.B) {
 			props[fmt.Sprintf("param_%d", p)] = map[string]any{"type": "string", "description": fmt.Sprintf("What parameter %d of tool %d means, in a sentence.", p, i)}
 		}
 		schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": []string{"param_0"}})
-		res.Tools = append(res.Tools, probe.Tool{Name: fmt.Sprintf("tool_%02d", i), Description: "Tool that does something useful.", InputSchema: schema})
+		res.Tools = append(res.Tools, probe.Tool{Name: fmt.Sprintf("tool_%02d", i), Description: description, InputSchema: schema})
 	}
-	s := newScrubber(probe.Target{}, probe.Target{
+	return res
+}
+
+// benchScrubber is the scrubber of a server with a bearer token and an
+// env secret.
+func benchScrubber() scrubber {
+	return newScrubber(probe.Target{}, probe.Target{
 		Env:     map[string]string{"API_TOKEN": "tok-1234567890abcdef"},
 		Headers: map[string]string{"Authorization": "Bearer hdr-abcdefghij0123"},
 	})
-	b.ReportAllocs()
-	for b.Loop() {
-		s.result(res)
-	}
 }
 
 // Encodings a server or a log line carried a secret in past an earlier

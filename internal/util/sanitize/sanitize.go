@@ -44,18 +44,65 @@ func Text(s string) string {
 	if !command && clean(s) {
 		return s
 	}
+	if !command {
+		lead = -1
+	}
+	return escape(s, lead, unsafe)
+}
+
+// Layout is Text for text a page lays out itself (a status page, a <pre>
+// block of stderr lines): the same visible escapes, but line breaks and
+// tabs are kept, which HTML shows as the page's layout says, and a
+// workflow command means nothing there. What it escapes (bidirectional
+// overrides, C1 and other controls, separators, bytes that are not UTF-8)
+// would reorder, hide or spoof text as displayed.
+func Layout(s string) string {
+	if cleanLaid(s) {
+		return s
+	}
+	return escape(s, -1, unsafeLaid)
+}
+
+// cleanLaid: nothing in s for Layout to escape. ASCII is judged byte by
+// byte, the common case of a whole page.
+func cleanLaid(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c < 0x7f, c == '\n', c == '\t':
+			i++
+			continue
+		case c < utf8.RuneSelf:
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || unsafe(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// unsafeLaid is unsafe, but for the line break and the tab.
+func unsafeLaid(r rune) bool { return r != '\n' && r != '\t' && unsafe(r) }
+
+// escape writes s with each rune that esc says, each byte that is not
+// UTF-8, and the byte at lead (a workflow command's first; -1: none)
+// escaped as Go writes them.
+func escape(s string, lead int, esc func(rune) bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case i == lead && command:
+		case i == lead:
 			b.WriteString(`\x`)
 			b.WriteString(hex2(s[i]))
 		case r == utf8.RuneError && size == 1:
 			b.WriteString(`\x`)
 			b.WriteString(hex2(s[i]))
-		case unsafe(r):
+		case esc(r):
 			q := strconv.QuoteRune(r) // "'\n'", "'\x1b'", "'\u2028'"
 			b.WriteString(q[1 : len(q)-1])
 		default:

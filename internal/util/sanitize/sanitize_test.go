@@ -29,8 +29,28 @@ func TestText(t *testing.T) {
 	}
 }
 
+// Layout escapes as Text does, but keeps line breaks and tabs, and a
+// workflow command (a page runs none).
+func TestLayout(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"<pre>a\n\tb</pre>", "<pre>a\n\tb</pre>"},
+		{"", ""},
+		{"::error::x\n##[group]", "::error::x\n##[group]"},
+		{"read_\u202egnp.exe", `read_\u202egnp.exe`},
+		{"c1\u0085\u009b31m del\x7f esc\x1b cr\r sep\u2028 lrm\u200e", `c1\u0085\u009b31m del\x7f esc\x1b cr\r sep\u2028 lrm\u200e`},
+		{"héllo\n世界 ✅", "héllo\n世界 ✅"},
+		{"bad \xff\n", "bad \\xff\n"},
+	}
+	for _, tc := range cases {
+		if got := Layout(tc.in); got != tc.want {
+			t.Errorf("Layout(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // FuzzText: the output is valid UTF-8, on one line, with no control or
-// bidirectional character, and never begins a workflow command.
+// bidirectional character, and never begins a workflow command; Layout's
+// the same with its line breaks and tabs.
 func FuzzText(f *testing.F) {
 	for _, s := range []string{"x\n::error::y", "\x1b[31mred", "::warning::", "  ##[group]", "\u202e", "\xff\xfe", "ok"} {
 		f.Add(s)
@@ -48,6 +68,16 @@ func FuzzText(f *testing.F) {
 		trimmed := strings.TrimLeft(out, " ")
 		if strings.HasPrefix(trimmed, "::") || strings.HasPrefix(trimmed, "##") {
 			t.Fatalf("Text(%q) = %q begins a workflow command", s, out)
+		}
+		// Layout: the same, but its line breaks and tabs kept.
+		laid := Layout(s)
+		if !utf8.ValidString(laid) || strings.Count(laid, "\n") != strings.Count(s, "\n") {
+			t.Fatalf("Layout(%q) = %q: not UTF-8, or its lines changed", s, laid)
+		}
+		for _, r := range laid {
+			if unsafeLaid(r) {
+				t.Fatalf("Layout(%q) = %q holds %U", s, laid, r)
+			}
 		}
 	})
 }

@@ -45,6 +45,11 @@ type Package struct {
 	// "bunx", "uvx", "uv tool run", "pipx run", "docker run", "podman run",
 	// or "node" for a script inside a node_modules folder.
 	Runner string
+	// Installed is, for a script inside a node_modules folder, the
+	// package's folder there as the command line writes it
+	// (".../node_modules/@scope/name"): its package.json says which
+	// version is installed, which the command line does not.
+	Installed string
 }
 
 // Release reads Version as a release number (MAJOR[.MINOR[.PATCH]], a
@@ -121,8 +126,8 @@ func Of(command string, args []string) (Package, bool) {
 			if strings.HasPrefix(a, "-") {
 				continue
 			}
-			if pkg, ok := nodeModulesPackage(a); ok {
-				return Package{Ecosystem: NPM, Name: pkg, Runner: "node"}, true
+			if pkg, dir, ok := nodeModulesPackage(a); ok {
+				return Package{Ecosystem: NPM, Name: pkg, Runner: "node", Installed: dir}, true
 			}
 			break
 		}
@@ -307,7 +312,9 @@ func dockerValueFlag(flag string) bool {
 }
 
 // imageOperand reads docker run's image: its first operand, "IMAGE",
-// "IMAGE:TAG" or "IMAGE@sha256:...".
+// "IMAGE:TAG", "IMAGE@sha256:..." or "IMAGE:TAG@sha256:...", where the
+// digest is what runs (docker ignores the tag beside one), so it is the
+// version.
 func imageOperand(runner string, args []string) (Package, bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -321,8 +328,12 @@ func imageOperand(runner string, args []string) (Package, bool) {
 		name, version := a, ""
 		if j := strings.Index(a, "@"); j >= 0 {
 			name, version = a[:j], a[j+1:]
-		} else if j := strings.LastIndex(a, ":"); j > strings.LastIndex(a, "/") {
-			name, version = a[:j], a[j+1:]
+		}
+		if j := strings.LastIndex(name, ":"); j > strings.LastIndex(name, "/") {
+			if version == "" {
+				version = name[j+1:]
+			}
+			name = name[:j]
 		}
 		if name == "" || strings.ContainsAny(name, " \\") {
 			return Package{}, false
@@ -344,21 +355,25 @@ func NormalImage(name string) string {
 }
 
 // nodeModulesPackage is the package a path into a node_modules folder
-// names: ".../node_modules/@scope/name/dist/index.js" is "@scope/name".
-func nodeModulesPackage(p string) (string, bool) {
+// names, and its folder: ".../node_modules/@scope/name/dist/index.js" is
+// "@scope/name", in ".../node_modules/@scope/name".
+func nodeModulesPackage(p string) (name, dir string, ok bool) {
 	p = strings.ReplaceAll(p, `\`, "/")
 	i := strings.LastIndex(p, "node_modules/")
 	if i < 0 {
-		return "", false
+		return "", "", false
 	}
-	parts := strings.Split(p[i+len("node_modules/"):], "/")
+	root := p[:i+len("node_modules/")]
+	parts := strings.Split(p[len(root):], "/")
 	switch {
 	case len(parts) >= 3 && strings.HasPrefix(parts[0], "@") && parts[1] != "":
-		return parts[0] + "/" + parts[1], true
+		name = parts[0] + "/" + parts[1]
 	case len(parts) >= 2 && parts[0] != "" && !strings.HasPrefix(parts[0], "@"):
-		return parts[0], true
+		name = parts[0]
+	default:
+		return "", "", false
 	}
-	return "", false
+	return name, root + name, true
 }
 
 // NormalURL is a URL as catalogues compare it: scheme and host in lower

@@ -33,6 +33,8 @@ func TestOf(t *testing.T) {
 		{"docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN ghcr.io/github/github-mcp-server", "image ghcr.io/github/github-mcp-server  docker run"},
 		{"docker run -i --rm --env=A=b -v /x:/y mcp/github:1.2", "image mcp/github 1.2 docker run"},
 		{"podman container run --rm docker.io/mcp/brave-search@sha256:abc", "image mcp/brave-search sha256:abc podman run"},
+		{"docker run -i ghcr.io/github/github-mcp-server:v0.20.1@sha256:abc", "image ghcr.io/github/github-mcp-server sha256:abc docker run"},
+		{"docker run -i localhost:5000/img:2.0@sha256:abc", "image localhost:5000/img sha256:abc docker run"},
 		{"docker run -p 8080:8080 localhost:5000/img", "image localhost:5000/img  docker run"},
 		{"node /opt/x/node_modules/@modelcontextprotocol/server-github/dist/index.js", "npm @modelcontextprotocol/server-github  node"},
 		{"node --enable-source-maps /x/node_modules/tavily-mcp/build/index.js", "npm tavily-mcp  node"},
@@ -60,6 +62,24 @@ func TestOf(t *testing.T) {
 		if got != c.want {
 			t.Errorf("Of(%q) = %q, want %q", c.cmd, got, c.want)
 		}
+	}
+}
+
+// A script inside a node_modules folder names its package and where it is
+// installed, whose package.json says the version the command line does not.
+func TestOfInstalled(t *testing.T) {
+	for script, want := range map[string]string{
+		"/opt/x/node_modules/@modelcontextprotocol/server-github/dist/index.js": "/opt/x/node_modules/@modelcontextprotocol/server-github",
+		`C:\app\node_modules\tavily-mcp\build\index.js`:                         "C:/app/node_modules/tavily-mcp",
+		"/a/node_modules/x/node_modules/y/index.js":                             "/a/node_modules/x/node_modules/y",
+	} {
+		p, ok := Of("node", []string{script})
+		if !ok || p.Installed != want || p.Version != "" {
+			t.Errorf("Of(node %s) = %+v, %v; want installed in %s, no version", script, p, ok, want)
+		}
+	}
+	if p, _ := Of("npx", []string{"-y", "tavily-mcp@1.0.0"}); p.Installed != "" {
+		t.Errorf("npx's package is installed nowhere the command says: %+v", p)
 	}
 }
 
