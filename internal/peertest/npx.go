@@ -35,6 +35,22 @@ var (
 	BraveRef       = Package{packageScope + "/" + BraveServer, "0.6.2"}
 )
 
+// Credentialed servers whose services the issuer catalogue
+// (internal/issuer) covers, among the most installed on npm, at the
+// versions pinned in testdata/peers/package.json.
+var (
+	SupabaseMCP     = Package{"@supabase/mcp-server-supabase", "0.13.0"}
+	CircleCIMCP     = Package{"@circleci/mcp-server-circleci", "0.20.0"}
+	TavilyMCP       = Package{"tavily-mcp", "0.2.22"}
+	GitLabMCP       = Package{"@zereight/mcp-gitlab", "2.1.64"}
+	LaunchDarklyMCP = Package{"@launchdarkly/mcp-server", "0.6.2"}
+	FigmaMCP        = Package{"figma-developer-mcp", "0.13.2"}
+	DatadogMCP      = Package{"@winor30/mcp-server-datadog", "1.8.0"}
+	HubSpotMCP      = Package{"@hubspot/mcp-server", "0.4.0"}
+	JiraMCP         = Package{"@aashari/mcp-server-atlassian-jira", "3.3.0"}
+	PineconeMCP     = Package{"@pinecone-database/mcp", "0.3.0"}
+)
+
 // installedVersion is the version of the package installed in
 // testdata/peers/node_modules, or an error saying it is not.
 func installedVersion(p Package) (string, error) {
