@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,10 +30,12 @@ type API struct {
 	expires map[string]time.Time
 	// identity answers the service's identity request, as the issuer
 	// catalogue has it (AnswersIdentity), before serve sees it.
-	identity func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool
-	down     bool
-	requests int
-	written  int
+	identity   func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool
+	down       bool
+	requests   int
+	identities int
+	written    int
+	seen       []string
 }
 
 // verdict is what a stand-in makes of the credential of a request.
@@ -64,6 +67,7 @@ func newAPIOf(name, origin string, credential func(*http.Request) string, serve 
 		a.mu.Lock()
 		write := a.writes(r)
 		a.requests++
+		a.seen = append(a.seen, r.Method+" "+r.URL.Path)
 		if write {
 			a.written++
 		}
@@ -131,6 +135,23 @@ func (a *API) Requests() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.requests
+}
+
+// Seen lists the requests it answered, as "METHOD /path" (no query: a
+// credential may ride in one), in order.
+func (a *API) Seen() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.seen)
+}
+
+// IdentityRequests counts the requests it answered at the identity
+// endpoint of its service (AnswersIdentity, NewIssuer): those of a check
+// at the issuer.
+func (a *API) IdentityRequests() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.identities
 }
 
 // Writes counts the requests that would have written (any method but GET
