@@ -144,12 +144,10 @@ func TestNewcomerCredentials(t *testing.T) {
 // credential must be found by mcpwatch's own check at its issuer, with no
 // tool called.
 func runNewcomers(t *testing.T, title string, servers []newcomerServer, byIssuer bool) {
-	pkgs := make([]peertest.Package, 0, len(servers))
-	for _, s := range servers {
-		pkgs = append(pkgs, s.pkg)
-	}
 	// Skips (or fails under CI) here, before any subtest, when a package is missing.
-	_ = peertest.NpxProject(t, pkgs...)
+	for _, s := range servers {
+		_ = peertest.NpxProject(t, s.pkg)
+	}
 
 	var (
 		mu    sync.Mutex
@@ -250,7 +248,7 @@ func newcomerCalls(t *testing.T, dir, name string) callsAMonth {
 // server's canary calls and its credentials' checks at their issuers.
 type checkReport struct {
 	Servers []struct {
-		Name  string            `json:"name"`
+		Name  string `json:"name"`
 		Calls []struct {
 			Passed bool `json:"passed"`
 		} `json:"calls"`
