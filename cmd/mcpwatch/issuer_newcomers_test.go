@@ -55,8 +55,8 @@ func issuerNewcomers() []newcomerServer {
 		// The key in an argument, tied to LaunchDarkly by the package.
 		issuerNewcomer("launchdarkly", newcomerServer{name: "LaunchDarkly", pkg: peertest.LaunchDarklyMCP, bin: "mcp",
 			args: []string{"start", "--api-key", "${LAUNCHDARKLY_API_KEY}"}, variable: "LAUNCHDARKLY_API_KEY"}),
-		// The README's name has spaces.
-		issuerNewcomer("figma", newcomerServer{name: "Framelink MCP for Figma", pkg: peertest.FigmaMCP,
+		// The README's name has spaces; its read-only tool reads a file.
+		issuerNewcomer("figma", newcomerServer{name: "Framelink MCP for Figma", pkg: peertest.FigmaMCP, apis: standIn(peertest.NewFigma),
 			args: []string{"--figma-api-key=${FIGMA_API_KEY}", "--stdio"}, variable: "FIGMA_API_KEY"}),
 		// It needs an application key besides the API key that the
 		// issuer checks.

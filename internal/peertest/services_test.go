@@ -9,7 +9,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/peertest"
 )
 
-// TestServiceStandIns asks the stand-ins of GitLab's and Supabase's APIs
+// TestServiceStandIns asks the stand-ins of GitLab's, Supabase's and Figma's APIs
 // what their servers' read-only tools ask, as the services' API
 // references answer: the data to a good token, the documented 401 to a
 // fake one, and a POST that only reads (a GraphQL query, a SQL query run
@@ -24,6 +24,9 @@ func TestServiceStandIns(t *testing.T) {
 	defer supabase.Close()
 	docs := peertest.NewSupabaseDocs()
 	defer docs.Close()
+	const figmaGood = "figd_0123456789abcdefghijABCDEFGHIJklmnopqrstKLM"
+	figma := peertest.NewFigma(figmaGood)
+	defer figma.Close()
 	project := "/v1/projects/" + peertest.SupabaseProject
 
 	for _, tc := range []struct {
@@ -48,6 +51,9 @@ func TestServiceStandIns(t *testing.T) {
 		{"supabase read-only query", supabase, "POST", project + "/database/query", "Authorization", "Bearer " + supabaseGood, `{"query":"select 1","read_only":true}`, 201, `[]`, false},
 		{"supabase query that may write", supabase, "POST", project + "/database/query", "Authorization", "Bearer " + supabaseGood, `{"query":"drop table x"}`, 403, `Forbidden`, true},
 		{"supabase another project", supabase, "GET", "/v1/projects/zzzzzzzzzzzzzzzzzzzz/functions", "Authorization", "Bearer " + supabaseGood, "", 404, `Not Found`, false},
+		{"figma identity", figma, "GET", "/v1/me", "X-Figma-Token", figmaGood, "", 200, `"handle"`, false},
+		{"figma file", figma, "GET", "/v1/files/mcpwatch", "X-Figma-Token", figmaGood, "", 404, `{"status":404,"err":"Not found"}`, false},
+		{"figma file, fake token", figma, "GET", "/v1/files/mcpwatch", "X-Figma-Token", "figd_TSRQPONMLKtsrqponmlkJIHGFEDCBAjihgfedcba987", "", 403, `"err":"Invalid token"`, false},
 		{"supabase docs schema", docs, "GET", "/docs/api/graphql?query=%7B+schema+%7D", "", "", "", 200, `searchDocs(query: String!`, false},
 	} {
 		writes := tc.api.Writes()
