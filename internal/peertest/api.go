@@ -1,7 +1,9 @@
 package peertest
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -207,6 +209,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// peekJSON decodes r's JSON body into v and puts the body back for the
+// stand-in's handler: false when there is none or it is no JSON.
+func peekJSON(r *http.Request, v any) bool {
+	if r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return err == nil && json.Unmarshal(body, v) == nil
 }
 
 // bearer is the token of an "Authorization: Bearer TOKEN" header.

@@ -1,9 +1,7 @@
 package peertest
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 )
@@ -45,15 +43,11 @@ func gitlabToken(r *http.Request) string {
 // gitlabReadQuery tells a GraphQL request that only reads (a query, not
 // a mutation): a POST that writes nothing.
 func gitlabReadQuery(r *http.Request) bool {
-	if r.Method != http.MethodPost || r.URL.Path != "/api/graphql" || r.Body == nil {
-		return false
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var q struct {
 		Query string `json:"query"`
 	}
-	return err == nil && json.Unmarshal(body, &q) == nil && q.Query != "" && !strings.HasPrefix(strings.TrimSpace(q.Query), "mutation")
+	return r.Method == http.MethodPost && r.URL.Path == "/api/graphql" && peekJSON(r, &q) &&
+		q.Query != "" && !strings.HasPrefix(strings.TrimSpace(q.Query), "mutation")
 }
 
 func serveGitLab(w http.ResponseWriter, r *http.Request, v verdict) {

@@ -1,9 +1,7 @@
 package peertest
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 )
@@ -97,15 +95,10 @@ func NewSupabase(tokens ...string) *API {
 // supabaseReadQuery tells a SQL query the server asks to run read-only
 // ({"query": ..., "read_only": true}): a POST that only reads.
 func supabaseReadQuery(r *http.Request) bool {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/database/query") || r.Body == nil {
-		return false
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var q struct {
 		ReadOnly bool `json:"read_only"`
 	}
-	return err == nil && json.Unmarshal(body, &q) == nil && q.ReadOnly
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/database/query") && peekJSON(r, &q) && q.ReadOnly
 }
 
 func serveSupabase(w http.ResponseWriter, r *http.Request, v verdict) {
