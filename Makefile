@@ -124,12 +124,14 @@ lint:
 # prometheus-alertmanager, node, npm ci); everything listens on 127.0.0.1 only. Then the newcomer's
 # acceptance: nine credentialed npm servers from a plain .mcp.json, init then check with a good
 # credential, a fake one and the service down (cmd/mcpwatch, TestNewcomerCredentials: about 6 minutes,
-# two of them Stripe's relay that never answers the handshake and is judged at the probe's deadline).
+# two of them Stripe's relay that never answers the handshake and is judged at the probe's deadline),
+# and the same on ten servers whose credentials the issuer catalogue covers, a fake one found at its
+# issuer (TestIssuerNewcomers: about 6 minutes).
 e2e: build
 	scripts/e2e-deps.sh
 	$(GO) vet -tags e2e ./e2e/... ./cmd/mcpwatch/
 	MCPWATCH_E2E_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -v -timeout 15m ./e2e/...
-	$(GO) test -tags e2e -count=1 -v -timeout 30m -run '^TestNewcomerCredentials$$' ./cmd/mcpwatch/
+	$(GO) test -tags e2e -count=1 -v -timeout 30m -run '^(TestNewcomerCredentials|TestIssuerNewcomers)$$' ./cmd/mcpwatch/
 
 # Go benchmarks of the hot paths, with allocations: one probe over streamable HTTP (modern and legacy
 # era) and over stdio, the lock diff of 1,000 tools, and a /metrics scrape of 1,000 servers x 25 tools.

@@ -61,7 +61,7 @@ func TestIssuerCheckThroughProxy(t *testing.T) {
 		t.Errorf("check with a fake token: exit %d, want %d: %s", r.code, exitConfig, r)
 	}
 	assertContains(t, "check with a fake token", r.stdout,
-		"credential env:GITHUB_PERSONAL_ACCESS_TOKEN rejected by its issuer: api.github.com GET /rate_limit: HTTP 401: Bad credentials (renew it; no tool was called)")
+		"credential env:GITHUB_PERSONAL_ACCESS_TOKEN rejected by its issuer: api.github.com GET /rate_limit: HTTP 401: Bad credentials (renew it; found without a tool call)")
 	if r := run(issuerFake, "lock"); r.code != exitConfig || !strings.Contains(r.stdout+r.stderr, "rejected by its issuer") {
 		t.Errorf("lock with a fake token must refuse: %s", r)
 	}

@@ -208,7 +208,7 @@ func read(text string) Outcome {
 	}
 	ws := words(text)
 	for i := range ws {
-		if k := find(network, ws, i); k > 0 {
+		if k := find(network, ws, i); k > 0 && !answered(ws, i+k) {
 			return hit(KindUnreachable, text, ws, i, k, "a network failure")
 		}
 		if k := statusAt(ws, i); k >= 502 && k <= 504 {
@@ -362,6 +362,26 @@ func crossesSentence(ws []word, i, j int) bool {
 	a, b := min(i, j), max(i, j)
 	for k := a + 1; k <= b; k++ {
 		if ws[k].brk {
+			return true
+		}
+	}
+	return false
+}
+
+// answered: an HTTP status follows within a few words of the same
+// sentence, from ws[j] on ("Fetch failed with status 404", as
+// figma-developer-mcp words any answer that is not a success): the
+// request was answered, and the status, not the network, says what
+// happened.
+func answered(ws []word, j int) bool {
+	if j >= len(ws) || ws[j].brk {
+		return false
+	}
+	for k := j; k+1 < len(ws) && k < j+4; k++ {
+		if ws[k+1].brk {
+			return false
+		}
+		if slices.Contains([]string{"status", "http", "code", "statuscode"}, ws[k].w) && statusAt(ws, k+1) != 0 {
 			return true
 		}
 	}

@@ -521,9 +521,15 @@ func (svc *Service) unknownSetting(env map[string]string) (string, bool) {
 	return "", false
 }
 
-// looksLikeWhere: a value that is a URL or a host name, not a flag or a
-// number.
+// looksLikeWhere: a value that is a URL or a host name, not a flag, a
+// number or a file (a CA to trust, SLACK_MCP_SERVER_CA=/etc/ssl/ca.pem,
+// says nothing of where the service is).
 func looksLikeWhere(v string) bool {
 	v = strings.TrimSpace(v)
-	return strings.Contains(v, "://") || strings.Contains(v, ".") && !strings.ContainsAny(v, " ")
+	if strings.Contains(v, "://") {
+		return true
+	}
+	file := strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~") ||
+		strings.ContainsRune(v, '\\') || len(v) > 2 && v[1] == ':' && (v[2] == '/' || v[2] == '\\')
+	return !file && strings.Contains(v, ".") && !strings.ContainsAny(v, " ")
 }

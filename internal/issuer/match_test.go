@@ -8,6 +8,7 @@ import (
 const (
 	ghToken = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
 	glToken = "glpat-0123456789abcdefABCD"
+	slToken = "xoxp-1111111111-2222222222-3333333333-abcdef0123456789abcdef0123456789"
 )
 
 func env(kv ...string) (map[string]string, []Value) {
@@ -84,6 +85,12 @@ func TestMatchBase(t *testing.T) {
 		"unknown setting":   {[]string{"GITLAB_PERSONAL_ACCESS_TOKEN", glToken, "GITLAB_URL", "https://git.example.com"}, false, "gitlab env:GITLAB_PERSONAL_ACCESS_TOKEN by name GITLAB_PERSONAL_ACCESS_TOKEN -> https://gitlab.com/api/v4 (skip: GITLAB_URL may name another instance of GitLab than the catalogue's https://gitlab.com/api/v4: not checked)"},
 		"host template":     {[]string{"GITHUB_TOKEN", ghToken, "GITHUB_HOST", "github.example.com"}, false, "github env:GITHUB_TOKEN by name GITHUB_TOKEN -> https://github.example.com/api/v3"},
 		"a setting, no URL": {[]string{"GITHUB_TOKEN", ghToken, "GITHUB_TOOLSETS", "repos,issues"}, false, "github env:GITHUB_TOKEN by name GITHUB_TOKEN -> https://api.github.com"},
+		// slack-mcp-server's CA file to trust (a TLS-inspecting proxy's):
+		// a file, not where Slack is.
+		"a CA file":       {[]string{"SLACK_MCP_XOXP_TOKEN", slToken, "SLACK_MCP_SERVER_CA", "/etc/ssl/certs/corp-proxy.pem"}, false, "slack env:SLACK_MCP_XOXP_TOKEN by name SLACK_MCP_XOXP_TOKEN -> https://slack.com/api"},
+		"a relative file": {[]string{"GITLAB_TOKEN", glToken, "GITLAB_API_CA", "./certs/ca.pem"}, false, "gitlab env:GITLAB_TOKEN by name GITLAB_TOKEN -> https://gitlab.com/api/v4"},
+		"a Windows file":  {[]string{"GITLAB_TOKEN", glToken, "GITLAB_SERVER_CA", `C:\certs\ca.pem`}, false, "gitlab env:GITLAB_TOKEN by name GITLAB_TOKEN -> https://gitlab.com/api/v4"},
+		"a host, still":   {[]string{"GITLAB_TOKEN", glToken, "GITLAB_SERVER", "git.example.com"}, false, "gitlab env:GITLAB_TOKEN by name GITLAB_TOKEN -> https://gitlab.com/api/v4 (skip: GITLAB_SERVER may name another instance of GitLab than the catalogue's https://gitlab.com/api/v4: not checked)"},
 	} {
 		m, vs := env(c.env...)
 		if got := ties(Server{Command: "x", Env: m, Values: vs, Untrusted: c.untrusted}); got != c.want {

@@ -1,10 +1,13 @@
 package peertest
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,10 +32,12 @@ type API struct {
 	expires map[string]time.Time
 	// identity answers the service's identity request, as the issuer
 	// catalogue has it (AnswersIdentity), before serve sees it.
-	identity func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool
-	down     bool
-	requests int
-	written  int
+	identity   func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool
+	down       bool
+	requests   int
+	identities int
+	written    int
+	seen       []string
 }
 
 // verdict is what a stand-in makes of the credential of a request.
@@ -64,6 +69,7 @@ func newAPIOf(name, origin string, credential func(*http.Request) string, serve 
 		a.mu.Lock()
 		write := a.writes(r)
 		a.requests++
+		a.seen = append(a.seen, r.Method+" "+r.URL.Path)
 		if write {
 			a.written++
 		}
@@ -133,6 +139,23 @@ func (a *API) Requests() int {
 	return a.requests
 }
 
+// Seen lists the requests it answered, as "METHOD /path" (no query: a
+// credential may ride in one), in order.
+func (a *API) Seen() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.seen)
+}
+
+// IdentityRequests counts the requests it answered at the identity
+// endpoint of its service (AnswersIdentity, NewIssuer): those of a check
+// at the issuer.
+func (a *API) IdentityRequests() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.identities
+}
+
 // Writes counts the requests that would have written (any method but GET
 // and HEAD): a monitor's canary calls must make none.
 func (a *API) Writes() int {
@@ -186,6 +209,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// peekJSON decodes r's JSON body into v and puts the body back for the
+// stand-in's handler: false when there is none or it is no JSON.
+func peekJSON(r *http.Request, v any) bool {
+	if r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return err == nil && json.Unmarshal(body, v) == nil
 }
 
 // bearer is the token of an "Authorization: Bearer TOKEN" header.

@@ -148,6 +148,9 @@ func identityAt(id, rawBase string) (identityService, func(a *API, w http.Respon
 		if !svc.isRequest(r) || v == credNone {
 			return false
 		}
+		a.mu.Lock()
+		a.identities++
+		a.mu.Unlock()
 		switch v {
 		case credValid:
 			if exp, expiring := a.expiry(primaryOf(s, r)); expiring && ans.Expiring != nil {

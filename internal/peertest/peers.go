@@ -37,7 +37,7 @@ const (
 	FilesystemServer  = "server-filesystem"
 	packageScope      = "@modelcontextprotocol"
 	upstreamsPreload  = "upstreams.cjs"
-	installPeersHint  = "install node and npm, then make test installs them (scripts/peers.sh: npm install from testdata/peers/package-lock.json)"
+	installPeersHint  = "install node and npm, then make test installs them (scripts/peers.sh: npm install from the locks in testdata/peers)"
 	peersRelativePath = "testdata/peers"
 )
 

@@ -118,7 +118,7 @@ func issuerProblem(f verdict.Finding, res *probe.Result) (Problem, bool) {
 	switch f.Kind {
 	case verdict.KindCredentialRejected:
 		c, _ := verdict.Issuer(res, probe.IssuerRejected)
-		p.Message = fmt.Sprintf("credential %s rejected by its issuer: %s (renew it; no tool was called)", c.Credential, sanitize.OneLine(verdict.IssuerQuote(c)))
+		p.Message = fmt.Sprintf("credential %s rejected by its issuer: %s (renew it; found without a tool call)", c.Credential, sanitize.OneLine(verdict.IssuerQuote(c)))
 	case verdict.KindUpstreamUnreachable:
 		c, _ := verdict.Issuer(res, probe.IssuerUnreachable)
 		p.Message = fmt.Sprintf("the issuer of %s could not be reached (upstream_unreachable): %s", c.Credential, sanitize.OneLine(verdict.IssuerQuote(c)))
