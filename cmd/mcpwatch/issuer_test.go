@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +119,62 @@ func TestConfigCheckShowsIssuerChecks(t *testing.T) {
 		"issuer:   env:GITHUB_PERSONAL_ACCESS_TOKEN -> api.github.com GET /rate_limit, expiry from the response header\n")
 	if strings.Contains(r.stdout, issuerGood) {
 		t.Errorf("config check printed the token")
+	}
+}
+
+// A credential its issuer rejected is not sent again in a canary call:
+// the server's contracts are not called, each outcome credential_rejected
+// and quoting the issuer, and check fails for the credential alone.
+func TestIssuerRejectionHoldsTheCalls(t *testing.T) {
+	t.Parallel()
+	github := peertest.NewGitHub(issuerGood)
+	defer github.Close()
+	proxy, err := peertest.NewProxy(github)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	path, args, env := probetest.Command(probetest.Config{})
+	env["GITHUB_PERSONAL_ACCESS_TOKEN"] = "${GITHUB_PERSONAL_ACCESS_TOKEN}"
+	dir := t.TempDir()
+	writeJSON(t, dir, ".mcp.json", claudeCodeConfig(map[string]any{
+		"github": map[string]any{"command": path, "args": args, "env": env},
+	}))
+	if err := os.Mkdir(filepath.Join(dir, "mcp-contracts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, dir, "mcp-contracts/github.tools.json", map[string]any{"tools": map[string]any{
+		"fetch_daily_report": map[string]any{"input": map[string]any{"date": "2026-08-01"}, "expect": map[string]any{"status": "pass"}},
+	}})
+	run := func(token string, args ...string) cliResult {
+		return runBin(t, dir, map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": token,
+			"HTTPS_PROXY": proxy.URL(), "SSL_CERT_FILE": proxy.CAFile()}, args...)
+	}
+	if r := run(issuerGood, "lock"); r.code != exitOK {
+		t.Fatalf("lock: %s", r)
+	}
+	if r := run(issuerGood, "check"); r.code != exitOK || !strings.Contains(r.stdout, "1 of 1 call passed") {
+		t.Errorf("check with the good token calls its contract: %s", r)
+	}
+	r := run(issuerFake, "check", "--format", "json")
+	var rep struct {
+		Servers []struct {
+			Calls []struct {
+				Tool     string `json:"tool"`
+				Reason   string `json:"reason"`
+				Message  string `json:"message"`
+				Attempts []any  `json:"attempts"`
+			} `json:"calls"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r)
+	}
+	if r.code != exitConfig || len(rep.Servers) != 1 || len(rep.Servers[0].Calls) != 1 {
+		t.Fatalf("check with a fake token: %s", r)
+	}
+	c := rep.Servers[0].Calls[0]
+	if c.Reason != "credential_rejected" || len(c.Attempts) != 0 || !strings.Contains(c.Message, "not called: the issuer of env:GITHUB_PERSONAL_ACCESS_TOKEN rejected it") {
+		t.Errorf("the call with a credential its issuer rejected: %+v, want not called", c)
 	}
 }

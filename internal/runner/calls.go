@@ -9,6 +9,8 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/canary"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/credential"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -24,8 +26,17 @@ import (
 // then) before it is judged, as a probe's result is: what a contract
 // asserts, the credential rule reads and quotes, and an outcome keeps
 // never saw a secret whole, so no cut of its words can keep a part of one.
-func callHook(s config.Built, retries bool, given []string, scrub func() scrubber, out *[]contracts.Outcome) probe.AfterList {
+//
+// A credential its issuer rejected (issuers: the answers of the probe's
+// issuer checks, waited for) is not sent again in a call: each contract's
+// outcome is credential_rejected, not called, quoting the issuer. A dead
+// key watched at its issuer costs the service nothing more.
+func callHook(s config.Built, retries bool, given []string, scrub func() scrubber, issuers func() []probe.IssuerCheck, out *[]contracts.Outcome) probe.AfterList {
 	return func(ctx context.Context, tools []probe.Tool, c probe.Caller) {
+		if rejected, ok := rejectedBy(issuers()); ok {
+			*out = heldByIssuer(s, rejected, time.Now())
+			return
+		}
 		c = scrubbing{c: c, s: scrub()}
 		all := s.Contracts
 		if s.Auto > 0 {
@@ -96,6 +107,21 @@ func (s *spaced) Call(ctx context.Context, tool string, args json.RawMessage) *p
 	}
 	s.last = s.now()
 	return s.c.Call(ctx, tool, args)
+}
+
+// heldByIssuer are the outcomes of s's contracts, not called because the
+// issuer of their server's credential rejected it.
+func heldByIssuer(s config.Built, c probe.IssuerCheck, now time.Time) []contracts.Outcome {
+	out := make([]contracts.Outcome, len(s.Contracts))
+	for i, k := range s.Contracts {
+		out[i] = contracts.Outcome{
+			Tool: k.Tool, Input: k.Input, Reason: contracts.ReasonCredentialRejected, Started: now,
+			Message:   "not called: the issuer of " + c.Credential + " rejected it (" + c.Endpoint + ")",
+			Rejection: &credential.Rejection{Credential: c.Credential, Marker: "issuer", Source: "its issuer", Quote: verdict.IssuerQuote(c)},
+			Attempts:  []contracts.Attempt{},
+		}
+	}
+	return out
 }
 
 // notCalled are the outcomes of contracts whose tools could not be called

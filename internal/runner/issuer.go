@@ -63,11 +63,21 @@ func askIssuers(ctx context.Context, checker *issuer.Checker, target probe.Targe
 	for i, t := range ties {
 		wg.Go(func() { out[i] = checker.Check(ctx, t) })
 	}
-	return func() []probe.IssuerCheck {
+	return sync.OnceValue(func() []probe.IssuerCheck {
 		wg.Wait()
 		cancel()
 		return out
+	})
+}
+
+// rejectedBy is the first of checks whose issuer rejected its credential.
+func rejectedBy(checks []probe.IssuerCheck) (probe.IssuerCheck, bool) {
+	for _, c := range checks {
+		if c.Verdict == probe.IssuerRejected {
+			return c, true
+		}
 	}
+	return probe.IssuerCheck{}, false
 }
 
 // issuerWarnings are the remarks of the issuers' answers that fail

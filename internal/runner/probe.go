@@ -194,7 +194,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		if !b.Calls {
 			own.Contracts = nil
 		}
-		opts.AfterList = callHook(own, req.Retries, names, scrubberNow, &outcomes)
+		opts.AfterList = callHook(own, req.Retries, names, scrubberNow, issuers, &outcomes)
 	}
 	timeout := obs.Timeout
 	if !req.Deadline.IsZero() {
