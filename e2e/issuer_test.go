@@ -13,11 +13,15 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/peertest"
 )
 
-// The credentials of the issuer test: a GitHub token whose issuer says it
-// expires in 3 days, a GitLab token revoked during the test.
+// The credentials of the issuer test: a GitHub token, then the renewal
+// its issuer says expires in 3 days; a GitLab token revoked during the
+// test.
 const (
 	issuerGitHubToken = "ghp_e2eIssuerToken000000000000000000000a"
-	issuerGitLabToken = "glpat-e2eIssuerToken0000000000"
+	// issuerGitHubRenewed is the token put in its place, which GitHub says
+	// expires in 3 days.
+	issuerGitHubRenewed = "ghp_e2eIssuerToken000000000000000000000b"
+	issuerGitLabToken   = "glpat-e2eIssuerToken0000000000"
 	// issuerInterval is the test's issuer_check_interval, the least
 	// mcpwatch takes.
 	issuerInterval = time.Minute
@@ -28,9 +32,10 @@ const (
 // credential and are never called (the example report server, given a
 // GitHub and a GitLab token it does not use): mcpwatch serve asks GitHub's
 // and GitLab's stand-ins about the tokens, through HTTPS_PROXY and
-// SSL_CERT_FILE, as their documentation shows. The GitHub token the
-// issuer says expires in 3 days fires McpCredentialExpiringSoon, naming the
-// credential and the date; the GitLab token revoked at the issuer fires
+// SSL_CERT_FILE, as their documentation shows. A renewed GitHub token put
+// in place, which its issuer says expires in 3 days, fires
+// McpCredentialExpiringSoon at its first check, naming the credential and
+// the date; the GitLab token revoked at the issuer fires
 // McpCredentialRejected within one check interval, quoting GitLab, and
 // its acceptance resolves it. No request but the identity request reaches
 // either service, and no tool is called.
@@ -49,7 +54,7 @@ func TestAlertingIssuer(t *testing.T) {
 	}
 	t.Cleanup(gl.Close)
 	expiry := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second)
-	gh.ExpireAt(issuerGitHubToken, expiry)
+	gh.ExpireAt(issuerGitHubRenewed, expiry)
 	proxy, err := peertest.NewProxy(gh, gl)
 	if err != nil {
 		t.Fatal(err)
@@ -92,11 +97,10 @@ servers:
 		server("gitlab-tools", "GITLAB_PERSONAL_ACCESS_TOKEN", "secrets/gitlab-token")))
 
 	_, shortenedRules := h.startPagePath(rx, prom, mcpwatchAddr, promAddr, amAddr)
-	h.waitFor("prometheus to see both tokens accepted at their issuers, and the GitHub token's expiry", 60*time.Second, func() error {
+	h.waitFor("prometheus to see both tokens accepted at their issuers", 60*time.Second, func() error {
 		for q, want := range map[string]float64{
-			`mcpwatch_credential_issuer_accepted{server="github-tools",service="github"}`:                                       1,
-			`mcpwatch_credential_issuer_accepted{server="gitlab-tools",service="gitlab"}`:                                       1,
-			`mcpwatch_credential_expiry_timestamp_seconds{server="github-tools",credential="env:GITHUB_PERSONAL_ACCESS_TOKEN"}`: float64(expiry.Unix()),
+			`mcpwatch_credential_issuer_accepted{server="github-tools",service="github"}`: 1,
+			`mcpwatch_credential_issuer_accepted{server="gitlab-tools",service="gitlab"}`: 1,
 			`sum(mcpwatch_tools_missing)`: 0,
 		} {
 			if err := prom.queryEquals(q, want); err != nil {
@@ -105,11 +109,26 @@ servers:
 		}
 		return nil
 	})
-	loaded := time.Now()
 	loadRules(t, h, prom, shortenedRules)
+	// A reload of Prometheus finds its Alertmanager afresh: an alert that
+	// fired before then would wait a minute to be sent again.
+	waitAlertmanagerFound(h, prom, "prometheus to find the alertmanager again after the rules")
+	expectNoNotification(t, h, rx, quietWindow)
 
-	// The expiry the issuer told, 3 days ahead: the week's warning.
-	page := pageFor(t, h, rx, loaded, "McpCredentialExpiringSoon", "github-tools", latencyBound)
+	// A renewed GitHub token put in place, which GitHub says expires in 3
+	// days: checked at the next probe, a new credential; the week's warning.
+	renewed := time.Now()
+	writeFile(t, filepath.Join(h.dir, "secrets", "github-token"), issuerGitHubRenewed+"\n")
+	t.Cleanup(func() {
+		if t.Failed() {
+			all, err := rx.notifications()
+			t.Logf("notifications received (%v):", err)
+			for _, n := range all {
+				t.Logf("  %s", n)
+			}
+		}
+	})
+	page := pageFor(t, h, rx, renewed, "McpCredentialExpiringSoon", "github-tools", latencyBound)
 	date := expiry.Format("2006-01-02")
 	for _, a := range page.alertsNamed("McpCredentialExpiringSoon", "github-tools") {
 		text := a.Annotations["summary"] + " " + a.Annotations["description"]
@@ -142,7 +161,7 @@ servers:
 		t.Fatal(err)
 	}
 	for _, n := range all {
-		if strings.Contains(fmt.Sprint(n), issuerGitHubToken) || strings.Contains(fmt.Sprint(n), issuerGitLabToken) {
+		if text := fmt.Sprint(n); strings.Contains(text, issuerGitHubToken) || strings.Contains(text, issuerGitHubRenewed) || strings.Contains(text, issuerGitLabToken) {
 			t.Errorf("a token's value in a page: %s", n)
 		}
 	}
