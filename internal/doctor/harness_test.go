@@ -27,6 +27,7 @@ type gateRepo struct {
 	gitErr    error // what git answers instead of the tracked files
 	env       map[string]string
 	config    string
+	dir       string // where examine last wrote it
 }
 
 // newRepo is the fixture with its CI file for system (systemGitHub: at
@@ -86,6 +87,7 @@ func (r *gateRepo) editCI(t *testing.T, old, new string) *gateRepo {
 func (r *gateRepo) examine(t *testing.T) *Report {
 	t.Helper()
 	dir := t.TempDir()
+	r.dir = dir
 	var tracked []string
 	for name, content := range r.files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
