@@ -52,47 +52,26 @@ func TestCredentialsReachTheStep(t *testing.T) {
 // (a default, a variable of the runner, an ignored server) is none.
 func TestCredentialFindings(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		file     string // the file to edit: "" for the workflow
-		old, new string
-		want     *want // nil: the gate holds
-	}{
+	judgeChanges(t, systemGitHub, nil, []change{
 		{"not given", "", tokenEnv, "",
 			&want{"credentials", githubGate, 12,
 				`${REPORT_API_TOKEN}, which server "report" (header:Authorization) reads, is not set in the env: of the step "MCP preflight" of job mcp-preflight, nor by an earlier step: the check runs without it`,
-				`add REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }} to the env: of the step "MCP preflight" of job mcp-preflight (and the secret to the repository's Settings > Secrets and variables > Actions)`}},
+				`add REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }} to the env: of the step "MCP preflight" of job mcp-preflight (and the secret to the repository's Settings > Secrets and variables > Actions)`}, ""},
 		{"given empty", "", "REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}", `REPORT_API_TOKEN: ""`,
-			&want{"credentials", githubGate, 14, "is set to an empty value in the step's env", "add REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}"}},
+			&want{"credentials", githubGate, 14, "is set to an empty value in the step's env", "add REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}"}, ""},
 		{"written in plain text", "", "REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }}", "REPORT_API_TOKEN: sk-live-0123456789abcdef",
 			&want{"credentials", githubGate, 14, "REPORT_API_TOKEN is written in plain text in the step's env: a credential in the repository is read by everyone",
-				"write REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }} instead, with the value in the repository's secrets; then rotate the credential"}},
+				"write REPORT_API_TOKEN: ${{ secrets.REPORT_API_TOKEN }} instead, with the value in the repository's secrets; then rotate the credential"}, ""},
 		{"required with a message", "mcpwatch.yml", "${REPORT_API_TOKEN}", "${REPORT_API_TOKEN:?set the report token}",
-			nil},
+			nil, ""},
 		{"required and not given", "mcpwatch.yml", "Bearer ${REPORT_API_TOKEN}", "Bearer ${REPORT_KEY:?set the report key}",
-			&want{"credentials", githubGate, 12, `${REPORT_KEY}, which server "report" (header:Authorization) reads, is not set`, "add REPORT_KEY: ${{ secrets.REPORT_KEY }}"}},
+			&want{"credentials", githubGate, 12, `${REPORT_KEY}, which server "report" (header:Authorization) reads, is not set`, "add REPORT_KEY: ${{ secrets.REPORT_KEY }}"}, ""},
 		{"a second one found once the first is given", "mcpwatch.yml", "Bearer ${REPORT_API_TOKEN}", "Bearer ${REPORT_API_TOKEN}${REPORT_SUFFIX}",
-			&want{"credentials", githubGate, 12, "${REPORT_SUFFIX}", "add REPORT_SUFFIX:"}},
-		{"a default needs nothing", "mcpwatch.yml", "${REPORT_API_TOKEN}", "${REPORT_API_TOKEN:-anonymous}", nil},
+			&want{"credentials", githubGate, 12, "${REPORT_SUFFIX}", "add REPORT_SUFFIX:"}, ""},
+		{"a default needs nothing", "mcpwatch.yml", "${REPORT_API_TOKEN}", "${REPORT_API_TOKEN:-anonymous}", nil, ""},
 		{"a variable of the runner needs nothing", "mcpwatch.yml", `args: ["-y", "@modelcontextprotocol/server-memory"]`,
-			`args: ["-y", "@modelcontextprotocol/server-memory", "${RUNNER_TEMP}/memory.json"]`, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			r := newRepo(t, systemGitHub)
-			if tc.file == "" {
-				r.editCI(t, tc.old, tc.new)
-			} else {
-				r.edit(t, tc.file, tc.old, tc.new)
-			}
-			rep := r.examine(t)
-			if tc.want == nil {
-				holds(t, rep)
-				return
-			}
-			findingOf(t, rep, *tc.want)
-		})
-	}
+			`args: ["-y", "@modelcontextprotocol/server-memory", "${RUNNER_TEMP}/memory.json"]`, nil, ""},
+	})
 }
 
 // A credential written in a workflow is named, never shown: its value is

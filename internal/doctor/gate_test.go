@@ -55,65 +55,47 @@ func TestGateHolds(t *testing.T) {
 func TestGateFindings(t *testing.T) {
 	t.Parallel()
 	const run = "run: mcpwatch check --strict --format github --receipt mcp-receipt.json"
-	for _, tc := range []struct {
-		name     string
-		old, new string
-		want     want
-	}{
-		{"no --strict", run, "run: mcpwatch check --format github --receipt mcp-receipt.json",
-			want{"gate", githubGate, 15, `the mcpwatch check of the step "MCP preflight" of job mcp-preflight has no --strict`,
-				"add --strict to that same command: mcpwatch check --format github --receipt mcp-receipt.json --strict"}},
-		{"--fail-on-warn is --strict", run, "run: mcpwatch check --fail-on-warn --format json --receipt mcp-receipt.json",
-			want{"gate", githubGate, 15, "has no --format github: no annotation on the pull request",
-				"add --format github to that same command"}},
-		{"no receipt", run, "run: mcpwatch check --strict --format github",
-			want{"gate", githubGate, 15, "has no --receipt FILE", "--receipt mcp-receipt.json; then upload the file in a later step of the job"}},
-		{"--server checks one", run, run + " --server report",
-			want{"gate", githubGate, 15, "checks only report (--server): the other servers are not gated", "remove --server"}},
-		{"--skip leaves one out", run, run + " --skip memory",
-			want{"gate", githubGate, 15, "leaves out memory (--skip): nothing gates them", "remove --skip"}},
-		{"a usage error", run, run + " --stirct",
-			want{"gate", githubGate, 15, "which mcpwatch check refuses (unknown flag: --stirct): the step fails on a usage error (exit 2)",
-				"'mcpwatch check --help' lists its flags"}},
-		{"|| true", run, run + " || true",
-			want{"gate", githubGate, 15, "does not fail when mcpwatch check fails: || after it runs another command", "no || true"}},
-		{"negated", run, "run: '! " + run[len("run: "):] + "'",
-			want{"gate", githubGate, 15, "it is negated with !", "not negated"}},
-		{"in the background", run, "run: |\n          " + run[len("run: "):] + " &\n          wait",
-			want{"gate", githubGate, 16, "it runs in the background (&)", "as a command of its own"}},
-		{"piped under sh", run, "shell: sh\n        " + run + " | tee log",
-			want{"gate", githubGate, 16, "without pipefail a pipeline's status is its last command's", ""}},
-		{"set +e", run, "run: |\n          set +e\n          " + run[len("run: "):] + "\n          echo done",
-			want{"gate", githubGate, 17, "the shell runs on after a failing command (no -e, or set +e)", ""}},
-		{"continue-on-error on the step", "      - name: MCP preflight\n", "      - name: MCP preflight\n        continue-on-error: true\n",
-			want{"gate", githubGate, 13, `continue-on-error: true on the step "MCP preflight": a failing check does not fail the run`,
-				`remove continue-on-error from the step "MCP preflight"`}},
-		{"continue-on-error on the job", "    timeout-minutes: 15\n", "    timeout-minutes: 15\n    continue-on-error: ${{ matrix.experimental }}\n",
-			want{"gate", githubGate, 10, "continue-on-error: ${{ matrix.experimental }} on job mcp-preflight", "remove continue-on-error from job mcp-preflight"}},
-		{"an if: on the event", "      - name: MCP preflight\n", "      - name: MCP preflight\n        if: github.event_name == 'pull_request'\n",
-			want{"gate", githubGate, 13, `runs only if github.event_name == 'pull_request': whether it runs depends on the event`, "remove that if:"}},
-		{"a config file only the run knows", run, "run: mcpwatch check -c ${{ matrix.config }} --strict --format github --receipt mcp-receipt.json",
-			want{"gate", githubGate, 15, "reads --config.file ${{ matrix.config }}, which only the run knows", "name the configuration file as it is in the repository"}},
-		{"a cd doctor cannot follow", run, "run: |\n          cd $(mktemp -d)\n          " + run[len("run: "):],
-			want{"gate", githubGate, 17, "changes to a directory doctor cannot follow before it runs mcpwatch check", "run it from the repository's top"}},
-		{"another configuration", run, "run: mcpwatch check -c other.yml --strict --format github --receipt mcp-receipt.json",
-			want{"gate", githubGate, 15, "checks other.yml, not mcpwatch.yml, the configuration mcpwatch check reads at the repository's top",
-				"pass --config.file mcpwatch.yml on that command (or, if other.yml is the one meant, run mcpwatch doctor --config.file other.yml)"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			r := newRepo(t, systemGitHub).editCI(t, tc.old, tc.new)
-			r.files["other.yml"] = r.files["mcpwatch.yml"]
-			rep := r.examine(t)
-			if rep.OK {
-				t.Fatalf("the gate holds:\n%s", text(t, rep))
-			}
-			findingOf(t, rep, tc.want)
-			if len(rep.Verified) != 0 {
-				t.Errorf("a gate that does not hold lists what it verified: %q", rep.Verified)
-			}
-		})
-	}
+	judgeChanges(t, systemGitHub, func(_ *testing.T, _ change, r *gateRepo) { r.files["other.yml"] = r.files["mcpwatch.yml"] }, []change{
+		{"no --strict", "", run, "run: mcpwatch check --format github --receipt mcp-receipt.json",
+			&want{"gate", githubGate, 15, `the mcpwatch check of the step "MCP preflight" of job mcp-preflight has no --strict`,
+				"add --strict to that same command: mcpwatch check --format github --receipt mcp-receipt.json --strict"}, ""},
+		{"--fail-on-warn is --strict", "", run, "run: mcpwatch check --fail-on-warn --format json --receipt mcp-receipt.json",
+			&want{"gate", githubGate, 15, "has no --format github: no annotation on the pull request",
+				"add --format github to that same command"}, ""},
+		{"no receipt", "", run, "run: mcpwatch check --strict --format github",
+			&want{"gate", githubGate, 15, "has no --receipt FILE", "--receipt mcp-receipt.json; then upload the file in a later step of the job"}, ""},
+		{"--server checks one", "", run, run + " --server report",
+			&want{"gate", githubGate, 15, "checks only report (--server): the other servers are not gated", "remove --server"}, ""},
+		{"--skip leaves one out", "", run, run + " --skip memory",
+			&want{"gate", githubGate, 15, "leaves out memory (--skip): nothing gates them", "remove --skip"}, ""},
+		{"a usage error", "", run, run + " --stirct",
+			&want{"gate", githubGate, 15, "which mcpwatch check refuses (unknown flag: --stirct): the step fails on a usage error (exit 2)",
+				"'mcpwatch check --help' lists its flags"}, ""},
+		{"|| true", "", run, run + " || true",
+			&want{"gate", githubGate, 15, "does not fail when mcpwatch check fails: || after it runs another command", "no || true"}, ""},
+		{"negated", "", run, "run: '! " + run[len("run: "):] + "'",
+			&want{"gate", githubGate, 15, "it is negated with !", "not negated"}, ""},
+		{"in the background", "", run, "run: |\n          " + run[len("run: "):] + " &\n          wait",
+			&want{"gate", githubGate, 16, "it runs in the background (&)", "as a command of its own"}, ""},
+		{"piped under sh", "", run, "shell: sh\n        " + run + " | tee log",
+			&want{"gate", githubGate, 16, "without pipefail a pipeline's status is its last command's", ""}, ""},
+		{"set +e", "", run, "run: |\n          set +e\n          " + run[len("run: "):] + "\n          echo done",
+			&want{"gate", githubGate, 17, "the shell runs on after a failing command (no -e, or set +e)", ""}, ""},
+		{"continue-on-error on the step", "", "      - name: MCP preflight\n", "      - name: MCP preflight\n        continue-on-error: true\n",
+			&want{"gate", githubGate, 13, `continue-on-error: true on the step "MCP preflight": a failing check does not fail the run`,
+				`remove continue-on-error from the step "MCP preflight"`}, ""},
+		{"continue-on-error on the job", "", "    timeout-minutes: 15\n", "    timeout-minutes: 15\n    continue-on-error: ${{ matrix.experimental }}\n",
+			&want{"gate", githubGate, 10, "continue-on-error: ${{ matrix.experimental }} on job mcp-preflight", "remove continue-on-error from job mcp-preflight"}, ""},
+		{"an if: on the event", "", "      - name: MCP preflight\n", "      - name: MCP preflight\n        if: github.event_name == 'pull_request'\n",
+			&want{"gate", githubGate, 13, `runs only if github.event_name == 'pull_request': whether it runs depends on the event`, "remove that if:"}, ""},
+		{"a config file only the run knows", "", run, "run: mcpwatch check -c ${{ matrix.config }} --strict --format github --receipt mcp-receipt.json",
+			&want{"gate", githubGate, 15, "reads --config.file ${{ matrix.config }}, which only the run knows", "name the configuration file as it is in the repository"}, ""},
+		{"a cd doctor cannot follow", "", run, "run: |\n          cd $(mktemp -d)\n          " + run[len("run: "):],
+			&want{"gate", githubGate, 17, "changes to a directory doctor cannot follow before it runs mcpwatch check", "run it from the repository's top"}, ""},
+		{"another configuration", "", run, "run: mcpwatch check -c other.yml --strict --format github --receipt mcp-receipt.json",
+			&want{"gate", githubGate, 15, "checks other.yml, not mcpwatch.yml, the configuration mcpwatch check reads at the repository's top",
+				"pass --config.file mcpwatch.yml on that command (or, if other.yml is the one meant, run mcpwatch doctor --config.file other.yml)"}, ""},
+	})
 }
 
 // A flag counts only on the command that checks: one on another command

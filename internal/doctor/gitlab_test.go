@@ -11,57 +11,44 @@ import (
 func TestGitLabFindings(t *testing.T) {
 	t.Parallel()
 	const cmd = "mcpwatch check --strict --format junit --output mcp-preflight.xml --receipt mcp-receipt.json"
-	for _, tc := range []struct {
-		name     string
-		old, new string
-		want     want
-	}{
-		{"no JUnit report", cmd, "mcpwatch check --strict --format junit --receipt mcp-receipt.json",
-			want{"gate", ".gitlab-ci.yml", 10, "writes no JUnit report (--format junit --output FILE)", "add --format junit --output mcp-preflight.xml to that same command"}},
-		{"the report not among reports: junit:", "junit: mcp-preflight.xml", "junit: other.xml",
-			want{"gate", ".gitlab-ci.yml", 11, "the JUnit report mcp-preflight.xml of job mcp-preflight is not among its artifacts: reports: junit:", "add reports: junit: mcp-preflight.xml"}},
-		{"allow_failure", "  timeout: 15m\n", "  timeout: 15m\n  allow_failure: true\n",
-			want{"gate", ".gitlab-ci.yml", 4, "allow_failure: true on job mcp-preflight: a failing check does not fail the run", "remove allow_failure from job mcp-preflight"}},
-		{"allow_failure on exit code 78", "  timeout: 15m\n", "  timeout: 15m\n  allow_failure:\n    exit_codes: [1, 78]\n",
-			want{"gate", ".gitlab-ci.yml", 5, "allow_failure: exit_codes 78 on job mcp-preflight", ""}},
-		{"in after_script", "  script:\n    - " + cmd, "  script:\n    - echo hi\n  after_script:\n    - " + cmd,
-			want{"gate", ".gitlab-ci.yml", 12, "job mcp-preflight runs mcpwatch check in after_script:, whose exit status GitLab ignores", "move the command to the job's script:"}},
-		{"no artifacts", "  artifacts:\n    when: always\n    paths: [mcp-receipt.json]\n    reports:\n      junit: mcp-preflight.xml\n", "",
-			want{"receipt", ".gitlab-ci.yml", 1, "job mcp-preflight keeps no artifacts: the receipt mcp-receipt.json is lost with the runner", "artifacts: when: always, paths: [mcp-receipt.json]"}},
-		{"artifacts without the receipt", "paths: [mcp-receipt.json]", "paths: [reports/]",
-			want{"receipt", ".gitlab-ci.yml", 11, "the artifacts: paths: of job mcp-preflight (reports/) do not take the receipt mcp-receipt.json", "add mcp-receipt.json to the artifacts: paths:"}},
-		{"artifacts kept only on success", "    when: always\n", "",
-			want{"receipt", ".gitlab-ci.yml", 11, "keeps its artifacts only when it passes (when: on_success, the default)", "set when: always"}},
-		{"artifacts when: on_success", "when: always", "when: on_success",
-			want{"receipt", ".gitlab-ci.yml", 12, "(when: on_success)", "set when: always under the artifacts: of job mcp-preflight"}},
-		{"no merge request pipelines", "    - if: $CI_PIPELINE_SOURCE == \"merge_request_event\"\n", "",
-			want{"triggers", ".gitlab-ci.yml", 1, "job mcp-preflight runs neither in merge request pipelines nor in branch pipelines", `- if: $CI_PIPELINE_SOURCE == "merge_request_event"`}},
-		{"no scheduled pipelines", "    - if: $CI_PIPELINE_SOURCE == \"schedule\"\n", "",
-			want{"triggers", ".gitlab-ci.yml", 1, "job mcp-preflight does not run in scheduled pipelines", `- if: $CI_PIPELINE_SOURCE == "schedule"`}},
-		{"a waiver without a reason", "mcp-preflight:\n  image", "mcp-preflight: # mcpwatch-doctor: no-schedule\n  image",
-			want{"triggers", ".gitlab-ci.yml", 1, "the comment mcpwatch-doctor: no-schedule gives no reason", "# mcpwatch-doctor: no-schedule because ..."}},
-		{"a credential not given", "  variables:\n    REPORT_API_TOKEN: $REPORT_API_TOKEN\n", "",
-			want{"credentials", ".gitlab-ci.yml", 1, "${REPORT_API_TOKEN}, which server \"report\" (header:Authorization) reads, is not set in the variables: of job mcp-preflight or of the file",
-				"add REPORT_API_TOKEN: $REPORT_API_TOKEN to the variables: of job mcp-preflight, with its value a masked variable"}},
-		{"a credential in plain text", "REPORT_API_TOKEN: $REPORT_API_TOKEN", "REPORT_API_TOKEN: glpat-abc123",
-			want{"credentials", ".gitlab-ci.yml", 5, "REPORT_API_TOKEN is written in plain text in the variables of job mcp-preflight",
-				"make REPORT_API_TOKEN a masked variable in the project's Settings > CI/CD > Variables; then rotate the credential"}},
-		{"a job timeout too short", "timeout: 15m", "timeout: 4 minutes",
-			want{"timeout", ".gitlab-ci.yml", 3, "job mcp-preflight's timeout (4 minutes) leaves no room for the check", "raise the timeout of job mcp-preflight to at least 7m"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			r := newRepo(t, systemGitLab).editCI(t, tc.old, tc.new)
-			if strings.Contains(tc.new, "no-schedule") {
-				r.editCI(t, "    - if: $CI_PIPELINE_SOURCE == \"schedule\"\n", "")
-			}
-			rep := r.examine(t)
-			if rep.OK {
-				t.Fatalf("the gate holds:\n%s", text(t, rep))
-			}
-			findingOf(t, rep, tc.want)
-		})
-	}
+	judgeChanges(t, systemGitLab, func(t *testing.T, c change, r *gateRepo) {
+		if strings.Contains(c.new, "no-schedule") {
+			r.editCI(t, "    - if: $CI_PIPELINE_SOURCE == \"schedule\"\n", "")
+		}
+	}, []change{
+		{"no JUnit report", "", cmd, "mcpwatch check --strict --format junit --receipt mcp-receipt.json",
+			&want{"gate", ".gitlab-ci.yml", 10, "writes no JUnit report (--format junit --output FILE)", "add --format junit --output mcp-preflight.xml to that same command"}, ""},
+		{"the report not among reports: junit:", "", "junit: mcp-preflight.xml", "junit: other.xml",
+			&want{"gate", ".gitlab-ci.yml", 11, "the JUnit report mcp-preflight.xml of job mcp-preflight is not among its artifacts: reports: junit:", "add reports: junit: mcp-preflight.xml"}, ""},
+		{"allow_failure", "", "  timeout: 15m\n", "  timeout: 15m\n  allow_failure: true\n",
+			&want{"gate", ".gitlab-ci.yml", 4, "allow_failure: true on job mcp-preflight: a failing check does not fail the run", "remove allow_failure from job mcp-preflight"}, ""},
+		{"allow_failure on exit code 78", "", "  timeout: 15m\n", "  timeout: 15m\n  allow_failure:\n    exit_codes: [1, 78]\n",
+			&want{"gate", ".gitlab-ci.yml", 5, "allow_failure: exit_codes 78 on job mcp-preflight", ""}, ""},
+		{"in after_script", "", "  script:\n    - " + cmd, "  script:\n    - echo hi\n  after_script:\n    - " + cmd,
+			&want{"gate", ".gitlab-ci.yml", 12, "job mcp-preflight runs mcpwatch check in after_script:, whose exit status GitLab ignores", "move the command to the job's script:"}, ""},
+		{"no artifacts", "", "  artifacts:\n    when: always\n    paths: [mcp-receipt.json]\n    reports:\n      junit: mcp-preflight.xml\n", "",
+			&want{"receipt", ".gitlab-ci.yml", 1, "job mcp-preflight keeps no artifacts: the receipt mcp-receipt.json is lost with the runner", "artifacts: when: always, paths: [mcp-receipt.json]"}, ""},
+		{"artifacts without the receipt", "", "paths: [mcp-receipt.json]", "paths: [reports/]",
+			&want{"receipt", ".gitlab-ci.yml", 11, "the artifacts: paths: of job mcp-preflight (reports/) do not take the receipt mcp-receipt.json", "add mcp-receipt.json to the artifacts: paths:"}, ""},
+		{"artifacts kept only on success", "", "    when: always\n", "",
+			&want{"receipt", ".gitlab-ci.yml", 11, "keeps its artifacts only when it passes (when: on_success, the default)", "set when: always"}, ""},
+		{"artifacts when: on_success", "", "when: always", "when: on_success",
+			&want{"receipt", ".gitlab-ci.yml", 12, "(when: on_success)", "set when: always under the artifacts: of job mcp-preflight"}, ""},
+		{"no merge request pipelines", "", "    - if: $CI_PIPELINE_SOURCE == \"merge_request_event\"\n", "",
+			&want{"triggers", ".gitlab-ci.yml", 1, "job mcp-preflight runs neither in merge request pipelines nor in branch pipelines", `- if: $CI_PIPELINE_SOURCE == "merge_request_event"`}, ""},
+		{"no scheduled pipelines", "", "    - if: $CI_PIPELINE_SOURCE == \"schedule\"\n", "",
+			&want{"triggers", ".gitlab-ci.yml", 1, "job mcp-preflight does not run in scheduled pipelines", `- if: $CI_PIPELINE_SOURCE == "schedule"`}, ""},
+		{"a waiver without a reason", "", "mcp-preflight:\n  image", "mcp-preflight: # mcpwatch-doctor: no-schedule\n  image",
+			&want{"triggers", ".gitlab-ci.yml", 1, "the comment mcpwatch-doctor: no-schedule gives no reason", "# mcpwatch-doctor: no-schedule because ..."}, ""},
+		{"a credential not given", "", "  variables:\n    REPORT_API_TOKEN: $REPORT_API_TOKEN\n", "",
+			&want{"credentials", ".gitlab-ci.yml", 1, "${REPORT_API_TOKEN}, which server \"report\" (header:Authorization) reads, is not set in the variables: of job mcp-preflight or of the file",
+				"add REPORT_API_TOKEN: $REPORT_API_TOKEN to the variables: of job mcp-preflight, with its value a masked variable"}, ""},
+		{"a credential in plain text", "", "REPORT_API_TOKEN: $REPORT_API_TOKEN", "REPORT_API_TOKEN: glpat-abc123",
+			&want{"credentials", ".gitlab-ci.yml", 5, "REPORT_API_TOKEN is written in plain text in the variables of job mcp-preflight",
+				"make REPORT_API_TOKEN a masked variable in the project's Settings > CI/CD > Variables; then rotate the credential"}, ""},
+		{"a job timeout too short", "", "timeout: 15m", "timeout: 4 minutes",
+			&want{"timeout", ".gitlab-ci.yml", 3, "job mcp-preflight's timeout (4 minutes) leaves no room for the check", "raise the timeout of job mcp-preflight to at least 7m"}, ""},
+	})
 }
 
 // A job waived from a trigger with a reason holds, and says why in what

@@ -145,6 +145,47 @@ func parseCheck(args []string) (CheckFlags, error) {
 	return f, nil
 }
 
+// change is one edit of the fixture, and what doctor says of the
+// repository then: a finding, or (want nil) that the gate holds, having
+// verified what verified says.
+type change struct {
+	name     string
+	file     string // the file to edit; "" for the CI file
+	old, new string
+	want     *want
+	verified string
+}
+
+// judgeChanges examines, for each change, the fixture of system with the
+// change made (and then prepare's, when not nil), each in a subtest of its
+// own, in parallel.
+func judgeChanges(t *testing.T, system string, prepare func(t *testing.T, c change, r *gateRepo), changes []change) {
+	t.Helper()
+	for _, c := range changes {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, system)
+			if c.file == "" {
+				r.editCI(t, c.old, c.new)
+			} else {
+				r.edit(t, c.file, c.old, c.new)
+			}
+			if prepare != nil {
+				prepare(t, c, r)
+			}
+			rep := r.examine(t)
+			if c.want == nil {
+				containsAll(t, "what doctor verified", holds(t, rep), c.verified)
+				return
+			}
+			if rep.OK || len(rep.Verified) != 0 {
+				t.Errorf("the gate holds, or a gate that does not lists what it verified:\n%s", text(t, rep))
+			}
+			findingOf(t, rep, *c.want)
+		})
+	}
+}
+
 // want is a finding a test expects: its check, file and line, and words
 // its problem and its fix hold.
 type want struct {

@@ -47,13 +47,7 @@ func TestServerDeadline(t *testing.T) {
 // them, with the value to raise it to.
 func TestTimeoutFindings(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		file     string // "" for the workflow
-		old, new string
-		want     *want
-		verified string
-	}{
+	judgeChanges(t, systemGitHub, nil, []change{
 		{"a job timeout too short", "", "timeout-minutes: 15", "timeout-minutes: 5",
 			&want{"timeout", githubGate, 9, "job mcp-preflight's timeout-minutes (5) leaves no room for the check: it may take up to 2m0s (2 servers,",
 				"raise the timeout-minutes of job mcp-preflight to at least 7"}, ""},
@@ -70,23 +64,7 @@ func TestTimeoutFindings(t *testing.T) {
 			"start-up: memory (npx, 2m0s)"},
 		{"a long --timeout", "", "--receipt mcp-receipt.json", "--receipt mcp-receipt.json --timeout 20m",
 			&want{"timeout", githubGate, 9, "it may take up to 20m20s (2 servers,", "to at least 26"}, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			r := newRepo(t, systemGitHub)
-			if tc.file == "" {
-				r.editCI(t, tc.old, tc.new)
-			} else {
-				r.edit(t, tc.file, tc.old, tc.new)
-			}
-			rep := r.examine(t)
-			if tc.want == nil {
-				containsAll(t, "what doctor verified", holds(t, rep), tc.verified)
-				return
-			}
-			findingOf(t, rep, *tc.want)
-		})
-	}
+	})
 }
 
 // A start_timeout set under defaults: is named where it is set, as

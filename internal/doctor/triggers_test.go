@@ -11,46 +11,31 @@ const onKey = "on:\n  pull_request:\n  schedule:\n    - cron: \"17 5 * * *\"\n"
 // out the gate's own files is a finding at the line to change.
 func TestTriggers(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		on       string
-		want     *want // nil: the gate holds
-		verified string
-	}{
-		{"push only", "on: push\n",
+	judgeChanges(t, systemGitHub, nil, []change{
+		{"push only", "", onKey, "on: push\n",
 			&want{"triggers", githubGate, 2, "the workflow runs on push, not on pull requests: a change that breaks a server merges unchecked", "add pull_request: under on:"}, ""},
-		{"a list without a schedule", "on: [pull_request, push]\n",
+		{"a list without a schedule", "", onKey, "on: [pull_request, push]\n",
 			&want{"triggers", githubGate, 2, "the workflow runs on pull_request, push, with no schedule", `schedule: - cron: "17 5 * * *"`}, ""},
-		{"pull_request_target", "on:\n  pull_request_target:\n  schedule:\n    - cron: '0 5 * * *'\n",
+		{"pull_request_target", "", onKey, "on:\n  pull_request_target:\n  schedule:\n    - cron: '0 5 * * *'\n",
 			&want{"triggers", githubGate, 2, "(pull_request_target runs the base branch's workflow on the base branch's files, not the pull request's)", "add pull_request: under on:"}, ""},
-		{"types without synchronize", "on:\n  pull_request:\n    types: [opened, reopened]\n  schedule:\n    - cron: '0 5 * * *'\n",
+		{"types without synchronize", "", onKey, "on:\n  pull_request:\n    types: [opened, reopened]\n  schedule:\n    - cron: '0 5 * * *'\n",
 			&want{"triggers", githubGate, 4, "the workflow runs on pull requests only when they are opened, reopened, not synchronize", "add synchronize to pull_request: types:"}, ""},
-		{"paths that leave out the lock", "on:\n  pull_request:\n    paths: ['**.yml', 'report.tools.json']\n  schedule:\n    - cron: '0 5 * * *'\n",
+		{"paths that leave out the lock", "", onKey, "on:\n  pull_request:\n    paths: ['**.yml', 'report.tools.json']\n  schedule:\n    - cron: '0 5 * * *'\n",
 			&want{"triggers", githubGate, 4, "the pull_request paths: filter leaves out mcp-tools.lock.json: a pull request that changes only it does not run the check",
 				"make pull_request: paths: take mcp-tools.lock.json in"}, ""},
-		{"paths-ignore that drops the configuration", "on:\n  pull_request:\n    paths-ignore: ['*.yml', '*.json']\n  schedule:\n    - cron: '0 5 * * *'\n",
+		{"paths-ignore that drops the configuration", "", onKey, "on:\n  pull_request:\n    paths-ignore: ['*.yml', '*.json']\n  schedule:\n    - cron: '0 5 * * *'\n",
 			&want{"triggers", githubGate, 4, "the pull_request paths-ignore: filter leaves out mcpwatch.yml, report.tools.json and mcp-tools.lock.json: a pull request that changes only those", ""}, ""},
-		{"paths that take every gate file", "on:\n  pull_request:\n    paths: ['**.yml', '**.json']\n  schedule:\n    - cron: '0 5 * * *'\n",
+		{"paths that take every gate file", "", onKey, "on:\n  pull_request:\n    paths: ['**.yml', '**.json']\n  schedule:\n    - cron: '0 5 * * *'\n",
 			nil, "triggers: pull_request, schedule; schedule 0 5 * * *"},
-		{"no schedule, waived", "on: # mcpwatch-doctor: no-schedule because mcpwatch serve watches these servers\n  pull_request:\n",
+		{"no schedule, waived", "", onKey, "on: # mcpwatch-doctor: no-schedule because mcpwatch serve watches these servers\n  pull_request:\n",
 			nil, "triggers: no schedule, because the workflow says: because mcpwatch serve watches these servers"},
-		{"no pull request, waived in a comment under on:", "on:\n  # mcpwatch-doctor: no-pull-request: the servers are the team's own\n  schedule:\n    - cron: '0 5 * * *'\n",
+		{"no pull request, waived in a comment under on:", "", onKey, "on:\n  # mcpwatch-doctor: no-pull-request: the servers are the team's own\n  schedule:\n    - cron: '0 5 * * *'\n",
 			nil, "triggers: no pull request, because the workflow says: the servers are the team's own"},
-		{"a waiver without a reason", "on: # mcpwatch-doctor: no-schedule\n  pull_request:\n",
+		{"a waiver without a reason", "", onKey, "on: # mcpwatch-doctor: no-schedule\n  pull_request:\n",
 			&want{"triggers", githubGate, 2, "the comment mcpwatch-doctor: no-schedule gives no reason", "# mcpwatch-doctor: no-schedule because ..."}, ""},
-		{"no on: at all", "",
+		{"no on: at all", "", onKey, "",
 			&want{"triggers", githubGate, 1, "the workflow runs on no event, not on pull requests", ""}, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			rep := newRepo(t, systemGitHub).editCI(t, onKey, tc.on).examine(t)
-			if tc.want == nil {
-				containsAll(t, "what doctor verified", holds(t, rep), tc.verified)
-				return
-			}
-			findingOf(t, rep, *tc.want)
-		})
-	}
+	})
 }
 
 // The receipt is uploaded by a later step of the gate's job, also when
@@ -59,49 +44,33 @@ func TestTriggers(t *testing.T) {
 func TestReceiptUpload(t *testing.T) {
 	t.Parallel()
 	const upload = "      - name: Keep the receipt\n        if: always()\n        uses: actions/upload-artifact@v4\n        with:\n          name: mcp-receipt\n          path: mcp-receipt.json\n"
-	for _, tc := range []struct {
-		name     string
-		old, new string
-		want     *want
-		verified string
-	}{
-		{"no upload", upload, "",
+	// upload moved before the check, for the change named so
+	before := func(t *testing.T, c change, r *gateRepo) {
+		if c.name == "before the check" {
+			r.editCI(t, "      - name: MCP preflight\n", upload+"      - name: MCP preflight\n")
+		}
+	}
+	judgeChanges(t, systemGitHub, before, []change{
+		{"no upload", "", upload, "",
 			&want{"receipt", githubGate, 15, `no step after the step "MCP preflight" of job mcp-preflight uploads its receipt mcp-receipt.json: it is lost with the runner`,
 				"add a step after it to job mcp-preflight: uses: actions/upload-artifact@v4, if: always(), with: name: mcp-receipt, path: mcp-receipt.json"}, ""},
-		{"only when the check passed", "        if: always()\n", "",
+		{"only when the check passed", "", "        if: always()\n", "",
 			&want{"receipt", githubGate, 16, `the step "Keep the receipt" uploads the receipt mcp-receipt.json only when every step before it passed`,
 				`give the step "Keep the receipt" the condition if: always()`}, ""},
-		{"if: success()", "if: always()", "if: success()",
+		{"if: success()", "", "if: always()", "if: success()",
 			&want{"receipt", githubGate, 17, "only when every step before it passed", ""}, ""},
-		{"another file", "path: mcp-receipt.json", "path: reports/",
+		{"another file", "", "path: mcp-receipt.json", "path: reports/",
 			&want{"receipt", githubGate, 15, `(the step "Keep the receipt" uploads reports/, which does not take it)`, ""}, ""},
-		{"before the check", upload, "",
+		{"before the check", "", upload, "",
 			&want{"receipt", githubGate, 0, `(the step "Keep the receipt" uploads it, but before the check writes it)`, ""}, ""},
-		{"if: failure() still uploads a failed check's", "if: always()", "if: failure()", nil,
+		{"if: failure() still uploads a failed check's", "", "if: always()", "if: failure()", nil,
 			`receipt: mcp-receipt.json, uploaded by the step "Keep the receipt" (line 16) whether the check passes or fails`},
-		{"a directory and a glob", "path: mcp-receipt.json", "path: |\n            out/\n            *.json", nil, "receipt: mcp-receipt.json, uploaded"},
-		{"a receipt in a working directory", "        run: mcpwatch check", "        working-directory: ci\n        run: mcpwatch check -c ../mcpwatch.yml", nil,
-			""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			r := newRepo(t, systemGitHub).editCI(t, tc.old, tc.new)
-			if tc.name == "before the check" {
-				r.editCI(t, "      - name: MCP preflight\n", upload+"      - name: MCP preflight\n")
-			}
-			rep := r.examine(t)
-			switch {
-			case tc.name == "a receipt in a working directory":
-				// ci/mcp-receipt.json is what the check writes, which the
-				// upload of mcp-receipt.json does not take.
-				findingOf(t, rep, want{"receipt", githubGate, 0, "uploads its receipt ci/mcp-receipt.json", "path: ci/mcp-receipt.json"})
-			case tc.want == nil:
-				containsAll(t, "what doctor verified", holds(t, rep), tc.verified)
-			default:
-				findingOf(t, rep, *tc.want)
-			}
-		})
-	}
+		{"a directory and a glob", "", "path: mcp-receipt.json", "path: |\n            out/\n            *.json", nil, "receipt: mcp-receipt.json, uploaded"},
+		// the check writes ci/mcp-receipt.json, which the upload of
+		// mcp-receipt.json does not take
+		{"a receipt in a working directory", "", "        run: mcpwatch check", "        working-directory: ci\n        run: mcpwatch check -c ../mcpwatch.yml",
+			&want{"receipt", githubGate, 0, "uploads its receipt ci/mcp-receipt.json", "path: ci/mcp-receipt.json"}, ""},
+	})
 }
 
 // The filters GitHub applies to a pull request's files, and the upload
