@@ -59,7 +59,7 @@ func TestGateFindings(t *testing.T) {
 		{"no --strict", "", run, "run: mcpwatch check --format github --receipt mcp-receipt.json",
 			&want{"gate", githubGate, 15, `the mcpwatch check of the step "MCP preflight" of job mcp-preflight has no --strict`,
 				"add --strict to that same command: mcpwatch check --format github --receipt mcp-receipt.json --strict"}, ""},
-		{"--fail-on-warn is --strict", "", run, "run: mcpwatch check --fail-on-warn --format json --receipt mcp-receipt.json",
+		{"--format json", "", run, "run: mcpwatch check --fail-on-warn --format json --receipt mcp-receipt.json",
 			&want{"gate", githubGate, 15, "has no --format github: no annotation on the pull request",
 				"add --format github to that same command"}, ""},
 		{"no receipt", "", run, "run: mcpwatch check --strict --format github",

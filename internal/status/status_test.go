@@ -8,6 +8,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/verdict"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 func TestMain(m *testing.M) {
@@ -64,15 +66,26 @@ func TestLatestCallsTable(t *testing.T) {
 	}
 }
 
-// The outcomes returned are copies: a reader that changes one (a renderer
-// that escapes its message in place) changes nothing of the published
-// status, which other readers share.
-func TestLatestCallsAreCopies(t *testing.T) {
-	st := Server{Calls: []Call{{Tool: "a", Last: &contracts.Outcome{Tool: "a", Message: "server said: <b>"}}}}
-	got := st.LatestCalls()
-	got[0].Message, got[0].Passed = "escaped", true
-	if last := st.Calls[0].Last; last.Message != "server said: <b>" || last.Passed {
-		t.Errorf("changing the outcome returned changed the status: %+v", last)
+// A server is judged with its latest calls (as the daemon judges it when
+// one is recorded): a call that broke its contract and then passed leaves
+// the server ok; one whose latest call broke it is call_failed, naming
+// the tool.
+func TestJudgedWithLatestCalls(t *testing.T) {
+	broke := &contracts.Outcome{Tool: "read", Reason: contracts.ReasonIsError, Message: "isError"}
+	for _, tc := range []struct {
+		name  string
+		calls []Call
+		state verdict.State
+	}{
+		{"passed after it broke", []Call{{Tool: "read", Last: &contracts.Outcome{Tool: "read", Passed: true}, LastFailure: broke}}, verdict.StateOK},
+		{"broke last", []Call{{Tool: "read", Last: broke, LastFailure: broke}}, verdict.StateCallFailed},
+		{"not called yet", []Call{{Tool: "read"}}, verdict.StateOK},
+	} {
+		st := Server{Name: "s", Last: &probe.Result{OK: true, Tools: []probe.Tool{{Name: "read"}}}, Calls: tc.calls}
+		j := verdict.JudgeServer(st.Last, st.Diff, st.LatestCalls())
+		if j.State != tc.state || tc.state == verdict.StateCallFailed && !slices.Equal(j.Calls, []string{"read"}) {
+			t.Errorf("%s: judged %s (calls %v), want %s", tc.name, j.State, j.Calls, tc.state)
+		}
 	}
 }
 
