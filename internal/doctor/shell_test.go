@@ -243,3 +243,103 @@ func TestParseScriptLinear(t *testing.T) {
 		t.Errorf("50,000 links cost %v, %.0f times 5,000 (%v): the reader is not linear", large, ratio, small)
 	}
 }
+
+// Redirections are no words, here strings and fd redirections included;
+// a ${{ }} left open, $((...)) and a quote left open end the word, not the
+// reader.
+func TestParseScriptEdges(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		want         []string
+	}{
+		{"fd and here-string redirections", "mcpwatch check 2>&1 &>/dev/null <<<'x' 3<in --strict",
+			[]string{`0:"" ["mcpwatch" "check" "--strict"]`}},
+		{"an open ${{", "mcpwatch check --receipt ${{ env.R", []string{`0:"" ["mcpwatch" "check" "--receipt" "${{ env.R"]`}},
+		{"arithmetic", "n=$((1 + 2)) && mcpwatch check", []string{`0:"&&" ["n=$((1 + 2))"]`, `&& 0:"" ["mcpwatch" "check"]`}},
+		{"an open quote", "mcpwatch check 'oops", []string{`0:"" ["mcpwatch" "check" "oops"]`}},
+		{"an escaped newline in double quotes", "mcpwatch check \"a\\\nb\"\necho", []string{`0:"\n" ["mcpwatch" "check" "ab"]`, `2:"" ["echo"]`}},
+		{"a for loop is skipped", "for f in a b; do mcpwatch check -c $f; done", []string{`0:";" ["mcpwatch" "check" "-c" "${f}"]`}},
+		{"|& and ;", "mcpwatch check |& tee log; echo", []string{`0:"|&" ["mcpwatch" "check"]`, `|& 0:";" ["tee" "log"]`, `0:"" ["echo"]`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := describe(parseScript(tc.script)); !slices.Equal(got, tc.want) {
+				t.Errorf("parseScript(%q):\n got %q\nwant %q", tc.script, got, tc.want)
+			}
+		})
+	}
+}
+
+// The ways of running mcpwatch doctor reads, through a whole workflow: a
+// docker:// action whose args are mcpwatch's, a working-directory, go run
+// of its package, and variables the step or the script set.
+func TestGateRunThroughOtherWays(t *testing.T) {
+	t.Parallel()
+	const run = "        run: mcpwatch check --strict --format github --receipt mcp-receipt.json\n"
+	for _, tc := range []struct {
+		name, new, command string
+	}{
+		{"a docker:// action", "        uses: docker://ghcr.io/mcpwatch/mcpwatch:v0.2.0\n        with:\n          args: check --strict --format github --receipt mcp-receipt.json\n",
+			"mcpwatch check --strict --format github --receipt mcp-receipt.json"},
+		{"go run of its package", "        run: go run github.com/mcpwatch/mcpwatch/cmd/mcpwatch@v0.2.0 check --strict --format github --receipt mcp-receipt.json\n",
+			"go run github.com/mcpwatch/mcpwatch/cmd/mcpwatch@v0.2.0 check --strict --format github --receipt mcp-receipt.json"},
+		{"docker run of its image", "        run: docker run --rm -v \"$PWD:/w\" -w /w -e REPORT_API_TOKEN ghcr.io/mcpwatch/mcpwatch:v0.2.0 check --strict --format github --receipt mcp-receipt.json\n",
+			`docker run --rm -v ${PWD}:/w -w /w -e REPORT_API_TOKEN ghcr.io/mcpwatch/mcpwatch:v0.2.0 check --strict --format github --receipt mcp-receipt.json`},
+		{"flags from the step's env", "        run: mcpwatch check $FLAGS --format github --receipt \"$R\"\n",
+			"mcpwatch check ${FLAGS} --format github --receipt ${R}"},
+		{"a working-directory and a relative config", "        working-directory: ./ci/..\n        run: |\n          cd sub && cd ..\n          mcpwatch check -c ./mcpwatch.yml --strict --format github --receipt mcp-receipt.json\n",
+			"mcpwatch check -c ./mcpwatch.yml --strict --format github --receipt mcp-receipt.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, systemGitHub).editCI(t, run, tc.new)
+			if tc.name == "flags from the step's env" {
+				r.editCI(t, "          REPORT_API_TOKEN:", "          FLAGS: --strict\n          R: mcp-receipt.json\n          REPORT_API_TOKEN:")
+			}
+			rep := r.examine(t)
+			holds(t, rep)
+			if rep.Gate.Command != tc.command {
+				t.Errorf("the gate's command %q, want %q", rep.Gate.Command, tc.command)
+			}
+		})
+	}
+}
+
+// A value the workflow writes resolves through env. expressions of env
+// values; GitLab's $OTHER in a variable, a loop of env references and an
+// expression of anything else stay unknown.
+func TestScopeResolves(t *testing.T) {
+	t.Parallel()
+	j := &job{file: &ciFile{system: systemGitHub, env: []envVar{{name: "A", value: "a"}, {name: "LOOP", value: "${{ env.LOOP }}"}}},
+		env: []envVar{{name: "B", value: "${{ env.A }}/b"}}}
+	sc := newScope(&step{job: j, env: []envVar{{name: "C", value: "${{ env.B }}/${{ secrets.X }}"}}}, nil)
+	for _, tc := range []struct {
+		expr string
+		want string
+		ok   bool
+	}{
+		{"env.A", "a", true},
+		{"env.B", "a/b", true},
+		{"env.C", "", false},
+		{"env.LOOP", "", false},
+		{"env.NONE", "", false},
+		{"github.workspace", ".", true},
+		{"matrix.x", "", false},
+	} {
+		if got, ok := sc.expression(tc.expr); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %q %v, want %q %v", tc.expr, got, ok, tc.want, tc.ok)
+		}
+	}
+	if v, ok := sc.variable("GITHUB_WORKSPACE"); v != "." || !ok {
+		t.Errorf("$GITHUB_WORKSPACE: %q %v", v, ok)
+	}
+	gl := newScope(&step{job: &job{file: &ciFile{system: systemGitLab, env: []envVar{{name: "G", value: "$OTHER/x"}, {name: "L", value: "lit"}}}}}, nil)
+	if _, ok := gl.variable("G"); ok {
+		t.Error("GitLab's $OTHER in a variable is known before the run")
+	}
+	if v, ok := gl.variable("L"); v != "lit" || !ok {
+		t.Errorf("a GitLab literal: %q %v", v, ok)
+	}
+	if got, ok := resolveString("  out dir/r.json ", sc); got != "out dir/r.json" || !ok {
+		t.Errorf("a path with a space: %q %v", got, ok)
+	}
+}
