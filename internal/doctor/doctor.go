@@ -148,7 +148,22 @@ func echo(s string) string { return sanitize.Text(sanitize.Truncate(s, maxEchoBy
 // safe is sanitize.Text: what doctor prints of a file anyone can change.
 func safe(s string) string { return echo(s) }
 
-func (d *doctor) add(f Finding) { d.report.Findings = append(d.report.Findings, f) }
+// add records a finding, its words naming the repository's paths from its
+// top: the folder doctor ran in says nothing to a reader of a CI log.
+func (d *doctor) add(f Finding) {
+	f.Problem, f.Fix = d.relText(f.Problem), d.relText(f.Fix)
+	d.report.Findings = append(d.report.Findings, f)
+}
+
+// relText writes the repository's absolute paths in a text from its top
+// ("." for the top itself).
+func (d *doctor) relText(s string) string {
+	dir := filepath.Clean(d.opts.Dir)
+	if !filepath.IsAbs(dir) || dir == string(filepath.Separator) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, dir+string(filepath.Separator), ""), dir, ".")
+}
 
 func (d *doctor) verified(format string, args ...any) {
 	d.report.Verified = append(d.report.Verified, echo(fmt.Sprintf(format, args...)))

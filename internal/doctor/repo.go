@@ -101,10 +101,8 @@ func (d *doctor) checkStatic(c *candidate, src configSource, lock *lockstore.Loc
 				}
 				fix = fmt.Sprintf("in %s, fill in the \"<fill in ...>\" values of each contract named (an input that works), or set \"disabled\": true on one you do not want called; write a contract for each expected tool named (docs/contracts.md)", file)
 			}
-			// The repository's own paths, as the finding names its file.
-			msg := strings.ReplaceAll(p.Message, d.opts.Dir+string(filepath.Separator), "")
 			d.add(finding("contracts", file, line,
-				fmt.Sprintf("mcpwatch check%s fails on the files alone (exit 78), whatever the servers answer: %s: %s (%s)", flag, sr.Name, msg, p.Kind),
+				fmt.Sprintf("mcpwatch check%s fails on the files alone (exit 78), whatever the servers answer: %s: %s (%s)", flag, sr.Name, p.Message, p.Kind),
 				fix))
 		}
 	}
@@ -119,7 +117,7 @@ func (d *doctor) configFindings(src configSource) {
 			fix = fmt.Sprintf("commit %s, or name the configuration the gate must check: mcpwatch doctor --config.file PATH", d.rel(src.path))
 		}
 		d.add(finding("configuration", d.rel(src.path), 1,
-			fmt.Sprintf("there is no configuration to check: %s", strings.ReplaceAll(src.err.Error(), d.opts.Dir+string(filepath.Separator), "")),
+			fmt.Sprintf("there is no configuration to check: %s", src.err),
 			fix))
 		return
 	}
@@ -139,8 +137,6 @@ func (d *doctor) configFindings(src configSource) {
 				msg = fe.Key + ": " + msg
 			}
 		}
-		// The repository's own paths, as the finding names its file.
-		msg = strings.ReplaceAll(msg, d.opts.Dir+string(filepath.Separator), "")
 		d.add(finding("configuration", file, line,
 			fmt.Sprintf("the configuration the gate checks cannot be loaded, so every check fails (exit 78): %s", msg),
 			"fix it: mcpwatch config check names each problem"))
@@ -150,23 +146,31 @@ func (d *doctor) configFindings(src configSource) {
 // keyLine returns the line of a dotted key (servers.report.contracts) in a
 // YAML or JSON file, or of as much of it as the file holds; 1 when none.
 func keyLine(file, key string) int {
+	line, _ := keyAt(file, key)
+	return line
+}
+
+// keyAt is keyLine, and whether the file holds the whole key: a caller
+// choosing between places a setting may be (a server's own, the
+// defaults') must not take the server's line for its setting.
+func keyAt(file, key string) (line int, whole bool) {
 	data, err := readfile.Read(filepath.Clean(file), maxCIFileBytes)
 	if err != nil || key == "" {
-		return 1
+		return 1, false
 	}
 	var root yaml.Node
 	if yaml.Unmarshal(data, &root) != nil {
-		return 1
+		return 1, false
 	}
 	line, node := 1, &root
 	for _, part := range strings.Split(key, ".") {
 		k, v := lookup(node, strings.Trim(part, `"`))
 		if k == nil {
-			break
+			return line, false
 		}
 		line, node = k.Line, v
 	}
-	return line
+	return line, true
 }
 
 // unjoin splits an errors.Join.

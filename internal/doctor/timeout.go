@@ -96,12 +96,12 @@ func (d *doctor) judgeStartup(c *candidate) {
 // under the configuration's defaults:, else the server's definition.
 func (d *doctor) startTimeoutAt(c *candidate, s config.Server) (string, int) {
 	if isYAML(s.Source) {
-		if line := keyLine(s.Source, "servers."+s.Name+".start_timeout"); line > 1 {
+		if line, ok := keyAt(s.Source, "servers."+s.Name+".start_timeout"); ok {
 			return d.rel(s.Source), line
 		}
 	}
 	if cfg := c.source.path; isYAML(cfg) {
-		if line := keyLine(cfg, "defaults.start_timeout"); line > 1 {
+		if line, ok := keyAt(cfg, "defaults.start_timeout"); ok {
 			return d.rel(cfg), line
 		}
 	}

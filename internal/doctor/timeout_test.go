@@ -70,7 +70,6 @@ func TestTimeoutFindings(t *testing.T) {
 // A start_timeout set under defaults: is named where it is set, as
 // startTimeoutAt says; the server's own line is for one set nowhere.
 func TestStartTimeoutFindingAtDefaults(t *testing.T) {
-	t.Skip("known bug: startTimeoutAt takes keyLine's partial match (the server's line) for servers.NAME.start_timeout, so it never looks under defaults:")
 	t.Parallel()
 	rep := newRepo(t, systemGitHub).edit(t, "mcpwatch.yml", "servers:\n", "defaults:\n  start_timeout: 45s\nservers:\n").examine(t)
 	findingOf(t, rep, want{"startup", "mcpwatch.yml", 4, "with a start-up allowance of 45s", "raise start_timeout"})
