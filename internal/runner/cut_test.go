@@ -65,7 +65,7 @@ func TestCallRejectionQuotesNoPartOfTheKey(t *testing.T) {
 // of a message that quotes a cut, in a stderr tail that begins inside a
 // line.
 func TestScrubberCutTexts(t *testing.T) {
-	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_KEY": longSecret, "PIN": "48213"}})
+	s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"API_KEY": longSecret, "PIN": "48213"}}})
 	tail := longSecret[16:] // "G8h9I0j1K2l3M4n5O6p7Q8r9S0t"
 	for _, tc := range []struct{ in, want string }{
 		{"…" + tail + " rejected: invalid api key", "…<redacted> rejected: invalid api key"},

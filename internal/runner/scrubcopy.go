@@ -44,13 +44,13 @@ var (
 // copied. v itself is left alone. A field of a kind the scrubber cannot
 // see into (an interface, a func, a channel, an unexported field) comes
 // out as its zero value: dropped, never copied unscrubbed.
-func scrubCopy[T any](s scrubber, v T) T {
+func scrubCopy[T any](s Scrubber, v T) T {
 	var out T
 	s.copyValue(reflect.ValueOf(&out).Elem(), reflect.ValueOf(&v).Elem())
 	return out
 }
 
-func (s scrubber) copyValue(dst, src reflect.Value) {
+func (s Scrubber) copyValue(dst, src reflect.Value) {
 	t := src.Type()
 	switch {
 	case t == rawMessageType:
