@@ -114,7 +114,7 @@ func heldByIssuer(s config.Built, c probe.IssuerCheck, now time.Time) []contract
 	out := make([]contracts.Outcome, len(s.Contracts))
 	for i, k := range s.Contracts {
 		out[i] = contracts.Outcome{
-			Tool: k.Tool, Input: k.Input, Reason: contracts.ReasonCredentialRejected, Started: now,
+			Tool: k.Tool, Input: k.Input, Reason: probe.ReasonCredentialRejected, Started: now,
 			Message:   "not called: the issuer of " + c.Credential + " rejected it (" + c.Endpoint + ")",
 			Rejection: &credential.Rejection{Credential: c.Credential, Marker: "issuer", Source: "its issuer", Quote: verdict.IssuerQuote(c)},
 			Attempts:  []contracts.Attempt{},
@@ -128,7 +128,7 @@ func heldByIssuer(s config.Built, c probe.IssuerCheck, now time.Time) []contract
 func notCalled(s config.Built, res *probe.Result) []contracts.Outcome {
 	reason, msg := contracts.ReasonProbeFailed, "not called: the probe failed ("+string(res.Reason)+") before the tools could be listed"
 	if res.OK {
-		reason, msg = contracts.ReasonTimeout, "not called: the probe's deadline passed before the calls"
+		reason, msg = probe.ReasonTimeout, "not called: the probe's deadline passed before the calls"
 	}
 	out := make([]contracts.Outcome, len(s.Contracts))
 	for i, c := range s.Contracts {

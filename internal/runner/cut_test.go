@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -47,7 +46,7 @@ func TestCallRejectionQuotesNoPartOfTheKey(t *testing.T) {
 		t.Fatalf("probe %v (%s), %d calls", obs.Result.OK, obs.Result.Error, len(obs.Calls))
 	}
 	o := obs.Calls[0]
-	if o.Reason != contracts.ReasonCredentialRejected || o.Rejection == nil {
+	if o.Reason != probe.ReasonCredentialRejected || o.Rejection == nil {
 		t.Fatalf("reason %s, rejection %+v, want the key rejected", o.Reason, o.Rejection)
 	}
 	t.Logf("quote: %s", o.Rejection.Quote)

@@ -21,10 +21,9 @@ import (
 // server chose: replacing one that happens to equal a short secret would
 // break what reads it (a metric label, the verdict), and cannot leak.
 var unscrubbedTypes = map[reflect.Type]bool{
-	reflect.TypeFor[probe.Reason]():     true,
-	reflect.TypeFor[probe.Transport]():  true,
-	reflect.TypeFor[probe.Era]():        true,
-	reflect.TypeFor[contracts.Reason](): true,
+	reflect.TypeFor[probe.Reason]():    true,
+	reflect.TypeFor[probe.Transport](): true,
+	reflect.TypeFor[probe.Era]():       true,
 }
 
 // unscrubbedFields are plain string fields that mcpwatch fills from a
