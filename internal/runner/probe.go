@@ -126,12 +126,13 @@ type Observation struct {
 	Login *oauth.LoginOutcome
 }
 
-// Probe probes s once (s normalized, as config.Load leaves every server):
-// it builds the target now (config.Server.Build, the one step that reads
-// and expands what the configuration names), waits for a slot in pool,
-// and probes within the deadline, which starts once the slot is taken. It
-// always returns a Result; ctx ending while it waits or probes makes it a
-// canceled one.
+// Probe probes s once (s normalized, as config.Load leaves every server),
+// in three steps: it builds the target now (config.Server.Build, the one
+// step that reads and expands what the configuration names); waits for a
+// slot in pool and probes within the deadline, which starts once the slot
+// is taken; and judges what the probe saw (judge: scrubbed, then read
+// once). It always returns a Result; ctx ending while it waits or probes
+// makes it a canceled one.
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
 	started := time.Now()
 	b, err := s.Build(req.Lookup, config.BuildOptions{Timeout: req.Timeout, Warm: req.Warm,
@@ -156,6 +157,8 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	done := onStart(req)
 	defer release()
 	defer done()
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout(b.Timeout, req.Deadline))
+	defer cancel()
 
 	// What the scrubber removes: the server's secrets, and the tokens an
 	// OAuth client obtained so far (during the probe, too).
@@ -175,8 +178,6 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		}
 		opts.AfterList = callHook(own, req.Retries, credentialNames(b.Given), scrubberNow, issuers, &outcomes)
 	}
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout(b.Timeout, req.Deadline))
-	defer cancel()
 	said := run(pctx, req.Live, target, opts, req.RestartEvery)
 	checks := issuers()
 	said.Credentials = withIssuers(credentialStatus(target, client, b.Given), checks)
