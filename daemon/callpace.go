@@ -8,6 +8,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/status"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // Call schedules. A server's contracts are called on the schedules
@@ -128,7 +129,7 @@ func (s *server) backOff(outcomes []contracts.Outcome, gap time.Duration, now ti
 	var limited *contracts.Outcome
 	var wait time.Duration
 	for i, o := range outcomes {
-		if o.Reason != contracts.ReasonRateLimited || o.RateLimit == nil {
+		if o.Reason != probe.ReasonRateLimited || o.RateLimit == nil {
 			continue
 		}
 		if limited == nil {

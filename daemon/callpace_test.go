@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/credential"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // A simulated month of the daemon at the defaults (call_schedule every
@@ -85,7 +86,7 @@ func TestDaemonCallsAMonth(t *testing.T) {
 // never retried on schedule; a round that is not limited ends the hold.
 func TestDaemonCallsBackOff(t *testing.T) {
 	limited := func(after time.Duration) contracts.Outcome {
-		return contracts.Outcome{Reason: contracts.ReasonRateLimited, Message: "rate limited: 429 Too Many Requests",
+		return contracts.Outcome{Reason: probe.ReasonRateLimited, Message: "rate limited: 429 Too Many Requests",
 			RateLimit: &credential.RateLimit{Marker: "status 429", Quote: "429 Too Many Requests", RetryAfter: after}}
 	}
 	for _, tc := range []struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 var twoContracts = map[string]any{
@@ -172,7 +173,7 @@ func TestDaemonAutoCalls(t *testing.T) {
 			t.Errorf("/metrics lacks the auto call's success")
 		}
 
-		rejected := contracts.Outcome{Reason: contracts.ReasonCredentialRejected, Message: "credential rejected: Bad credentials",
+		rejected := contracts.Outcome{Reason: probe.ReasonCredentialRejected, Message: "credential rejected: Bad credentials",
 			Attempts: []contracts.Attempt{{Response: "isError: Bad credentials"}}}
 		fake.set("github", func(s *fakeServer) { s.calls = map[string]contracts.Outcome{"list_report_dates": rejected} })
 		s.advance(time.Minute)

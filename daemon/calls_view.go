@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -29,7 +28,7 @@ type callsView struct {
 
 type callLine struct {
 	Tool    string
-	Reason  contracts.Reason
+	Reason  probe.Reason
 	Message string
 }
 
@@ -39,7 +38,7 @@ type callTool struct {
 	Schedule, Paced string
 	Called          bool
 	Passed          bool
-	Reason          contracts.Reason
+	Reason          probe.Reason
 	Message         string
 	At              string
 	Latency         string
@@ -50,7 +49,7 @@ type callTool struct {
 
 type callFailure struct {
 	At       string
-	Reason   contracts.Reason
+	Reason   probe.Reason
 	Message  string
 	Response string // what came back, as each attempt's one line
 }
@@ -122,15 +121,15 @@ type apiCall struct {
 	// Schedule is how often it is called, and Paced why that is not the
 	// server's call_schedule (a metered tool, a generated input, its
 	// contract's own schedule).
-	Schedule        string                      `json:"schedule,omitempty"`
-	Paced           string                      `json:"paced,omitempty"`
-	Passed          *bool                       `json:"passed,omitempty"` // absent until the first call
-	Reason          contracts.Reason            `json:"reason,omitempty"`
-	Message         string                      `json:"message,omitempty"`
-	LastCall        *time.Time                  `json:"last_call,omitempty"`
-	DurationSeconds float64                     `json:"duration_seconds,omitempty"`
-	Calls           uint64                      `json:"calls"`
-	Failures        map[contracts.Reason]uint64 `json:"failures,omitempty"`
+	Schedule        string                  `json:"schedule,omitempty"`
+	Paced           string                  `json:"paced,omitempty"`
+	Passed          *bool                   `json:"passed,omitempty"` // absent until the first call
+	Reason          probe.Reason            `json:"reason,omitempty"`
+	Message         string                  `json:"message,omitempty"`
+	LastCall        *time.Time              `json:"last_call,omitempty"`
+	DurationSeconds float64                 `json:"duration_seconds,omitempty"`
+	Calls           uint64                  `json:"calls"`
+	Failures        map[probe.Reason]uint64 `json:"failures,omitempty"`
 }
 
 func newAPICalls(st status.Server) []apiCall {

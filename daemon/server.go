@@ -255,7 +255,7 @@ func called(c status.Call, o contracts.Outcome) status.Call {
 	c.Last, c.Calls = &last, c.Calls+1
 	if !o.Passed {
 		c.LastFailure = &last
-		failures := make(map[contracts.Reason]uint64, len(c.Failures)+1)
+		failures := make(map[probe.Reason]uint64, len(c.Failures)+1)
 		maps.Copy(failures, c.Failures)
 		failures[o.Reason]++
 		c.Failures = failures

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/credential"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // A canary call whose server says it cannot reach its service (Context7's
@@ -33,7 +34,7 @@ func TestDaemonUpstreamUnreachable(t *testing.T) {
 		}
 
 		const said = "Error searching libraries: TypeError: fetch failed"
-		down := contracts.Outcome{Reason: contracts.ReasonUpstreamUnreachable, Message: "upstream unreachable: " + said,
+		down := contracts.Outcome{Reason: probe.ReasonUpstreamUnreachable, Message: "upstream unreachable: " + said,
 			Upstream: &credential.Upstream{Marker: "fetch failed", Quote: said}, Attempts: []contracts.Attempt{{Response: said}}}
 		fake.set("docs", func(s *fakeServer) { s.calls = map[string]contracts.Outcome{"list_report_dates": down} })
 		s.advance(time.Minute)

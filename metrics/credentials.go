@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/status"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
@@ -119,7 +118,7 @@ func renderUpstreamUnreachable(t *TextWriter, st *status.Server) {
 	}
 	seen := map[string]bool{}
 	for _, c := range st.Calls {
-		if c.Last == nil || c.Last.Upstream == nil || c.Last.Reason != contracts.ReasonUpstreamUnreachable {
+		if c.Last == nil || c.Last.Upstream == nil || c.Last.Reason != probe.ReasonUpstreamUnreachable {
 			continue
 		}
 		name := labelValue(c.Tool, maxToolLabelBytes)

@@ -3,6 +3,8 @@ package probe
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,49 +109,81 @@ func (s *session) probe(ctx context.Context, t Target) error {
 	return s.run(ctx, d, t.Era, t.EraHint)
 }
 
-// dialerFor builds the dialer of a target's transport.
+// dialerFor builds the dialer of a target's transport (see dialers): a
+// command's is stdio, a URL's auto unless the target names one.
 func (s *session) dialerFor(t Target) (*dialer, error) {
 	switch {
 	case t.Command != "" && t.URL != "":
 		return nil, failf(ReasonConfig, "a target has either a command or a URL, not both")
-	case t.Command != "":
-		if t.Transport != "" && t.Transport != TransportStdio {
-			return nil, failf(ReasonConfig, "command %q: transport %q is for URLs", t.Command, t.Transport)
-		}
-		return &dialer{
-			transport: TransportStdio,
-			detect:    true,
-			respawn:   true,
-			open: func(ctx context.Context) (conn, error) {
-				return asConn(startStdio(ctx, t, s.opts, s.obs))
-			},
-		}, nil
-	case t.URL == "":
+	case t.Command == "" && t.URL == "":
 		return nil, failf(ReasonConfig, "a target needs a command or a URL")
 	}
-	sse := &dialer{
-		transport: TransportSSE,
-		open: func(ctx context.Context) (conn, error) {
-			return asConn(newSSEConn(ctx, t, s.opts, s.obs))
-		},
+	name := t.Transport
+	if name == "" {
+		name = TransportAuto
+		if t.Command != "" {
+			name = TransportStdio
+		}
 	}
-	streamable := &dialer{
-		transport: TransportHTTP,
-		detect:    true,
-		open: func(context.Context) (conn, error) {
-			return asConn(newHTTPConn(t, s.opts, s.obs))
-		},
+	d, ok := dialers[name]
+	switch {
+	case t.Command != "" && (!ok || !d.command):
+		return nil, failf(ReasonConfig, "command %q: transport %q is for URLs", t.Command, t.Transport)
+	case t.Command == "" && (!ok || d.command):
+		return nil, failf(ReasonConfig, "unknown transport %q for a URL (want %s)", sanitize.Truncate(string(t.Transport), 20), urlTransports())
 	}
-	switch t.Transport {
-	case TransportHTTP:
-		return streamable, nil
-	case TransportSSE:
-		return sse, nil
-	case "", TransportAuto:
-		streamable.fallback = sse
-		return streamable, nil
+	return d.dial(s, t), nil
+}
+
+// transportDialer makes the dialer of one transport for a target.
+type transportDialer struct {
+	command bool // it runs Target.Command; the others reach Target.URL
+	dial    func(s *session, t Target) *dialer
+}
+
+// dialers are the transports a probe speaks, by name: a new transport is
+// one entry.
+var dialers = map[Transport]transportDialer{
+	TransportStdio: {command: true, dial: func(s *session, t Target) *dialer {
+		return &dialer{transport: TransportStdio, detect: true, respawn: true, open: func(ctx context.Context) (conn, error) {
+			return asConn(startStdio(ctx, t, s.opts, s.obs))
+		}}
+	}},
+	TransportHTTP: {dial: streamableDialer},
+	TransportSSE:  {dial: sseDialer},
+	TransportAuto: {dial: func(s *session, t Target) *dialer {
+		d := streamableDialer(s, t)
+		d.fallback = sseDialer(s, t) // tried when the server does not speak streamable HTTP
+		return d
+	}},
+}
+
+// streamableDialer dials streamable HTTP (2025-03-26 and later).
+func streamableDialer(s *session, t Target) *dialer {
+	return &dialer{transport: TransportHTTP, detect: true, open: func(context.Context) (conn, error) {
+		return asConn(newHTTPConn(t, s.opts, s.obs))
+	}}
+}
+
+// sseDialer dials the legacy HTTP+SSE transport (2024-11-05), which no
+// modern server speaks: no era detection.
+func sseDialer(s *session, t Target) *dialer {
+	return &dialer{transport: TransportSSE, open: func(ctx context.Context) (conn, error) {
+		return asConn(newSSEConn(ctx, t, s.opts, s.obs))
+	}}
+}
+
+// urlTransports names the transports of a URL, for an error: "auto, http
+// or sse".
+func urlTransports() string {
+	var names []string
+	for name, d := range dialers {
+		if !d.command {
+			names = append(names, string(name))
+		}
 	}
-	return nil, failf(ReasonConfig, "unknown transport %q for a URL (want auto, http or sse)", sanitize.Truncate(string(t.Transport), 20))
+	slices.Sort(names)
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // asConn passes on what a conn's constructor returned, keeping the nil

@@ -702,19 +702,23 @@ func TestTargetErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		target probe.Target
+		error  string
 	}{
-		{"nothing", probe.Target{}},
-		{"both", probe.Target{Command: "x", URL: "http://127.0.0.1:1/"}},
-		{"command with an HTTP transport", probe.Target{Command: "x", Transport: probe.TransportHTTP}},
-		{"unknown era", probe.Target{Command: "x", Era: "future"}},
-		{"unknown transport", probe.Target{URL: "http://127.0.0.1:1/", Transport: "carrier-pigeon"}},
+		{"nothing", probe.Target{}, "a target needs a command or a URL"},
+		{"both", probe.Target{Command: "x", URL: "http://127.0.0.1:1/"}, "a target has either a command or a URL, not both"},
+		{"command with an HTTP transport", probe.Target{Command: "x", Transport: probe.TransportHTTP}, `command "x": transport "http" is for URLs`},
+		{"unknown era", probe.Target{Command: "x", Era: "future"}, `unknown era "future"`},
+		{"unknown transport", probe.Target{URL: "http://127.0.0.1:1/", Transport: "carrier-pigeon"},
+			`unknown transport "carrier-pigeon" for a URL (want auto, http or sse)`},
+		{"URL with the stdio transport", probe.Target{URL: "http://127.0.0.1:1/", Transport: probe.TransportStdio},
+			`unknown transport "stdio" for a URL (want auto, http or sse)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := runProbe(t, tc.target, 5*time.Second, probe.Options{})
-			if res.Reason != probe.ReasonConfig {
-				t.Errorf("reason %q (%s), want config", res.Reason, res.Error)
+			if res.Reason != probe.ReasonConfig || !strings.Contains(res.Error, tc.error) {
+				t.Errorf("reason %q (%s), want config: %s", res.Reason, res.Error, tc.error)
 			}
 		})
 	}

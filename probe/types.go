@@ -87,9 +87,15 @@ const (
 	// DNS, TLS, a 502/503/504 from it): the service is unreachable, the
 	// server and its credential are not at fault.
 	ReasonUpstreamUnreachable Reason = "upstream_unreachable"
+	// ReasonRateLimited: an answer refused the request for a rate limit or
+	// a quota (a 429, "rate limit exceeded"; internal/credential reads
+	// it). A canary call's judgement, never a probe's: a probe refused so
+	// fails with the reason its request did (http_status, rpc_error).
+	ReasonRateLimited Reason = "rate_limited"
 )
 
-// Reasons lists every failure reason, for metrics that must be bounded.
+// Reasons lists every reason a probe fails with, for metrics that must be
+// bounded.
 var Reasons = []Reason{
 	ReasonSpawnFailed, ReasonExited, ReasonTimeout, ReasonCanceled, ReasonClosed,
 	ReasonProtocol, ReasonRPCError, ReasonUnauthorized, ReasonForbidden,

@@ -166,14 +166,15 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		// OAuth tokens included.
 		res = probe.Run(pctx, target, opts)
 		cancel()
-		scrubbed := target
+		secrets := runner.Secrets{Written: f.written(), Probed: target}
 		if client != nil {
 			res.Credentials = client.Status()
-			scrubbed = runner.WithSecrets(target, client.Secrets())
+			secrets.Others = client.Secrets()
 		}
-		res = runner.Installing(runner.Scrub(f.written(), scrubbed, res), srv.Install())
+		scrub := runner.NewScrubber(secrets)
+		res = runner.Installing(scrub.Result(res), srv.Install())
 		if called != nil && called.result != nil {
-			called.result = runner.ScrubCall(f.written(), scrubbed, called.result)
+			called.result = scrub.Call(called.result)
 		}
 	}
 

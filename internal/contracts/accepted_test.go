@@ -18,19 +18,19 @@ func TestCredentialAccepted(t *testing.T) {
 	cases := []struct {
 		name   string
 		result *probe.CallResult
-		reason Reason // "" when it passes
+		reason probe.Reason // "" when it passes
 	}{
 		{"a success", text(`{"results": []}`), ""},
 		{"its input refused (isError)", isError(`Invalid arguments: id: must match pattern "^[a-z]+$"`), ""},
 		{"its input refused (JSON-RPC -32602)", invalidArgs, ""},
 		{"not found", isError(`{"object":"error","status":404,"code":"object_not_found","message":"Could not find page."}`), ""},
 		{"not found (JSON-RPC -32603)", &probe.CallResult{Reason: probe.ReasonRPCError, RPCCode: -32603, RPCMessage: "Not Found: Resource not found"}, ""},
-		{"a rejected credential in the text", isError("Error: Slack API error: invalid_auth"), ReasonCredentialRejected},
-		{"a rejected credential by the JSON-RPC error", &probe.CallResult{Reason: probe.ReasonRPCError, RPCCode: -32603, RPCMessage: "Authentication Failed: Bad credentials"}, ReasonCredentialRejected},
-		{"HTTP 401 on the call", http401, ReasonCredentialRejected},
-		{"a timeout", timeout, ReasonTimeout},
-		{"a broken connection", &probe.CallResult{Reason: probe.ReasonConnection, Error: "tools/call: the server exited"}, ReasonConnection},
-		{"an HTTP error carrying a JSON-RPC error", rpc400, ReasonRPCError},
+		{"a rejected credential in the text", isError("Error: Slack API error: invalid_auth"), probe.ReasonCredentialRejected},
+		{"a rejected credential by the JSON-RPC error", &probe.CallResult{Reason: probe.ReasonRPCError, RPCCode: -32603, RPCMessage: "Authentication Failed: Bad credentials"}, probe.ReasonCredentialRejected},
+		{"HTTP 401 on the call", http401, probe.ReasonCredentialRejected},
+		{"a timeout", timeout, probe.ReasonTimeout},
+		{"a broken connection", &probe.CallResult{Reason: probe.ReasonConnection, Error: "tools/call: the server exited"}, probe.ReasonConnection},
+		{"an HTTP error carrying a JSON-RPC error", rpc400, probe.ReasonRPCError},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

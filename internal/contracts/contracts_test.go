@@ -80,33 +80,33 @@ func TestAssertions(t *testing.T) {
 		contract string
 		result   *probe.CallResult
 		pass     bool
-		reason   Reason
+		reason   probe.Reason
 		message  string // in the failure message
 	}{
 		{"default status pass, success", `{}`, text("ok"), true, "", ""},
 		{"status pass, isError", `{}`, isError("upstream 500 Internal Server Error"), false, ReasonIsError, "status: expected success, got isError: upstream 500"},
 		{"a rejected credential comes first, in the server's words", `{}`, &probe.CallResult{Reason: probe.ReasonRPCError, RPCCode: -32603, RPCMessage: "Authentication Failed: Bad credentials"},
-			false, ReasonCredentialRejected, "credential rejected: Authentication Failed: Bad credentials"},
+			false, probe.ReasonCredentialRejected, "credential rejected: Authentication Failed: Bad credentials"},
 		{"a rejected credential in a success result's document", `{}`, text(`{"ok":false,"error":"invalid_auth"}`),
-			false, ReasonCredentialRejected, `credential rejected: {"ok":false,"error":"invalid_auth"}`},
-		{"a rejected credential in a short plain-text success", `{}`, text("Error: Bad credentials"), false, ReasonCredentialRejected, "credential rejected: Error: Bad credentials"},
-		{"a rejected credential is no refusal a denied write expects", `{"expect":{"status":"fail"}}`, isError("Error: token has expired"), false, ReasonCredentialRejected, "token has expired"},
+			false, probe.ReasonCredentialRejected, `credential rejected: {"ok":false,"error":"invalid_auth"}`},
+		{"a rejected credential in a short plain-text success", `{}`, text("Error: Bad credentials"), false, probe.ReasonCredentialRejected, "credential rejected: Error: Bad credentials"},
+		{"a rejected credential is no refusal a denied write expects", `{"expect":{"status":"fail"}}`, isError("Error: token has expired"), false, probe.ReasonCredentialRejected, "token has expired"},
 		{"a short plain-text result of a server that could not reach its service", `{}`, text("Error searching libraries: TypeError: fetch failed"),
-			false, ReasonUpstreamUnreachable, "upstream unreachable: Error searching libraries: TypeError: fetch failed"},
+			false, probe.ReasonUpstreamUnreachable, "upstream unreachable: Error searching libraries: TypeError: fetch failed"},
 		{"an unreachable upstream is no refusal a contract expects", `{"expect":{"status":"fail"}}`, isError("Error: connect ECONNREFUSED 10.0.0.7:443"),
-			false, ReasonUpstreamUnreachable, "ECONNREFUSED"},
+			false, probe.ReasonUpstreamUnreachable, "ECONNREFUSED"},
 		{"an unreachable upstream is never a rejected credential", `{}`, isError("Authentication failed - check your Slack tokens: dial tcp: lookup slack.com: no such host"),
-			false, ReasonUpstreamUnreachable, "no such host"},
+			false, probe.ReasonUpstreamUnreachable, "no such host"},
 		{"errorCode 401 expects the credential's refusal", `{"expect":{"errorCode":401}}`, isError("Error: Bad credentials"), true, "", ""},
-		{"status pass, JSON-RPC error", `{"expect":{"status":"pass"}}`, rpcError, false, ReasonRPCError, "JSON-RPC error -32603: Internal error: the report store is locked"},
-		{"status pass, HTTP 401", `{}`, http401, false, ReasonUnauthorized, "HTTP 401"},
-		{"status pass, timeout", `{}`, timeout, false, ReasonTimeout, "no result (timeout)"},
+		{"status pass, JSON-RPC error", `{"expect":{"status":"pass"}}`, rpcError, false, probe.ReasonRPCError, "JSON-RPC error -32603: Internal error: the report store is locked"},
+		{"status pass, HTTP 401", `{}`, http401, false, probe.ReasonUnauthorized, "HTTP 401"},
+		{"status pass, timeout", `{}`, timeout, false, probe.ReasonTimeout, "no result (timeout)"},
 		{"status pass, error text in a success", `{}`, text(`{"error":"the report store is locked"}`), false, ReasonErrorText, `reports an error: {"error":"the report store is locked"}`},
 		{"error member null is no error", `{}`, text(`{"error":null,"rows":[]}`), true, "", ""},
 		{"status fail, refused", `{"expect":{"status":"fail"}}`, isError("permission denied"), true, "", ""},
 		{"status fail, rpc error", `{"expect":{"status":"fail"}}`, rpcError, true, "", ""},
 		{"status fail, succeeded", `{"expect":{"status":"fail"}}`, text("deleted"), false, ReasonAssertion, "expected a refusal"},
-		{"status fail, timeout is no refusal", `{"expect":{"status":"fail"}}`, timeout, false, ReasonTimeout, "expected a refusal"},
+		{"status fail, timeout is no refusal", `{"expect":{"status":"fail"}}`, timeout, false, probe.ReasonTimeout, "expected a refusal"},
 		{"not_error_code, HTTP status", `{"expect":{"status":"fail","not_error_code":[401,403]}}`, http401, false, ReasonAssertion, "not_error_code: error code 401"},
 		{"not_error_code, number in the error text", `{"expect":{"status":"fail","not_error_code":[401]}}`, isError("upstream said 401"), false, ReasonAssertion, "error code 401"},
 		{"not_error_code, other code", `{"expect":{"status":"fail","not_error_code":[401]}}`, isError("denied: 403"), true, "", ""},
@@ -170,13 +170,13 @@ func TestRetry(t *testing.T) {
 		t.Fatalf("retried to success: passed %v, calls %d, slept %v", o.Passed, len(f.calls), slept)
 	}
 	o, f = runWith(Options{Retries: true}, policy, isError("Rate limit exceeded"), isError("Rate limit exceeded"), isError("Rate limit exceeded"), text("never"))
-	if o.Passed || len(f.calls) != 3 || o.Reason != ReasonRateLimited || o.RateLimit == nil || !strings.Contains(o.Message, "rate limited: Rate limit exceeded") {
+	if o.Passed || len(f.calls) != 3 || o.Reason != probe.ReasonRateLimited || o.RateLimit == nil || !strings.Contains(o.Message, "rate limited: Rate limit exceeded") {
 		t.Fatalf("bounded attempts: passed %v, calls %d, reason %s, message %q", o.Passed, len(f.calls), o.Reason, o.Message)
 	}
 	// A rate limit is tried again only where retryOn names it: at once,
 	// another attempt spends what is limited.
 	o, f = runWith(Options{Retries: true}, `{"retry":{"attempts":3,"delayMs":1000}}`, isError("429 Too Many Requests; retry after 30 seconds"), text("ok"))
-	if o.Passed || len(f.calls) != 1 || o.Reason != ReasonRateLimited || o.RateLimit.RetryAfter != 30*time.Second {
+	if o.Passed || len(f.calls) != 1 || o.Reason != probe.ReasonRateLimited || o.RateLimit.RetryAfter != 30*time.Second {
 		t.Fatalf("a rate limit retryOn does not name: passed %v, calls %d, reason %s, %+v", o.Passed, len(f.calls), o.Reason, o.RateLimit)
 	}
 	// A failure retryOn does not name is final.
@@ -320,9 +320,9 @@ func TestHTTP401RejectsAGivenCredential(t *testing.T) {
 		}
 		out := Run(context.Background(), &fakeCaller{results: []*probe.CallResult{http401}}, readOnly, []Contract{parse(t, `{}`)},
 			Options{Credentials: creds})
-		want := ReasonUnauthorized
+		want := probe.ReasonUnauthorized
 		if given {
-			want = ReasonCredentialRejected
+			want = probe.ReasonCredentialRejected
 		}
 		if out[0].Reason != want || (out[0].Rejection != nil) != given {
 			t.Errorf("credential given %v: reason %q (rejection %+v), want %q", given, out[0].Reason, out[0].Rejection, want)

@@ -31,7 +31,7 @@ func TestRecordedResponses(t *testing.T) {
 				out := Run(context.Background(), &fakeCaller{results: []*probe.CallResult{r.Call}}, tools, []Contract{c},
 					Options{Destructive: func(string) bool { return true }, Credentials: []string{"env:TOKEN"}})[0]
 				if r.Rejected {
-					if out.Reason != ReasonCredentialRejected || out.Rejection == nil || out.Rejection.Quote == "" {
+					if out.Reason != probe.ReasonCredentialRejected || out.Rejection == nil || out.Rejection.Quote == "" {
 						t.Fatalf("%s: reason %q, rejection %+v; want credential_rejected with the server's words", contract, out.Reason, out.Rejection)
 					}
 					if !strings.Contains(out.Message, out.Rejection.Quote) {

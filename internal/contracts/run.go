@@ -13,44 +13,42 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// Reason is why a contract failed, from a fixed set: it is a metric label.
-type Reason string
-
+// Why a contract failed is a probe.Reason, one of Reasons (a metric
+// label). A call that got no answer fails with the reason its request
+// failed with, as a probe's would (timeout, canceled, tls, closed, ...);
+// an answer that shows a rejected credential or an unreachable service
+// fails as a probe that showed one does (probe.ReasonCredentialRejected,
+// which comes before every other reason, and
+// probe.ReasonUpstreamUnreachable, which comes before every other but
+// excludes it: internal/credential decides both, even of a normal
+// result); an answer that is a rate limit or a quota fails
+// probe.ReasonRateLimited: it is not retried, and the daemon asks less
+// often (see Outcome.RateLimit). The reasons below are a contract's own.
 const (
-	ReasonNone Reason = ""
-	// ReasonCredentialRejected: the answer shows the server's credential
-	// was rejected (internal/credential decides); it comes before every
-	// other reason.
-	ReasonCredentialRejected Reason = "credential_rejected" //nolint:gosec // G101: a reason, not a credential
-	// ReasonUpstreamUnreachable: the answer says the server could not
-	// reach the service it fronts (internal/credential decides: a network
-	// failure, a 502/503/504 from it), even as a normal result; it comes
-	// before every reason but credential_rejected, which it excludes.
-	ReasonUpstreamUnreachable Reason = "upstream_unreachable"
-	ReasonNotListed           Reason = "not_listed"   // the server does not list the tool
-	ReasonRefused             Reason = "refused"      // mcpwatch refused to call it (annotations, opt-in)
-	ReasonIsError             Reason = "is_error"     // the result had isError: true
-	ReasonErrorText           Reason = "error_text"   // a success result that reports an error ({"error": ...})
-	ReasonRPCError            Reason = "rpc_error"    // a JSON-RPC error
-	ReasonUnauthorized        Reason = "unauthorized" // HTTP 401 on the call
-	ReasonForbidden           Reason = "forbidden"    // HTTP 403 on the call
-	ReasonHTTPStatus          Reason = "http_status"  // another HTTP status
-	ReasonTimeout             Reason = "timeout"      // no answer within the call's deadline
-	ReasonConnection          Reason = "connection"   // the connection, process or stream broke
-	ReasonProtocol            Reason = "protocol"     // not a CallToolResult, or one asking for input
-	ReasonAssertion           Reason = "assertion"    // an answer that broke an assertion of the contract
-	ReasonProbeFailed         Reason = "probe_failed" // the probe failed before the tools could be called
-	// ReasonRateLimited: the answer is a rate limit or a quota (a 429,
-	// "rate limit exceeded"; internal/credential decides): the call is
-	// not retried, and the daemon asks less often (see Outcome.RateLimit).
-	ReasonRateLimited Reason = "rate_limited"
+	ReasonNotListed   probe.Reason = "not_listed"   // the server does not list the tool
+	ReasonRefused     probe.Reason = "refused"      // mcpwatch refused to call it (annotations, opt-in)
+	ReasonIsError     probe.Reason = "is_error"     // the result had isError: true
+	ReasonErrorText   probe.Reason = "error_text"   // a success result that reports an error ({"error": ...})
+	ReasonAssertion   probe.Reason = "assertion"    // an answer that broke an assertion of the contract
+	ReasonProbeFailed probe.Reason = "probe_failed" // the probe failed before the tools could be called
 )
 
-// Reasons lists every reason, for bounded metrics.
-var Reasons = []Reason{
-	ReasonCredentialRejected, ReasonUpstreamUnreachable, ReasonNotListed, ReasonRefused, ReasonIsError, ReasonErrorText, ReasonRPCError,
-	ReasonUnauthorized, ReasonForbidden, ReasonHTTPStatus, ReasonTimeout,
-	ReasonConnection, ReasonProtocol, ReasonAssertion, ReasonProbeFailed, ReasonRateLimited,
+// Reasons lists every reason a contract fails with, for bounded metrics:
+// a contract's own, and every reason of a probe (probe.Reasons).
+var Reasons = withProbeReasons(
+	probe.ReasonCredentialRejected, probe.ReasonUpstreamUnreachable, ReasonNotListed, ReasonRefused, ReasonIsError, ReasonErrorText,
+	probe.ReasonRPCError, probe.ReasonUnauthorized, probe.ReasonForbidden, probe.ReasonHTTPStatus, probe.ReasonTimeout,
+	probe.ReasonConnection, probe.ReasonProtocol, ReasonAssertion, ReasonProbeFailed, probe.ReasonRateLimited,
+)
+
+// withProbeReasons is own followed by the probe's reasons it lacks.
+func withProbeReasons(own ...probe.Reason) []probe.Reason {
+	for _, r := range probe.Reasons {
+		if !slices.Contains(own, r) {
+			own = append(own, r)
+		}
+	}
+	return own
 }
 
 // Outcome is one contract run once: every attempt, and the verdict of the
@@ -59,7 +57,7 @@ type Outcome struct {
 	Tool   string          `json:"tool"`
 	Input  json.RawMessage `json:"input"`
 	Passed bool            `json:"passed"`
-	Reason Reason          `json:"reason,omitempty"`
+	Reason probe.Reason    `json:"reason,omitempty"`
 	// Message is the failure in one line: the first failed assertion and
 	// what came back ("status: expected success, got isError: ...").
 	Message  string        `json:"message,omitempty"`
@@ -233,22 +231,22 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 		}
 		o.Attempts = append(o.Attempts, at)
 		if at.Passed {
-			o.Passed, o.Reason, o.Message, o.Rejection, o.Upstream, o.RateLimit = true, ReasonNone, "", nil, nil, nil
+			o.Passed, o.Reason, o.Message, o.Rejection, o.Upstream, o.RateLimit = true, probe.ReasonNone, "", nil, nil, nil
 			return o
 		}
 		o.Reason, o.Message = failure(at, a)
 		o.Rejection, o.Upstream, o.RateLimit = nil, nil, nil
 		switch o.Reason {
-		case ReasonCredentialRejected:
+		case probe.ReasonCredentialRejected:
 			o.Rejection = &rejection
-		case ReasonUpstreamUnreachable:
+		case probe.ReasonUpstreamUnreachable:
 			o.Upstream = &upstream
-		case ReasonRateLimited:
+		case probe.ReasonRateLimited:
 			o.RateLimit = &limit
 		}
 		// A rate limit is asked again only where the policy names it:
 		// another attempt at once would spend what is limited.
-		limited := o.Reason == ReasonRateLimited && len(ct.Retry.RetryOn) == 0
+		limited := o.Reason == probe.ReasonRateLimited && len(ct.Retry.RetryOn) == 0
 		if n >= attempts || limited || !retryable(ct.Retry, a) || cctx.Err() != nil {
 			return o
 		}
@@ -264,7 +262,7 @@ func runOne(ctx context.Context, c probe.Caller, tools []probe.Tool, ct Contract
 
 // failure is the reason and message of a failed attempt: its first failed
 // assertion, and what the call came back with.
-func failure(at Attempt, a answer) (Reason, string) {
+func failure(at Attempt, a answer) (probe.Reason, string) {
 	var first Assertion
 	for _, as := range at.Assertions {
 		if as.Outcome == Fail {
@@ -275,11 +273,11 @@ func failure(at Attempt, a answer) (Reason, string) {
 	msg := oneLine(first.Name + ": " + first.Detail)
 	switch first.Name {
 	case "credential":
-		return ReasonCredentialRejected, first.Detail
+		return probe.ReasonCredentialRejected, first.Detail
 	case "upstream":
-		return ReasonUpstreamUnreachable, first.Detail
+		return probe.ReasonUpstreamUnreachable, first.Detail
 	case "rate_limit":
-		return ReasonRateLimited, first.Detail
+		return probe.ReasonRateLimited, first.Detail
 	case "status":
 	default:
 		return ReasonAssertion, msg
@@ -287,31 +285,13 @@ func failure(at Attempt, a answer) (Reason, string) {
 	r := a.r
 	switch {
 	case !r.Answered:
-		return reasonOf(r.Reason), msg
+		return r.Reason, msg
 	case r.IsError:
 		return ReasonIsError, msg
 	case a.reportedError() != "":
 		return ReasonErrorText, msg
 	}
 	return ReasonAssertion, msg // a call that should have been refused, and was not
-}
-
-func reasonOf(r probe.Reason) Reason {
-	switch r {
-	case probe.ReasonRPCError:
-		return ReasonRPCError
-	case probe.ReasonUnauthorized:
-		return ReasonUnauthorized
-	case probe.ReasonForbidden:
-		return ReasonForbidden
-	case probe.ReasonHTTPStatus:
-		return ReasonHTTPStatus
-	case probe.ReasonTimeout, probe.ReasonCanceled:
-		return ReasonTimeout
-	case probe.ReasonProtocol, probe.ReasonTooLarge, probe.ReasonPagination:
-		return ReasonProtocol
-	}
-	return ReasonConnection
 }
 
 // retryable: does a failed attempt match the policy's retryOn?

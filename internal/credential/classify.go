@@ -40,6 +40,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // Evidence is what came back, as the caller read it. A field that does not
@@ -82,25 +84,27 @@ type Evidence struct {
 	Error string
 }
 
-// Kind is what the classifier read in an answer.
-type Kind string
+// Kind is what the classifier read in an answer: the failure reason it
+// makes of a probe or a canary call (probe.Reason is the one vocabulary of
+// failure reasons).
+type Kind = probe.Reason
 
 const (
 	// KindNone: neither a rejected credential nor an unreachable upstream
 	// (a success, another error, or one a guard says is not about the
 	// credential: a rate limit, a not-found, a validation error).
-	KindNone Kind = ""
+	KindNone = probe.ReasonNone
 	// KindRejected: the server, or the service behind it, rejected the
 	// credential (wrong, revoked, expired, or lacking a scope).
-	KindRejected Kind = "rejected"
+	KindRejected = probe.ReasonCredentialRejected
 	// KindUnreachable: the server could not reach the service it fronts
 	// (connection refused, DNS, TLS, a timeout, a 502/503/504 from it).
-	KindUnreachable Kind = "unreachable"
+	KindUnreachable = probe.ReasonUpstreamUnreachable
 	// KindRateLimited: the service (or the server) refused the request
 	// for a rate limit or a quota (429, "rate limit exceeded", "quota"):
 	// not the credential's fault, and a reason to ask less often. Read
 	// only in an answer shaped as an error, never in a success's text.
-	KindRateLimited Kind = "rate_limited"
+	KindRateLimited = probe.ReasonRateLimited
 )
 
 // Outcome is the classifier's answer: one kind, what showed it and the

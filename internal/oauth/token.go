@@ -23,20 +23,21 @@ import (
 // Reasons a token request failed: the reason label of
 // mcpwatch_credential_refresh_failures_total, a fixed set. The OAuth error
 // codes of RFC 6749 section 5.2 are their own reasons; another code is
-// oauth_error.
+// oauth_error. A request that failed on the wire fails with the probe's
+// word for it (probe.Reason).
 const (
-	FailInvalidGrant         = "invalid_grant"          // the refresh token is expired or revoked
-	FailInvalidClient        = "invalid_client"         // client authentication failed
-	FailInvalidScope         = "invalid_scope"          // a scope asked for is not allowed
-	FailUnauthorizedClient   = "unauthorized_client"    // the client may not use the grant
-	FailUnsupportedGrantType = "unsupported_grant_type" // the server does not offer the grant
-	FailOAuthError           = "oauth_error"            // another OAuth error code
-	FailHTTPStatus           = "http_status"            // an error status without an OAuth error code
-	FailBadResponse          = "bad_response"           // an answer that is not a token
-	FailConnection           = "connection"             // no answer: dial, TLS, reset
-	FailTimeout              = "timeout"                // the probe's deadline passed
-	FailDiscovery            = "discovery"              // the token endpoint could not be found
-	FailStore                = "store"                  // a rotated refresh token could not be written back
+	FailInvalidGrant         = "invalid_grant"                // the refresh token is expired or revoked
+	FailInvalidClient        = "invalid_client"               // client authentication failed
+	FailInvalidScope         = "invalid_scope"                // a scope asked for is not allowed
+	FailUnauthorizedClient   = "unauthorized_client"          // the client may not use the grant
+	FailUnsupportedGrantType = "unsupported_grant_type"       // the server does not offer the grant
+	FailOAuthError           = "oauth_error"                  // another OAuth error code
+	FailHTTPStatus           = string(probe.ReasonHTTPStatus) // an error status without an OAuth error code
+	FailBadResponse          = "bad_response"                 // an answer that is not a token
+	FailConnection           = string(probe.ReasonConnection) // no answer: dial, TLS, reset
+	FailTimeout              = string(probe.ReasonTimeout)    // the probe's deadline passed
+	FailDiscovery            = "discovery"                    // the token endpoint could not be found
+	FailStore                = "store"                        // a rotated refresh token could not be written back
 )
 
 // FailureReasons lists every reason, for metrics that must be bounded.

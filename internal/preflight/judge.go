@@ -19,50 +19,36 @@ const stderrLines = 5
 
 // judge compares one observation with its lock entry and lists what is
 // wrong. What fails is verdict.Judge's to say (the daemon judges with the
-// same rule); judge words each finding for people.
+// same rule); judge words each finding for people (wording).
 //
 // static are the server's problems judged from the files alone (Static):
 // they are added when the probe succeeded, after the calls' findings.
 func judge(obs Observation, entry lockstore.Entry, locked, strict bool, static []Problem) ServerReport {
 	s := obs.Server
-	redacted := s.Redacted()
-	sr := ServerReport{Name: s.Name, Server: &redacted, Timeout: jsondoc.Seconds(obs.Timeout), Probe: obs.Result}
-
 	res := obs.Result
-	if !res.OK {
-		sr.Diff = lockstore.Diff{Locked: locked, Expected: entry.Names()}
-		if !locked {
-			sr.Diff.Expected = []string{}
+	w := wording{server: s, name: sanitize.ShellQuote(s.Name), res: res}
+	if res.OK {
+		w.diff = lockstore.Compare(entry, locked, obs.Tools, s.Forbid)
+	} else {
+		// A probe that saw nothing verified none of the locked tools.
+		w.diff = lockstore.Diff{Locked: locked, Expected: []string{}}
+		if locked {
+			w.diff.Expected = entry.Names()
 		}
-		for _, f := range verdict.Judge(res, sr.Diff, strict) {
-			if p, ok := issuerProblem(f, res); ok {
-				sr.add(p)
-				continue
-			}
-			p := failedProbe(f, res)
-			if !locked {
-				p.Details = append(p.Details, fmt.Sprintf("not locked yet: run 'mcpwatch lock --server %s' once it answers", sanitize.ShellQuote(s.Name)))
-			}
-			sr.add(p)
+	}
+	redacted := s.Redacted()
+	sr := ServerReport{Name: s.Name, Server: &redacted, Timeout: jsondoc.Seconds(obs.Timeout), Probe: res, Diff: w.diff, Calls: calls(obs)}
+	for _, f := range verdict.Judge(res, w.diff, strict) {
+		sr.add(w.probe(f))
+	}
+	if res.OK {
+		for _, f := range verdict.JudgeCalls(obs.Calls, nil, strict) {
+			sr.add(describeCall(f, s, obs.Calls))
 		}
-		sr.Calls = calls(obs)
-		return sr.settle()
-	}
-
-	d := lockstore.Compare(entry, locked, obs.Tools, s.Forbid)
-	sr.Diff = d
-	for _, f := range verdict.Judge(res, d, strict) {
-		sr.add(describe(f, s, res, d))
-	}
-	for _, f := range verdict.JudgeCalls(obs.Calls, nil, strict) {
-		sr.add(describeCall(f, s, obs.Calls))
-	}
-	for _, p := range static {
-		sr.add(p)
-	}
-	sr.Calls = calls(obs)
-	for _, w := range res.Warnings {
-		sr.add(Problem{Kind: verdict.KindWarning, Message: w})
+		sr.Problems = append(sr.Problems, static...)
+		for _, msg := range res.Warnings {
+			sr.add(Problem{Kind: verdict.KindWarning, Message: msg})
+		}
 	}
 	return sr.settle()
 }
@@ -74,22 +60,38 @@ func calls(obs Observation) []CallReport {
 	return callReports(obs.Calls)
 }
 
-// describe words one finding of a probe that succeeded.
-func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore.Diff) Problem {
-	if p, ok := issuerProblem(f, res); ok {
+// wording words the findings of one server's probe for people.
+type wording struct {
+	server config.Server
+	name   string // the server's name, quoted for a shell: what its commands say
+	res    *probe.Result
+	diff   lockstore.Diff
+}
+
+// probe words one finding of the probe: what a credential's issuer said,
+// a probe that failed, or what a probe that succeeded found.
+func (w wording) probe(f verdict.Finding) Problem {
+	if p, ok := issuerProblem(f, w.res); ok {
+		return p
+	}
+	if !w.res.OK {
+		p := failedProbe(f, w.res)
+		if !w.diff.Locked {
+			p.Details = append(p.Details, "not locked yet: run 'mcpwatch lock --server "+w.name+"' once it answers")
+		}
 		return p
 	}
 	p := Problem{Kind: f.Kind, Fails: f.Fails, Tools: f.Tools}
 	switch f.Kind {
 	case verdict.KindForbidden:
-		p.Message = fmt.Sprintf("%s forbidden by %s -> %s", count(len(f.Tools), "tool", "tools"), strings.Join(s.Forbid, ", "), toolList(f.Tools))
+		p.Message = fmt.Sprintf("%s forbidden by %s -> %s", count(len(f.Tools), "tool", "tools"), strings.Join(w.server.Forbid, ", "), toolList(f.Tools))
 	case verdict.KindMissing:
 		// The Python preflight's line, so a log grep written for it keeps working.
-		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(d.Expected), toolList(f.Tools))
-		p.Details = []string{"if they were removed on purpose, accept it with 'mcpwatch lock --server " + sanitize.ShellQuote(s.Name) + "' (drops them from the lock)"}
+		p.Message = fmt.Sprintf("%d/%d tools missing -> %s", len(f.Tools), len(w.diff.Expected), toolList(f.Tools))
+		p.Details = []string{"if they were removed on purpose, accept it with 'mcpwatch lock --server " + w.name + "' (drops them from the lock)"}
 	case verdict.KindSchemaChanged:
 		p.Message = fmt.Sprintf("input schema changed -> %s", toolList(f.Tools))
-		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + sanitize.ShellQuote(s.Name) + "' once the change is reviewed"}
+		p.Details = []string{"relock with 'mcpwatch lock --fingerprints --server " + w.name + "' once the change is reviewed"}
 	case verdict.KindDescriptionChanged:
 		p.Message = fmt.Sprintf("description changed -> %s", toolList(f.Tools))
 		p.Details = []string{"read the new descriptions (mcpwatch probe) before relocking: a rewritten description can steer an agent"}
@@ -97,10 +99,10 @@ func describe(f verdict.Finding, s config.Server, res *probe.Result, d lockstore
 		p.Message = fmt.Sprintf("%s more than once -> %s", count(len(f.Tools), "tool name listed", "tool names listed"), toolList(f.Tools))
 		p.Details = []string{"only the first definition is compared with the lock; an agent may be given another one"}
 	case verdict.KindUnlocked:
-		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(res.Tools), "tool", "tools"), sanitize.ShellQuote(s.Name))
+		p.Message = fmt.Sprintf("not locked yet (%s seen): run 'mcpwatch lock --server %s'", count(len(w.res.Tools), "tool", "tools"), w.name)
 	case verdict.KindExtra:
 		p.Message = fmt.Sprintf("%s not in the lock -> %s", count(len(f.Tools), "extra tool", "extra tools"), toolList(f.Tools))
-		p.Details = []string{"once reviewed, lock them with 'mcpwatch lock --server " + sanitize.ShellQuote(s.Name) + "'"}
+		p.Details = []string{"once reviewed, lock them with 'mcpwatch lock --server " + w.name + "'"}
 	default:
 		p.Message = string(f.Kind)
 	}

@@ -31,7 +31,7 @@ import (
 // issuer checks, waited for) is not sent again in a call: each contract's
 // outcome is credential_rejected, not called, quoting the issuer. A dead
 // key watched at its issuer costs the service nothing more.
-func callHook(s config.Built, retries bool, given []string, scrub func() scrubber, issuers func() []probe.IssuerCheck, out *[]contracts.Outcome) probe.AfterList {
+func callHook(s config.Built, retries bool, given []string, scrub func() Scrubber, issuers func() []probe.IssuerCheck, out *[]contracts.Outcome) probe.AfterList {
 	return func(ctx context.Context, tools []probe.Tool, c probe.Caller) {
 		if rejected, ok := rejectedBy(issuers()); ok {
 			*out = heldByIssuer(s, rejected, time.Now())
@@ -71,7 +71,7 @@ const callGap = time.Second
 // secrets.
 type scrubbing struct {
 	c probe.Caller
-	s scrubber
+	s Scrubber
 }
 
 func (c scrubbing) Call(ctx context.Context, tool string, args json.RawMessage) *probe.CallResult {
@@ -79,8 +79,7 @@ func (c scrubbing) Call(ctx context.Context, tool string, args json.RawMessage) 
 	if len(c.s.patterns) == 0 {
 		return r
 	}
-	out := scrubCopy(c.s, *r)
-	return &out
+	return c.s.Call(r)
 }
 
 // spaced is a Caller whose calls start at least gap apart.
@@ -115,7 +114,7 @@ func heldByIssuer(s config.Built, c probe.IssuerCheck, now time.Time) []contract
 	out := make([]contracts.Outcome, len(s.Contracts))
 	for i, k := range s.Contracts {
 		out[i] = contracts.Outcome{
-			Tool: k.Tool, Input: k.Input, Reason: contracts.ReasonCredentialRejected, Started: now,
+			Tool: k.Tool, Input: k.Input, Reason: probe.ReasonCredentialRejected, Started: now,
 			Message:   "not called: the issuer of " + c.Credential + " rejected it (" + c.Endpoint + ")",
 			Rejection: &credential.Rejection{Credential: c.Credential, Marker: "issuer", Source: "its issuer", Quote: verdict.IssuerQuote(c)},
 			Attempts:  []contracts.Attempt{},
@@ -129,7 +128,7 @@ func heldByIssuer(s config.Built, c probe.IssuerCheck, now time.Time) []contract
 func notCalled(s config.Built, res *probe.Result) []contracts.Outcome {
 	reason, msg := contracts.ReasonProbeFailed, "not called: the probe failed ("+string(res.Reason)+") before the tools could be listed"
 	if res.OK {
-		reason, msg = contracts.ReasonTimeout, "not called: the probe's deadline passed before the calls"
+		reason, msg = probe.ReasonTimeout, "not called: the probe's deadline passed before the calls"
 	}
 	out := make([]contracts.Outcome, len(s.Contracts))
 	for i, c := range s.Contracts {
@@ -144,14 +143,13 @@ func notCalled(s config.Built, res *probe.Result) []contracts.Outcome {
 // outcomes scrubs the server's secret values from everything a call
 // outcome shows: its input, what came back, every assertion's detail
 // (scrubCopy: every string field).
-func (s scrubber) outcomes(in []contracts.Outcome) []contracts.Outcome {
+func (s Scrubber) outcomes(in []contracts.Outcome) []contracts.Outcome {
 	return scrubCopy(s, in)
 }
 
-// ScrubCall returns a copy of a tools/call's result with the target's
-// secret values replaced, as Scrub does for a probe's result (mcpwatch
-// probe --call).
-func ScrubCall(written, expanded probe.Target, c *probe.CallResult) *probe.CallResult {
-	out := scrubCopy(newScrubber(written, expanded), *c)
+// Call returns a scrubbed copy of a tools/call's result, as Result does
+// for a probe's (mcpwatch probe --call); c itself is left alone.
+func (s Scrubber) Call(c *probe.CallResult) *probe.CallResult {
+	out := scrubCopy(s, *c)
 	return &out
 }

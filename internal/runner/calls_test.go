@@ -73,12 +73,12 @@ func TestProbeCallsScrubbed(t *testing.T) {
 // rejected credential, naming the one the server is given.
 func TestProbeCallsAdvertiseThenFail(t *testing.T) {
 	cs := `{"tools":{"fetch_daily_report":{"input":{"date":"2026-08-01"}},"list_report_dates":{}}}`
-	for behavior, reason := range map[probetest.Behavior]contracts.Reason{
-		probetest.CallIsError:         contracts.ReasonCredentialRejected,
-		probetest.CallRPCError:        contracts.ReasonCredentialRejected,
-		probetest.CallUnauthorized401: contracts.ReasonCredentialRejected,
+	for behavior, reason := range map[probetest.Behavior]probe.Reason{
+		probetest.CallIsError:         probe.ReasonCredentialRejected,
+		probetest.CallRPCError:        probe.ReasonCredentialRejected,
+		probetest.CallUnauthorized401: probe.ReasonCredentialRejected,
 		probetest.CallErrorText:       contracts.ReasonErrorText,
-		probetest.Healthy:             contracts.ReasonNone,
+		probetest.Healthy:             probe.ReasonNone,
 	} {
 		url := httpServer(t, probetest.Config{Behavior: behavior})
 		obs := Probe(t.Context(), NewPool(1, 1), callServer(url, mustContracts(t, cs)), Request{Lookup: lookupSecret, Calls: true})
@@ -89,7 +89,7 @@ func TestProbeCallsAdvertiseThenFail(t *testing.T) {
 			if o.Passed != (reason == "") || o.Reason != reason {
 				t.Errorf("%s: %s passed=%v reason=%s (%s), want %q", behavior, o.Tool, o.Passed, o.Reason, o.Message, reason)
 			}
-			rejected := reason == contracts.ReasonCredentialRejected
+			rejected := reason == probe.ReasonCredentialRejected
 			if rejected != (o.Rejection != nil) || rejected && (o.Rejection.Credential != "header:Authorization" || o.Rejection.Quote == "") {
 				t.Errorf("%s: %s rejection %+v, want one naming header:Authorization and quoting the server", behavior, o.Tool, o.Rejection)
 			}
@@ -160,7 +160,7 @@ func TestProbeConfiguredAutoCalls(t *testing.T) {
 	rejecting := callServer(httpServer(t, probetest.Config{Behavior: probetest.CallUnauthorized401, Tools: tools, Token: runnerSecret}), nil)
 	rejecting = rejecting.Normalized(config.Defaults{AutoCalls: 1})
 	obs = Probe(t.Context(), NewPool(1, 1), rejecting, Request{Lookup: lookupSecret, Calls: true})
-	if len(obs.Calls) != 1 || obs.Calls[0].Passed || obs.Calls[0].Reason != contracts.ReasonCredentialRejected {
+	if len(obs.Calls) != 1 || obs.Calls[0].Passed || obs.Calls[0].Reason != probe.ReasonCredentialRejected {
 		t.Errorf("calls %+v: want the auto call failed, credential_rejected", obs.Calls)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -53,24 +52,6 @@ func missingMessage(missing []probe.GivenCredential) string {
 		parts[i] = m.Credential + " has no value (" + m.Why + ")"
 	}
 	return strings.Join(parts, "; ") + ": the server was not probed; set it, or write ${VAR:-} where an empty value is meant"
-}
-
-// WithSecrets returns the target with extra values to scrub (the OAuth
-// tokens and client secret) added as env entries: the scrubber reads env
-// values, and this copy is only ever given to it.
-func WithSecrets(t probe.Target, secrets []string) probe.Target {
-	if len(secrets) == 0 {
-		return t
-	}
-	env := make(map[string]string, len(t.Env)+len(secrets))
-	for k, v := range t.Env {
-		env[k] = v
-	}
-	for i, s := range secrets {
-		env["\x00oauth"+strconv.Itoa(i)] = s
-	}
-	t.Env = env
-	return t
 }
 
 // credentialNames are the names of the credentials a server is given, as

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -47,7 +46,7 @@ func TestCallRejectionQuotesNoPartOfTheKey(t *testing.T) {
 		t.Fatalf("probe %v (%s), %d calls", obs.Result.OK, obs.Result.Error, len(obs.Calls))
 	}
 	o := obs.Calls[0]
-	if o.Reason != contracts.ReasonCredentialRejected || o.Rejection == nil {
+	if o.Reason != probe.ReasonCredentialRejected || o.Rejection == nil {
 		t.Fatalf("reason %s, rejection %+v, want the key rejected", o.Reason, o.Rejection)
 	}
 	t.Logf("quote: %s", o.Rejection.Quote)
@@ -65,7 +64,7 @@ func TestCallRejectionQuotesNoPartOfTheKey(t *testing.T) {
 // of a message that quotes a cut, in a stderr tail that begins inside a
 // line.
 func TestScrubberCutTexts(t *testing.T) {
-	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_KEY": longSecret, "PIN": "48213"}})
+	s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"API_KEY": longSecret, "PIN": "48213"}}})
 	tail := longSecret[16:] // "G8h9I0j1K2l3M4n5O6p7Q8r9S0t"
 	for _, tc := range []struct{ in, want string }{
 		{"…" + tail + " rejected: invalid api key", "…<redacted> rejected: invalid api key"},

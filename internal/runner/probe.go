@@ -126,37 +126,20 @@ type Observation struct {
 	Login *oauth.LoginOutcome
 }
 
-// Probe probes s once (s normalized, as config.Load leaves every server):
-// it builds the target now (config.Server.Build, the one step that reads
-// and expands what the configuration names), waits for a slot in pool,
-// and probes within the deadline, which starts once the slot is taken. It
-// always returns a Result; ctx ending while it waits or probes makes it a
-// canceled one.
+// Probe probes s once (s normalized, as config.Load leaves every server),
+// in three steps: it builds the target now (config.Server.Build, the one
+// step that reads and expands what the configuration names); waits for a
+// slot in pool and probes within the deadline, which starts once the slot
+// is taken; and judges what the probe saw (judge: scrubbed, then read
+// once). It always returns a Result; ctx ending while it waits or probes
+// makes it a canceled one.
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
 	started := time.Now()
 	b, err := s.Build(req.Lookup, config.BuildOptions{Timeout: req.Timeout, Warm: req.Warm,
 		Calls: req.Calls, AutoCalls: req.AutoCalls, OAuth: req.OAuth, Login: req.Login})
-	obs := Observation{Timeout: b.Timeout}
 	if err != nil || len(b.Missing) > 0 {
-		// An unset variable, a secret file that cannot be read or an
-		// unusable auth: block is a wiring fault (config); a credential
-		// that is there but empty is credential_missing, and the server
-		// is not probed: without it, most servers list fewer tools, or
-		// public data only, and nothing would say why. Either error names
-		// the server, the file, the variable or the credential, never a
-		// value.
-		done := onStart(req)
-		if err != nil {
-			obs.Result = failed(b, probe.ReasonConfig, err.Error(), started)
-		} else {
-			obs.Result = failed(b, probe.ReasonCredentialMissing, missingMessage(b.Missing), started)
-			obs.Result.Credentials = &probe.CredentialStatus{Given: b.Given}
-		}
-		done()
-		if b.Calls {
-			obs.Calls = notCalled(b, obs.Result)
-		}
-		return obs
+		defer onStart(req)()
+		return unprobed(b, unbuilt(b, err, started))
 	}
 	target, client := b.Target, b.Client
 	if target.Era == "" || target.Era == probe.EraAuto {
@@ -164,85 +147,91 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	}
 	issuers := func() []probe.IssuerCheck { return nil }
 	if req.Issuer != nil && b.IssuerCheck {
-		issuers = askIssuers(ctx, req.Issuer, target, issuerTimeout(obs.Timeout, req.Deadline))
+		issuers = askIssuers(ctx, req.Issuer, target, probeTimeout(b.Timeout, req.Deadline))
 	}
-
 	release, err := acquire(ctx, pool, target.Command != "", req.Deadline)
 	if err != nil {
 		issuers()
-		obs.Result = failed(b, probe.ReasonCanceled, err.Error(), time.Now())
-		if b.Calls {
-			obs.Calls = notCalled(b, obs.Result)
-		}
-		return obs
+		return unprobed(b, failed(b, probe.ReasonCanceled, err.Error(), time.Now()))
 	}
 	done := onStart(req)
-	opts := req.Options
-	names := credentialNames(b.Given)
-	// The server's secrets, and the tokens an OAuth client obtained so far
-	// (during the probe, too), which are secrets as well.
-	scrubberNow := func() scrubber {
-		scrubbed := target
+	defer release()
+	defer done()
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout(b.Timeout, req.Deadline))
+	defer cancel()
+
+	// What the scrubber removes: the server's secrets, and the tokens an
+	// OAuth client obtained so far (during the probe, too).
+	scrubberNow := func() Scrubber {
+		s := Secrets{Written: probe.Target{Args: b.Written.Args, URL: b.Written.URL}, Probed: target}
 		if client != nil {
-			scrubbed = WithSecrets(target, client.Secrets())
+			s.Others = client.Secrets()
 		}
-		return newScrubber(probe.Target{Args: b.Written.Args, URL: b.Written.URL}, scrubbed)
+		return NewScrubber(s)
 	}
+	opts := req.Options
 	var outcomes []contracts.Outcome
 	if b.Calls || b.Auto > 0 {
 		own := b
 		if !b.Calls {
 			own.Contracts = nil
 		}
-		opts.AfterList = callHook(own, req.Retries, names, scrubberNow, issuers, &outcomes)
+		opts.AfterList = callHook(own, req.Retries, credentialNames(b.Given), scrubberNow, issuers, &outcomes)
 	}
-	timeout := obs.Timeout
-	if !req.Deadline.IsZero() {
-		timeout = min(timeout, time.Until(req.Deadline))
-	}
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	said := run(pctx, req.Live, target, opts, req.RestartEvery)
 	checks := issuers()
 	said.Credentials = withIssuers(credentialStatus(target, client, b.Given), checks)
 	said.Warnings = append(said.Warnings, issuerWarnings(checks)...)
-	scrub := scrubberNow()
-	res := rejected(scrub.result(said), names)
-	if !req.Warm {
-		res = Installing(res, b.Install)
-	}
-	if res.OK {
-		obs.Tools = make([]lockstore.Observed, len(res.Tools))
-		for i, t := range res.Tools {
-			obs.Tools[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
-		}
-		obs.SecretNames = secretNames(said.Tools, res.Tools)
-		if req.Fingerprint {
-			if err := req.Fingerprints.Fill(pctx, obs.Tools); err != nil {
-				res = endedEarly(res, ctx.Err() != nil)
-				obs.Tools, obs.SecretNames = nil, nil
+
+	j := judging{built: b, scrub: scrubberNow(), warm: req.Warm}
+	if req.Fingerprint {
+		j.fingerprint = func(tools []lockstore.Observed) probe.Reason {
+			switch {
+			case req.Fingerprints.Fill(pctx, tools) == nil:
+				return probe.ReasonNone
+			case ctx.Err() != nil:
+				return probe.ReasonCanceled
 			}
+			return probe.ReasonTimeout
 		}
 	}
-	cancel()
-	done()
-	release()
-	obs.Result = res
+	obs := judge(said, outcomes, j)
 	if client != nil && req.Login != nil {
 		obs.Login = client.LastLogin()
-	}
-	switch {
-	case b.Calls && (!said.OK || outcomes == nil):
-		obs.Calls = scrub.outcomes(notCalled(b, said))
-	case b.Calls || b.Auto > 0:
-		obs.Calls = scrub.outcomes(outcomes)
 	}
 	return obs
 }
 
-// issuerTimeout bounds the issuers' checks of one probe: its deadline (a
-// check never holds a probe past it), and the caller's.
-func issuerTimeout(timeout time.Duration, deadline time.Time) time.Duration {
+// unbuilt is the Result of a server whose target could not be built
+// (err), or that lacks a credential: an unset variable, a secret file
+// that cannot be read or an unusable auth: block is a wiring fault
+// (config); a credential that is there but empty is credential_missing,
+// and the server is not probed: without it, most servers list fewer
+// tools, or public data only, and nothing would say why. Either error
+// names the server, the file, the variable or the credential, never a
+// value.
+func unbuilt(b config.Built, err error, started time.Time) *probe.Result {
+	if err != nil {
+		return failed(b, probe.ReasonConfig, err.Error(), started)
+	}
+	res := failed(b, probe.ReasonCredentialMissing, missingMessage(b.Missing), started)
+	res.Credentials = &probe.CredentialStatus{Given: b.Given}
+	return res
+}
+
+// unprobed is the Observation of a server that was not probed (res says
+// why): its contracts are not called either.
+func unprobed(b config.Built, res *probe.Result) Observation {
+	obs := Observation{Result: res, Timeout: b.Timeout}
+	if b.Calls {
+		obs.Calls = notCalled(b, res)
+	}
+	return obs
+}
+
+// probeTimeout bounds one probe, and the issuers' checks beside it (a
+// check never holds a probe past it): its deadline, and the caller's.
+func probeTimeout(timeout time.Duration, deadline time.Time) time.Duration {
 	if !deadline.IsZero() {
 		timeout = min(timeout, time.Until(deadline))
 	}
@@ -390,13 +379,13 @@ func npmCache(s config.Install) string {
 }
 
 // endedEarly turns a probe that saw the server's tools into one that
-// failed while they were fingerprinted: at its deadline, or canceled by the
-// caller.
-func endedEarly(res *probe.Result, canceled bool) *probe.Result {
+// failed while they were fingerprinted: at its deadline (reason timeout),
+// or canceled by the caller (canceled).
+func endedEarly(res *probe.Result, reason probe.Reason) *probe.Result {
 	failed := *res
-	failed.OK, failed.Reason, failed.Error = false, probe.ReasonTimeout, "the deadline passed while fingerprinting the tools' input schemas"
-	if canceled {
-		failed.Reason, failed.Error = probe.ReasonCanceled, "canceled while fingerprinting the tools' input schemas"
+	failed.OK, failed.Reason, failed.Error = false, reason, "the deadline passed while fingerprinting the tools' input schemas"
+	if reason == probe.ReasonCanceled {
+		failed.Error = "canceled while fingerprinting the tools' input schemas"
 	}
 	failed.Tools = []probe.Tool{}
 	return &failed

@@ -265,11 +265,11 @@ func TestFingerprintsWithinTheProbe(t *testing.T) {
 	if !obs.Result.OK || len(obs.Tools) == 0 || obs.Tools[0].Fingerprint == "" {
 		t.Fatalf("a probe asked for fingerprints: ok %v, tools %+v", obs.Result.OK, obs.Tools)
 	}
-	ended := endedEarly(obs.Result, true)
+	ended := endedEarly(obs.Result, probe.ReasonCanceled)
 	if ended.OK || ended.Reason != probe.ReasonCanceled || len(ended.Tools) != 0 {
 		t.Errorf("endedEarly = %+v", ended)
 	}
-	if ended := endedEarly(obs.Result, false); ended.Reason != probe.ReasonTimeout {
+	if ended := endedEarly(obs.Result, probe.ReasonTimeout); ended.Reason != probe.ReasonTimeout {
 		t.Errorf("at the deadline: reason %s", ended.Reason)
 	}
 }

@@ -56,11 +56,11 @@ const minSecretLen = 8
 // in a URL that is itself escaped in JSON is two.
 const maxDecodes = 3
 
-// scrubber removes a server's secret values from what the server or the
+// Scrubber removes a server's secret values from what the server or the
 // probe said: a server may echo its token on stderr, in an error, in a tool
 // name or description, or in a schema, and nothing mcpwatch prints or keeps
-// may carry it.
-type scrubber struct {
+// may carry it. NewScrubber makes one; the zero Scrubber removes nothing.
+type Scrubber struct {
 	patterns []pattern // longest first
 	// needles are the patterns that hold no other one: text holds some
 	// pattern exactly when it holds a needle, so one search for them all
@@ -80,14 +80,32 @@ type pattern struct {
 	run func(c byte) bool
 }
 
-// newScrubber collects the secrets of a target (see above). written is the
-// target before expansion; only its Args and URL are read. A key in a URL
-// path ("https://host/${KEY}/sse") shows in every error that names the URL;
-// a referenced argument may be echoed on stderr.
-func newScrubber(written, expanded probe.Target) scrubber {
+// Secrets are what a Scrubber removes (see above).
+type Secrets struct {
+	// Written is the target as the configuration wrote it, before ${...}
+	// expansion; only its Args and URL are read: what a reference put into
+	// them is a secret. A key in a URL path ("https://host/${KEY}/sse")
+	// shows in every error that names the URL; a referenced argument may be
+	// echoed on stderr.
+	Written probe.Target
+	// Probed is the target as probed: its env and header values, and the
+	// secrets its arguments and URL carry.
+	Probed probe.Target
+	// Others are secrets the target does not hold, each a credential
+	// whatever its length: the tokens and client secret of an OAuth client
+	// (oauth.Client.Secrets).
+	Others []string
+}
+
+// NewScrubber collects the forms of every secret of s (see above).
+func NewScrubber(secrets Secrets) Scrubber {
+	written, expanded := secrets.Written, secrets.Probed
 	var patterns []pattern
 	add := func(v string, credential bool) {
 		patterns = append(patterns, forms(v, credential)...)
+	}
+	for _, v := range secrets.Others {
+		add(v, true)
 	}
 	for name, v := range expanded.Env {
 		add(v, secret.IsCredentialName(name))
@@ -155,7 +173,7 @@ func newScrubber(written, expanded probe.Target) scrubber {
 			needles = append(needles, p.text)
 		}
 	}
-	s := scrubber{patterns: patterns, needles: newNeedles(needles)}
+	s := Scrubber{patterns: patterns, needles: newNeedles(needles)}
 	if len(patterns) > 0 {
 		s.grams = &grams{}
 	}
@@ -344,7 +362,7 @@ func isHostOf(raw, v string) bool {
 // str scrubs a string: every match of a pattern in it, or in it with its
 // escapes undone (once, twice, three times), is replaced by
 // config.Redacted, as one where matches overlap.
-func (s scrubber) str(v string) string {
+func (s Scrubber) str(v string) string {
 	if len(s.patterns) == 0 {
 		return v
 	}
@@ -368,7 +386,7 @@ func (s scrubber) str(v string) string {
 // escapedMatches finds the patterns in v with its escapes undone: each
 // kind apart and one after the other, up to maxDecodes times over. The
 // spans are v's.
-func (s scrubber) escapedMatches(v string) []span {
+func (s Scrubber) escapedMatches(v string) []span {
 	// step is one decoding: from is the text it decoded, by kind.
 	type step struct {
 		from string
@@ -418,7 +436,7 @@ type span struct{ start, end int }
 // matches finds every pattern in v: longest first, a whole word only where
 // the pattern says so, widened to the encoded run around it where it says
 // so.
-func (s scrubber) matches(v string) []span {
+func (s Scrubber) matches(v string) []span {
 	var out []span
 	for _, p := range s.patterns {
 		for i := 0; i+len(p.text) <= len(v); {
@@ -476,7 +494,7 @@ func wordByte(c byte) bool {
 // decoded, scrubbed, and written back (re-encoded) only if that changed it,
 // so the value stays valid JSON and a secret is caught however the server
 // escaped it. A value that is not JSON is scrubbed as text.
-func (s scrubber) raw(v json.RawMessage) json.RawMessage {
+func (s Scrubber) raw(v json.RawMessage) json.RawMessage {
 	if len(s.patterns) == 0 || len(v) == 0 {
 		return v
 	}
@@ -544,10 +562,10 @@ func stringEnd(v []byte, i int) int {
 }
 
 // holds reports whether v holds any form of any secret (as a word or not).
-func (s scrubber) holds(v string) bool { return s.needles.in(v) }
+func (s Scrubber) holds(v string) bool { return s.needles.in(v) }
 
 // hit is holds for bytes, read in place.
-func (s scrubber) hit(b []byte) bool { return s.holds(view(b)) }
+func (s Scrubber) hit(b []byte) bool { return s.holds(view(b)) }
 
 // view is b as a string without a copy, for reading only while b is not
 // written (the scrubber only searches it).
@@ -565,7 +583,7 @@ func view(b []byte) string {
 // such a run, and a quote can sit in the middle of a message); and next to
 // each "…", a shorter start of a secret just before it, or end just after
 // it, of four bytes or more.
-func (s scrubber) cut(v string) string {
+func (s Scrubber) cut(v string) string {
 	v = s.str(v)
 	if len(s.patterns) == 0 || !strings.Contains(v, sanitize.Ellipsis) {
 		return v
@@ -587,7 +605,7 @@ const maxCutsRead = 64
 // minSecretLen bytes, four or more) that ends just before it, and the end
 // of one that starts just after it: what a cut left of a secret too short
 // for the runs cut finds anywhere.
-func (s scrubber) atCuts(v string) []span {
+func (s Scrubber) atCuts(v string) []span {
 	var out []span
 	for at, n := 0, 0; n < maxCutsRead; n++ {
 		i := strings.Index(v[at:], sanitize.Ellipsis)
@@ -615,8 +633,8 @@ func (s scrubber) atCuts(v string) []span {
 	return out
 }
 
-// result returns a scrubbed copy of r; r itself is left alone.
-func (s scrubber) result(r *probe.Result) *probe.Result {
+// Result returns a scrubbed copy of r; r itself is left alone.
+func (s Scrubber) Result(r *probe.Result) *probe.Result {
 	if len(s.patterns) == 0 {
 		// No secret to look for (most servers): the copy by reflection
 		// would copy every tool and every string for nothing. Everything
@@ -626,14 +644,6 @@ func (s scrubber) result(r *probe.Result) *probe.Result {
 	}
 	c := scrubCopy(s, *r)
 	return &c
-}
-
-// Scrub returns a copy of r with the secret values of the target (see
-// newScrubber) replaced by config.Redacted, for a caller that ran the probe
-// itself (mcpwatch probe); r is left alone. written is the target before
-// ${...} expansion, expanded the one probed.
-func Scrub(written, expanded probe.Target, r *probe.Result) *probe.Result {
-	return newScrubber(written, expanded).result(r)
 }
 
 // secretNames returns the scrubbed names of the tools whose name held a

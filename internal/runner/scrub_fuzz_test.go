@@ -38,7 +38,7 @@ func FuzzScrubber(f *testing.F) {
 		e := encodings[int(enc)%len(encodings)]
 		encoded := e.enc(secret, rand.New(rand.NewSource(seed))) //nolint:gosec // G404: the fuzzer's seed, so an input reads the same every run
 		text := before + " " + encoded + " " + after
-		s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{name: secret}})
+		s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{name: secret}}})
 		got := s.str(text)
 		if l := leaks(got, secret); l != "" {
 			t.Fatalf("%s %q (%s) in %q\nscrubbed: %q\nleaks: %s", name, secret, e.name, text, got, l)
@@ -100,7 +100,7 @@ func FuzzScrubberCut(f *testing.F) {
 			cut += sanitize.Ellipsis
 		}
 		said := prefix + cut + suffix
-		s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_KEY": secret}})
+		s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"API_KEY": secret}}})
 		got := s.cut(said)
 		if !strings.Contains(said, sanitize.Ellipsis) {
 			if strings.Contains(got, secret) {

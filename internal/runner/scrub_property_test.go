@@ -129,7 +129,7 @@ func TestScrubberNoEncodingSurvives(t *testing.T) {
 	seen := map[kind]int{}
 	property := func(c secretCase) bool {
 		seen[kind{c.Encoding, len(c.Secret) < minSecretLen, !isASCII(c.Secret)}]++
-		s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{c.Name: c.Secret}})
+		s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{c.Name: c.Secret}}})
 		text, encoded := c.said()
 		got := s.str(text)
 		leaked := leaks(got, c.Secret)

@@ -30,11 +30,34 @@ func TestScrubberString(t *testing.T) {
 		{"level info, scope read", "level info, scope read"},
 		{"", ""},
 	}
-	s := newScrubber(probe.Target{}, target)
+	s := NewScrubber(Secrets{Probed: target})
 	for _, tc := range cases {
 		if got := s.str(tc.in); got != tc.want {
 			t.Errorf("str(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// Secrets the target does not hold (an OAuth client's tokens) are
+// credentials whatever their length: a short one is replaced as a whole
+// word, as a short value under a credential's name is, in every form a
+// long one may take.
+func TestScrubberOtherSecrets(t *testing.T) {
+	s := NewScrubber(Secrets{Others: []string{"at-0123456789abcdef", "cs42x"}})
+	cases := []struct{ in, want string }{
+		{"token at-0123456789abcdef expired", "token <redacted> expired"},
+		{"token at%2D0123456789abcdef", "token <redacted>"},
+		{"client secret cs42x refused", "client secret <redacted> refused"},
+		{"tool cs42xyz", "tool cs42xyz"}, // a short secret only as a whole word
+	}
+	for _, tc := range cases {
+		if got := s.str(tc.in); got != tc.want {
+			t.Errorf("str(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	var zero Scrubber
+	if got := zero.str("token at-0123456789abcdef"); got != "token at-0123456789abcdef" {
+		t.Errorf("the zero Scrubber changed %q", got)
 	}
 }
 
@@ -51,7 +74,7 @@ func TestScrubberRawKeepsJSONValid(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"K": tc.secret}})
+			s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"K": tc.secret}}})
 			out := s.raw(json.RawMessage(tc.in))
 			if !json.Valid(out) {
 				t.Fatalf("raw(%s) = %s: not JSON", tc.in, out)
@@ -68,7 +91,7 @@ func TestScrubberRawKeepsJSONValid(t *testing.T) {
 // padding) and JSON-escaped.
 func TestScrubberEncodings(t *testing.T) {
 	const secret = "s3cr/et+key=&?~ü"
-	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_TOKEN": secret}})
+	s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"API_TOKEN": secret}}})
 	forms := map[string]string{
 		"query escaped":       url.QueryEscape(secret),
 		"path escaped":        url.PathEscape(secret),
@@ -97,7 +120,7 @@ func TestScrubberShortSecrets(t *testing.T) {
 		Env:     map[string]string{"REPORT_PIN": "h2x7", "LICENSE_KEYS": "zq81", "DEBUG": "1", "LOG_LEVEL": "info"},
 		Headers: map[string]string{"Authorization": "Bearer abc12", "X-Region": "eu"},
 	}
-	s := newScrubber(probe.Target{}, target)
+	s := NewScrubber(Secrets{Probed: target})
 	cases := []struct{ in, want string }{
 		{"h2x7", "<redacted>"},           // a whole value: the server's name, say
 		{"leak_h2x7", "leak_<redacted>"}, // a tool name
@@ -139,7 +162,7 @@ func TestScrubberResult(t *testing.T) {
 		Transcript: []probe.TranscriptEntry{{Message: json.RawMessage(`{"echo":"` + secret + `"}`), Note: secret}},
 	}
 	before, _ := json.Marshal(orig)
-	got := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"REPORT_API_TOKEN": secret}}).result(orig)
+	got := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"REPORT_API_TOKEN": secret}}}).Result(orig)
 	out, _ := json.Marshal(got)
 	if strings.Contains(string(out), secret) {
 		t.Errorf("the scrubbed result holds the secret: %s", out)
@@ -189,7 +212,7 @@ func BenchmarkScrubResult(b *testing.B) {
 	s := benchScrubber()
 	b.ReportAllocs()
 	for b.Loop() {
-		s.result(res)
+		s.Result(res)
 	}
 }
 
@@ -202,7 +225,7 @@ func BenchmarkScrubResultCut(b *testing.B) {
 	s := benchScrubber()
 	b.ReportAllocs()
 	for b.Loop() {
-		s.result(res)
+		s.Result(res)
 	}
 }
 
@@ -222,11 +245,11 @@ func benchResult(description string) *probe.Result {
 
 // benchScrubber is the scrubber of a server with a bearer token and an
 // env secret.
-func benchScrubber() scrubber {
-	return newScrubber(probe.Target{}, probe.Target{
+func benchScrubber() Scrubber {
+	return NewScrubber(Secrets{Probed: probe.Target{
 		Env:     map[string]string{"API_TOKEN": "tok-1234567890abcdef"},
 		Headers: map[string]string{"Authorization": "Bearer hdr-abcdefghij0123"},
-	})
+	}})
 }
 
 // Encodings a server or a log line carried a secret in past an earlier
@@ -251,7 +274,7 @@ func TestScrubberEncodingsThatLeaked(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"SERVICE_PASSWORD": tc.secret}})
+			s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"SERVICE_PASSWORD": tc.secret}}})
 			got := s.str(tc.said)
 			if !strings.Contains(got, "<redacted>") {
 				t.Errorf("str(%q) = %q: nothing redacted", tc.said, got)
@@ -267,7 +290,7 @@ func TestScrubberEncodingsThatLeaked(t *testing.T) {
 // the escapes that spelled it, whole, and nothing around them.
 func TestScrubberReplacesTheEscapesThatSpelledIt(t *testing.T) {
 	const secret = "hunter22-é"
-	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"PASSWORD": secret}})
+	s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"PASSWORD": secret}}})
 	cases := []struct{ in, want string }{
 		{"pw=%68%75%6e%74%65%72%32%32-%C3%A9&next=1", "pw=<redacted>&next=1"},
 		{"pw=hun%74er22-\\u00e9 x", "pw=<redacted> x"},
@@ -287,7 +310,7 @@ func TestScrubberReplacesTheEscapesThatSpelledIt(t *testing.T) {
 // (undone once, twice or in both kinds) with no secret in it. Each
 // decoding keeps one copy of the text, no more.
 func BenchmarkScrubEscaped(b *testing.B) {
-	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_TOKEN": "tok-1234567890abcdef"}})
+	s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"API_TOKEN": "tok-1234567890abcdef"}}})
 	for _, unit := range []string{"%41", `\u0041`, `%5Cu0041`, "%2541"} {
 		v := strings.Repeat(unit, (4<<20)/len(unit))
 		b.Run(unit, func(b *testing.B) {
@@ -325,7 +348,7 @@ func TestScrubberArgsAsRedacted(t *testing.T) {
 		if got := strings.Join(config.RedactArgs(tc.args), " "); strings.Contains(got, tc.secret) {
 			t.Errorf("RedactArgs(%q) = %q shows %q", tc.args, got, tc.secret)
 		}
-		s := newScrubber(target, target)
+		s := NewScrubber(Secrets{Written: target, Probed: target})
 		said := "error: rejected " + tc.secret + ", see --help"
 		if got := s.str(said); strings.Contains(got, tc.secret) {
 			t.Errorf("args %q: scrubbed %q = %q: redacted in config check, shown here", tc.args, said, got)
@@ -333,7 +356,7 @@ func TestScrubberArgsAsRedacted(t *testing.T) {
 	}
 	// Settings stay readable.
 	target := probe.Target{Command: "server", Args: []string{"--port", "8080", "--mode=ro"}}
-	if got, said := newScrubber(target, target).str("listening on 8080, mode ro"), "listening on 8080, mode ro"; got != said {
+	if got, said := NewScrubber(Secrets{Written: target, Probed: target}).str("listening on 8080, mode ro"), "listening on 8080, mode ro"; got != said {
 		t.Errorf("settings scrubbed: %q", got)
 	}
 }
@@ -343,7 +366,7 @@ func TestScrubberArgsAsRedacted(t *testing.T) {
 // colons, and in fullwidth characters. Each is scrubbed now.
 func TestScrubberMoreForms(t *testing.T) {
 	const secret = "sk-live&key 4242"
-	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"API_TOKEN": secret}})
+	s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"API_TOKEN": secret}}})
 	hexColons := func(upper bool) string {
 		var parts []string
 		for _, c := range []byte(secret) {

@@ -21,10 +21,9 @@ import (
 // server chose: replacing one that happens to equal a short secret would
 // break what reads it (a metric label, the verdict), and cannot leak.
 var unscrubbedTypes = map[reflect.Type]bool{
-	reflect.TypeFor[probe.Reason]():     true,
-	reflect.TypeFor[probe.Transport]():  true,
-	reflect.TypeFor[probe.Era]():        true,
-	reflect.TypeFor[contracts.Reason](): true,
+	reflect.TypeFor[probe.Reason]():    true,
+	reflect.TypeFor[probe.Transport](): true,
+	reflect.TypeFor[probe.Era]():       true,
 }
 
 // unscrubbedFields are plain string fields that mcpwatch fills from a
@@ -44,13 +43,13 @@ var (
 // copied. v itself is left alone. A field of a kind the scrubber cannot
 // see into (an interface, a func, a channel, an unexported field) comes
 // out as its zero value: dropped, never copied unscrubbed.
-func scrubCopy[T any](s scrubber, v T) T {
+func scrubCopy[T any](s Scrubber, v T) T {
 	var out T
 	s.copyValue(reflect.ValueOf(&out).Elem(), reflect.ValueOf(&v).Elem())
 	return out
 }
 
-func (s scrubber) copyValue(dst, src reflect.Value) {
+func (s Scrubber) copyValue(dst, src reflect.Value) {
 	t := src.Type()
 	switch {
 	case t == rawMessageType:

@@ -19,7 +19,7 @@ import (
 // them is covered by this test without editing it.
 func TestScrubberCoversEveryField(t *testing.T) {
 	const secret = "s3cret-t0ken-value"
-	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"REPORT_API_TOKEN": secret}})
+	s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"REPORT_API_TOKEN": secret}}})
 	for _, typ := range []reflect.Type{reflect.TypeFor[probe.Result](), reflect.TypeFor[[]contracts.Outcome](), reflect.TypeFor[probe.CallResult]()} {
 		t.Run(typ.String(), func(t *testing.T) {
 			if bad := unscrubbable(typ); len(bad) > 0 {
@@ -69,7 +69,7 @@ func TestScrubberDropsWhatItCannotSee(t *testing.T) {
 		}
 	}
 	const key = "s3cret-t0ken-value"
-	s := newScrubber(probe.Target{}, probe.Target{Env: map[string]string{"K": key}})
+	s := NewScrubber(Secrets{Probed: probe.Target{Env: map[string]string{"K": key}}})
 	got := scrubCopy(s, hidden{Text: key, Any: key, Bytes: []byte(key), Func: func() string { return key }, secret: key})
 	if got.Text != config.Redacted || got.Any != nil || got.Bytes != nil || got.Func != nil || got.secret != "" {
 		t.Errorf("scrubCopy kept what it cannot scrub: %+v", got)

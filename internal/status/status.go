@@ -130,7 +130,7 @@ type Call struct {
 	// Calls counts finished calls, Failures failed ones by reason, since
 	// the contract was added.
 	Calls    uint64
-	Failures map[contracts.Reason]uint64
+	Failures map[probe.Reason]uint64
 }
 
 // Backoff is a hold on a server's calls: an answer showed a rate limit or

@@ -207,9 +207,9 @@ func JudgeCalls(outcomes []contracts.Outcome, uncovered []string, strict bool) [
 	for _, o := range outcomes {
 		switch {
 		case o.Reason == contracts.ReasonProbeFailed:
-		case o.Reason == contracts.ReasonCredentialRejected:
+		case o.Reason == probe.ReasonCredentialRejected:
 			out = append(out, Finding{Kind: KindCredentialRejected, Fails: true, Tools: []string{o.Tool}})
-		case o.Reason == contracts.ReasonUpstreamUnreachable:
+		case o.Reason == probe.ReasonUpstreamUnreachable:
 			out = append(out, Finding{Kind: KindUpstreamUnreachable, Fails: true, Tools: []string{o.Tool}})
 		case !o.Passed:
 			out = append(out, Finding{Kind: KindCallFailed, Fails: true, Tools: []string{o.Tool}})
@@ -393,7 +393,7 @@ func rejectedCredential(res *probe.Result, calls []contracts.Outcome) (credentia
 		return res.Credentials.Rejected.Credential, res.Credentials.Rejected.Quote
 	}
 	for _, o := range calls {
-		if o.Reason == contracts.ReasonCredentialRejected && o.Rejection != nil {
+		if o.Reason == probe.ReasonCredentialRejected && o.Rejection != nil {
 			return o.Rejection.Credential, o.Rejection.Quote
 		}
 	}
@@ -413,7 +413,7 @@ func unreachableQuote(res *probe.Result, calls []contracts.Outcome) string {
 		return "the issuer of " + c.Credential + " could not be reached: " + IssuerQuote(c)
 	}
 	for _, o := range calls {
-		if o.Reason == contracts.ReasonUpstreamUnreachable && o.Upstream != nil {
+		if o.Reason == probe.ReasonUpstreamUnreachable && o.Upstream != nil {
 			return o.Upstream.Quote
 		}
 	}

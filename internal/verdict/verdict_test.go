@@ -155,7 +155,7 @@ func TestJudgeCredentials(t *testing.T) {
 
 	ok := &probe.Result{OK: true, Tools: []probe.Tool{{Name: "a"}}}
 	calls := []contracts.Outcome{
-		{Tool: "a", Reason: contracts.ReasonCredentialRejected, Rejection: &credential.Rejection{Credential: "env:SLACK_BOT_TOKEN", Quote: "invalid_auth"}},
+		{Tool: "a", Reason: probe.ReasonCredentialRejected, Rejection: &credential.Rejection{Credential: "env:SLACK_BOT_TOKEN", Quote: "invalid_auth"}},
 		{Tool: "b", Reason: contracts.ReasonIsError},
 	}
 	withMissing := lockstore.Diff{Locked: true, Expected: []string{"a", "b"}, Missing: []string{"b"}}
@@ -184,7 +184,7 @@ func TestJudgeUpstreamUnreachable(t *testing.T) {
 		t.Errorf("a probe: %+v", j)
 	}
 	ok := &probe.Result{OK: true, Tools: []probe.Tool{{Name: "a"}, {Name: "b"}}}
-	calls := []contracts.Outcome{{Tool: "a", Reason: contracts.ReasonUpstreamUnreachable,
+	calls := []contracts.Outcome{{Tool: "a", Reason: probe.ReasonUpstreamUnreachable,
 		Upstream: &credential.Upstream{Marker: "fetch failed", Quote: "Error searching libraries: TypeError: fetch failed"}}}
 	j = JudgeServer(ok, locked, calls)
 	if j.State != StateUpstreamUnreachable || j.Quote != calls[0].Upstream.Quote || !slices.Equal(j.Calls, []string{"a"}) {
