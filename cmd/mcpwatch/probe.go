@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
+	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -108,7 +108,7 @@ func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&f.headers, "header", nil, "`'Name: value'` sent with every HTTP request (repeatable)")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM `file` of the CA that signs the server's certificate")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (test servers only)")
-	fs.StringVar(&f.maxMessage, "max-message-bytes", "4MiB", "largest JSON-RPC message or HTTP body accepted (`size`: 1048576, 512KiB, 4MiB)")
+	fs.StringVar(&f.maxMessage, "max-message-bytes", "4MiB", "largest JSON-RPC message or HTTP body accepted (`size`: 1048576, 512KiB, 4MiB, 4M; KB, MB and GB are powers of 1000)")
 	fs.BoolVar(&f.transcript, "transcript", false, "record every message sent and received (debugging; header values are never recorded)")
 	f.oauth.register(fs)
 	f.call.register(fs)
@@ -289,7 +289,7 @@ func oneOf(flag, value string, allowed ...string) error {
 }
 
 func (f *probeFlags) options() (probe.Options, error) {
-	size, err := parseSize(f.maxMessage)
+	size, err := bytesize.Parse(f.maxMessage)
 	if err != nil {
 		return probe.Options{}, usagef("--max-message-bytes: %v", err)
 	}
@@ -299,26 +299,6 @@ func (f *probeFlags) options() (probe.Options, error) {
 		ClientVersion:   version.Version,
 		Transcript:      f.transcript,
 	}, nil
-}
-
-// parseSize reads a byte count with an optional binary suffix.
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
-	num, mult := strings.TrimSpace(s), int64(1)
-	for _, u := range units {
-		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
-			num, mult = strings.TrimSpace(rest), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > (1<<40)/mult {
-		return 0, fmt.Errorf("%q is not a positive size (bytes, or with KiB, MiB, GiB)", s)
-	}
-	return n * mult, nil
 }
 
 // target builds the probe target, expanding ${...} references.

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/daemon"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/imports"
+	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/memlimit"
 	"github.com/mcpwatch/mcpwatch/internal/util/shard"
 )
@@ -146,7 +147,7 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringVar(&f.ExternalURL, "web.external-url", "", "the `URL` mcpwatch is reached at behind a proxy (e.g. https://example.org/mcpwatch/): its path is the default route prefix, its host passes the Host check on loopback")
 	fs.StringVar(&f.RoutePrefix, "web.route-prefix", "", "`path` every endpoint is served under; default: the path of --web.external-url, else /")
 	fs.BoolVar(&f.SystemdSocket, "web.systemd-socket", false, "serve on the sockets systemd passes (socket activation) instead of --web.listen-address")
-	fs.StringVar(&f.MemoryLimit, "memory.limit", memlimit.Auto, "the Go runtime's soft memory `limit`, as GOMEMLIMIT: a size (400MiB, 1GiB), off, or auto: GOMEMLIMIT when set, else 90% of the memory limit of the cgroup mcpwatch runs in (a container's, a systemd unit's MemoryMax), else none")
+	fs.StringVar(&f.MemoryLimit, "memory.limit", memlimit.Auto, "the Go runtime's soft memory `limit`: a size (400MiB, 1GiB, 400M; MB and GB are powers of 1000), off, or auto: GOMEMLIMIT when set, else 90% of the memory limit of the cgroup mcpwatch runs in (a container's, a systemd unit's MemoryMax), else none")
 	withEnv(fs)
 	return fs
 }
@@ -183,7 +184,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 			return err
 		}
 		goMemLimit, _ := c.lookupEnv("GOMEMLIMIT")
-		if memLimit, memErr = memlimit.Choose(f.MemoryLimit, goMemLimit, "/"); memErr != nil && given("memory.limit") {
+		if memLimit, memErr = memlimit.Choose(f.MemoryLimit, goMemLimit, "/", bytesize.Parse); memErr != nil && given("memory.limit") {
 			return usagef("%v", memErr)
 		}
 		log, err = newLogger(c.stderr, f.LogLevel, f.LogFormat)
