@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -13,10 +12,8 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
-	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
-	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -99,7 +96,7 @@ func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs.SetInterspersed(false)
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole probe: spawn or connect, handshake, every page; a command that installs before it runs (npx, uvx, docker run) gets at least 2m")
 	fs.StringVar(&f.era, "era", "auto", "protocol era: auto (detect with server/discover), modern (2026-07-28) or legacy (initialize)")
-	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
+	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", formatNames(probeFormats))
 	fs.StringArrayVar(&f.env, "env", nil, "`NAME=VALUE` added to a stdio server's environment (repeatable)")
 	fs.StringVar(&f.cwd, "cwd", "", "working `directory` of a stdio server")
 	fs.BoolVar(&f.inheritEnv, "inherit-env", false, "pass mcpwatch's whole environment to a stdio server")
@@ -177,23 +174,7 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 
-	if err := f.out.write(c, map[string]func(io.Writer) error{
-		"text": func(w io.Writer) error {
-			printResult(w, res, describeTarget(&f))
-			printCredentials(w, res.Credentials, time.Now())
-			if called != nil {
-				called.print(w)
-			}
-			return nil
-		},
-		"json": func(w io.Writer) error {
-			if called != nil {
-				// The call is the last member, "call", after the probe's own.
-				return jsondoc.Write(w, res, jsondoc.Member{Name: "call", Value: called.json()})
-			}
-			return jsondoc.Write(w, res)
-		},
-	}); err != nil {
+	if err := writeOutput(c, &f.out, probeFormats, &probed{res: res, target: describeTarget(&f), called: called}); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch probe: write the result: %v\n", err)
 		return exitFailed
 	}

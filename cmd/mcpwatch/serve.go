@@ -132,7 +132,7 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringSliceVar(&f.Listen, "web.listen-address", []string{defaultListenAddress}, "`address`es to serve HTTP on (repeatable)")
 	fs.StringVar(&f.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `file` (TLS, basic auth)")
 	fs.StringVar(&f.LogLevel, "log.level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&f.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
+	fs.StringVar(&f.LogFormat, "log.format", logFormatNames()[0], "log format: "+orList(logFormatNames()))
 	fs.IntVar(&f.History, "probe.history", 20, "probes kept per server for the status page (failed ones are kept besides)")
 	fs.BoolVar(&f.EnablePprof, "web.enable-pprof", false, "serve Go profiles under /debug/pprof/")
 	fs.DurationVar(&f.Timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s); a command that installs before it runs (npx, uvx, docker run) gets at least its start_timeout, 2m, until it has started")
