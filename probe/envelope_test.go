@@ -18,24 +18,22 @@ func TestDuplicateResultRefusedOnEveryTransport(t *testing.T) {
 	cfg := probetest.Config{Behavior: probetest.DuplicateResult}
 	modern := probetest.Config{Behavior: probetest.DuplicateResult, Era: probetest.EraModern}
 	sseAnswers := probetest.Config{Behavior: probetest.DuplicateResult, Era: probetest.EraModern, SSEResponses: true}
+	remote := func(cfg probetest.Config, sse bool) func(t *testing.T) probe.Target {
+		return func(t *testing.T) probe.Target {
+			_, url := kitServer(t, cfg, sse)
+			transport := probe.TransportHTTP
+			if sse {
+				transport = probe.TransportSSE
+			}
+			return probe.Target{URL: url, Transport: transport}
+		}
+	}
 	targets := map[string]func(t *testing.T) probe.Target{
-		"stdio": func(*testing.T) probe.Target { return stdioTarget(cfg, nil) },
-		"streamable http, legacy": func(t *testing.T) probe.Target {
-			_, url := kitServer(t, cfg, false)
-			return probe.Target{URL: url, Transport: probe.TransportHTTP}
-		},
-		"streamable http, modern": func(t *testing.T) probe.Target {
-			_, url := kitServer(t, modern, false)
-			return probe.Target{URL: url, Transport: probe.TransportHTTP}
-		},
-		"streamable http, answers as events": func(t *testing.T) probe.Target {
-			_, url := kitServer(t, sseAnswers, false)
-			return probe.Target{URL: url, Transport: probe.TransportHTTP}
-		},
-		"legacy sse": func(t *testing.T) probe.Target {
-			_, url := kitServer(t, cfg, true)
-			return probe.Target{URL: url, Transport: probe.TransportSSE}
-		},
+		"stdio":                              func(*testing.T) probe.Target { return stdioTarget(cfg, nil) },
+		"streamable http, legacy":            remote(cfg, false),
+		"streamable http, modern":            remote(modern, false),
+		"streamable http, answers as events": remote(sseAnswers, false),
+		"legacy sse":                         remote(cfg, true),
 	}
 	for name, target := range targets {
 		t.Run(name, func(t *testing.T) {
