@@ -224,6 +224,8 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 		}
 	case m.isNotification():
 		c.obs().notification(m.Method)
+	default:
+		c.obs().warn("stdout: skipped a JSON line that is not a JSON-RPC message: %q", sanitize.Truncate(string(line), 80))
 	}
 	return nil
 }
