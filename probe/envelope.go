@@ -69,7 +69,7 @@ func readMessage(dec *jsontext.Decoder, m *message, result func(*jsontext.Decode
 		}
 		switch name {
 		case "jsonrpc":
-			m.JSONRPC, err = readString(dec)
+			m.JSONRPC, err = readVersion(dec)
 		case "id":
 			m.ID, err = readRaw(dec)
 		case "method":
@@ -77,7 +77,7 @@ func readMessage(dec *jsontext.Decoder, m *message, result func(*jsontext.Decode
 		case "params":
 			m.Params, err = readRaw(dec)
 		case "error":
-			err = readError(dec, &m.Error)
+			m.Error, err = readError(dec)
 		case "result":
 			switch {
 			case result == nil:
@@ -159,13 +159,35 @@ func readString(dec *jsontext.Decoder) (string, error) {
 	return tok.String(), nil
 }
 
-// readError reads the error member; null reads as no error.
-func readError(dec *jsontext.Decoder, e **RPCError) error {
+// readError reads the error member; null reads as no error. Its own
+// variable, not the message's field, is what json.Unmarshal gets, so that
+// a message without an error is not moved to the heap for it.
+func readError(dec *jsontext.Decoder) (*RPCError, error) {
 	v, err := dec.ReadValue()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return json.Unmarshal(v, e)
+	var e *RPCError
+	err = json.Unmarshal(v, &e)
+	return e, err
+}
+
+// readVersion reads the jsonrpc member, a string: "2.0", as every message
+// says, costs no copy.
+func readVersion(dec *jsontext.Decoder) (string, error) {
+	v, err := dec.ReadValue()
+	switch {
+	case err != nil:
+		return "", err
+	case string(v) == `"2.0"`:
+		return "2.0", nil
+	case v.Kind() == 'n':
+		return "", nil
+	case v.Kind() != '"':
+		return "", errors.New("jsonrpc is not a string")
+	}
+	u, err := jsontext.AppendUnquote(nil, v)
+	return string(u), err
 }
 
 // sameID is the one rule for whether a response answers a request: its id

@@ -296,12 +296,10 @@ func decodeResponse(dec *jsontext.Decoder, id json.RawMessage, what string, stat
 		hasResult = true
 		return decode(dec)
 	})
-	var f *Failure
 	switch {
-	case errors.As(err, &f):
-		return f
 	case err != nil:
-		return failf(ReasonProtocol, "%s: %v", what, err)
+		// A failure of the body or of the result comes as it is.
+		return pageError(err, fmt.Sprintf("%s: %v", what, err))
 	case m.Method != "":
 		return failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, sanitize.Truncate(m.Method, 60))
 	case !sameID(m.ID, id):
