@@ -60,10 +60,12 @@ func readMessage(dec *jsontext.Decoder, m *message, result func(*jsontext.Decode
 		if err != nil {
 			return notMessage(err)
 		}
+		// The name is the decoder's bytes, not a copy, as long as it goes
+		// nowhere: the error names the member by its constant.
 		name := key.String()
 		if i := memberIndex(name); i >= 0 {
 			if seen[i] {
-				return &duplicateMember{name: name}
+				return &duplicateMember{name: envelopeMembers[i]}
 			}
 			seen[i] = true
 		}
