@@ -70,7 +70,7 @@ func TestFailuresByReason(t *testing.T) {
 		},
 	})
 	mfs := scrapeStatuses(t, statuses...)
-	cut := strings.Repeat("x", 61) + "…"
+	cut := strings.Repeat("x", 64) + "…"
 
 	tests := []struct {
 		server  string
@@ -141,8 +141,10 @@ func TestHostileServerLabels(t *testing.T) {
 	info := family(mfs, "mcpwatch_server_info").GetMetric()[0]
 	for _, name := range []string{"server_name", "server_version", "protocol_version"} {
 		v := label(info, name)
-		if len(v) > 64 || !utf8.ValidString(v) || strings.ContainsAny(v, "\x00\n\x1b") {
-			t.Errorf("%s label %q (%d bytes): want valid UTF-8, no control characters, at most 64 bytes", name, v, len(v))
+		// At most 64 bytes of the server's and the marker, each byte of
+		// them a U+FFFD of 3 at worst.
+		if len(v) > 3*64+len("…") || !utf8.ValidString(v) || strings.ContainsAny(v, "\x00\n\x1b") {
+			t.Errorf("%s label %q (%d bytes): want valid UTF-8, no control characters, at most 64 bytes of the server's", name, v, len(v))
 		}
 	}
 	if got := label(info, "server_name"); !strings.HasPrefix(got, "\uFFFD\uFFFDevil\uFFFDserver\uFFFD") || !strings.HasSuffix(got, "…") {
@@ -157,14 +159,14 @@ func TestHostileServerLabels(t *testing.T) {
 		t.Errorf("tools_forbidden %v, want the full count 70", got)
 	}
 	for _, m := range append(forbiddenSeries, family(mfs, "mcpwatch_tool_missing").GetMetric()...) {
-		if v := label(m, "tool"); len(v) > 128 || !utf8.ValidString(v) {
-			t.Errorf("tool label of %d bytes, valid UTF-8 %v: want at most 128 and valid", len(v), utf8.ValidString(v))
+		if v := label(m, "tool"); len(v) > 128+len("…") || !utf8.ValidString(v) {
+			t.Errorf("tool label of %d bytes, valid UTF-8 %v: want at most 128 and the marker, and valid", len(v), utf8.ValidString(v))
 		}
 	}
 	// The two long locked names are one label once cut: one series, missing
 	// because one of them is.
 	missing := seriesOf(mfs, "hostile")
-	cut := strings.Repeat("A", 125) + "…"
+	cut := strings.Repeat("A", 128) + "…"
 	if v, ok := missing["mcpwatch_tool_missing/"+cut]; !ok || v != 1 {
 		t.Errorf("merged tool_missing series for the cut names = %v (present %v), want 1", v, ok)
 	}

@@ -212,6 +212,8 @@ func FuzzHandleLine(f *testing.F) {
 		`{"id":1e400,"result":{}}`,
 		"  \t",
 		`{"jsonrpc":"2.0","id":-1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[]},"result":{"tools":[{"name":"b"}]}}`,
+		`{"jsonrpc":"2.0","id":2,"id":1,"result":{}}`,
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
@@ -223,13 +225,13 @@ func FuzzHandleLine(f *testing.F) {
 	f.Cleanup(func() { devNull.Close() })
 	f.Fuzz(func(t *testing.T, line []byte, modern bool) {
 		obs := &observer{transcript: true}
-		c := &stdioConn{stdin: devNull, lastID: 1, pending: map[int64]chan *message{}, abandoned: map[int64]bool{}}
+		c := &stdioConn{stdin: devNull, lastID: 1, pending: map[string]chan *message{}, abandoned: map[string]bool{}}
 		c.observed.Store(obs)
 		if modern {
 			c.era = EraModern
 		}
 		answer := make(chan *message, 1)
-		c.pending[1] = answer
+		c.pending["1"] = answer
 		fail := c.handleLine(line)
 		if fail != nil && fail.Reason != ReasonProtocol {
 			t.Fatalf("a line stops the conn with %s, not protocol: %v", fail.Reason, fail)
@@ -239,7 +241,7 @@ func FuzzHandleLine(f *testing.F) {
 			if !m.isResponse() || strings.TrimSpace(string(m.ID)) != "1" {
 				t.Fatalf("the call for id 1 got %+v", m)
 			}
-			if _, waiting := c.pending[1]; waiting {
+			if _, waiting := c.pending["1"]; waiting {
 				t.Fatal("answered, but still pending")
 			}
 		default:

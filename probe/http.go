@@ -300,7 +300,7 @@ func (c *httpConn) readJSON(ctx context.Context, resp *http.Response, id json.Ra
 		return nil, err
 	}
 	c.obs.record("recv", body, "")
-	msg, err := decodeHTTPMessage(body)
+	msg, err := parseMessage(body)
 	if err != nil {
 		return nil, failf(ReasonProtocol, "%s: %v", what, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,7 +102,7 @@ func httpStatusError(resp *http.Response, method, where string, redirects int) e
 			Err: fmt.Errorf("%s: %s not followed (at most %d redirects, and a POST only through 307 or 308); configure the final URL", what, status, redirects)}
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	if msg, err := decodeHTTPMessage(body); err == nil && msg.Error != nil {
+	if msg, err := parseMessage(body); err == nil && msg.Error != nil {
 		rpcErr := *msg.Error
 		rpcErr.HTTPStatus = code
 		rpcErr.Method = method
@@ -187,26 +186,4 @@ func readBoundedBody(ctx context.Context, resp *http.Response, max int64, what s
 		return nil, &Failure{Reason: ReasonTooLarge, Err: fmt.Errorf("%s: the body is over the cap of %d bytes", what, max)}
 	}
 	return body, nil
-}
-
-// decodeHTTPMessage parses one JSON-RPC message. Batches are refused: no
-// revision a probe speaks lets a server answer a single request with one.
-func decodeHTTPMessage(raw []byte) (*message, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return nil, errors.New("a JSON-RPC batch, where one message was expected")
-	}
-	var m message
-	if err := json.Unmarshal(trimmed, &m); err != nil {
-		return nil, fmt.Errorf("not a JSON-RPC message: %w", err)
-	}
-	if m.Method == "" && len(m.ID) == 0 && m.Error == nil {
-		return nil, errors.New("not a JSON-RPC message: no method, id or error")
-	}
-	return &m, nil
-}
-
-// sameID compares JSON-RPC ids as JSON text: 3 and "3" differ.
-func sameID(a, b json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
 }

@@ -126,7 +126,7 @@ func (c *httpConn) readEvents(ctx context.Context, events *sseReader, id json.Ra
 			continue
 		}
 		c.obs.recordEvent(ev.Data)
-		msg, err := decodeHTTPMessage([]byte(ev.Data))
+		msg, err := parseMessage([]byte(ev.Data))
 		if err != nil {
 			return nil, failf(ReasonProtocol, "%s: an event of the stream: %v", what, err)
 		}

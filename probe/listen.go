@@ -190,7 +190,7 @@ func (c *httpConn) listen(ctx context.Context, events *sseReader, id json.RawMes
 		if (ev.Event != "" && ev.Event != "message") || ev.Data == "" {
 			continue
 		}
-		msg, err := decodeHTTPMessage([]byte(ev.Data))
+		msg, err := parseMessage([]byte(ev.Data))
 		if err != nil {
 			return failf(ReasonProtocol, "%s: an event of the stream: %v", what, err)
 		}

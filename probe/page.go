@@ -286,82 +286,26 @@ func (c *httpConn) callDecode(ctx context.Context, method string, params any, de
 	return err
 }
 
-// decodeResponse walks one JSON-RPC response object, handing its result to
-// decode, and checks it as readJSON and responseResult do: not a batch, not
-// a request, our id, a result or an error.
+// decodeResponse reads one JSON-RPC response as every transport does
+// (readMessage), handing its result to decode, and checks it as readJSON
+// and responseResult do: not a request, our id, a result or an error.
 func decodeResponse(dec *jsontext.Decoder, id json.RawMessage, what string, status int, method string, decode func(*jsontext.Decoder) error) error {
-	notMessage := func(err error) error {
-		return pageError(err, what+": not a JSON-RPC message")
-	}
-	open, err := dec.ReadToken()
+	var m message
+	hasResult := false
+	err := readMessage(dec, &m, func(dec *jsontext.Decoder) error {
+		hasResult = true
+		return decode(dec)
+	})
 	switch {
 	case err != nil:
-		return notMessage(err)
-	case open.Kind() == '[':
-		return failf(ReasonProtocol, "%s: a JSON-RPC batch, where one message was expected", what)
-	case open.Kind() != '{':
-		return failf(ReasonProtocol, "%s: not a JSON-RPC message", what)
-	}
-	var (
-		gotID     json.RawMessage
-		rpcErr    *RPCError
-		method2   string
-		hasResult bool
-		resultErr error
-	)
-	for dec.PeekKind() != '}' {
-		key, err := dec.ReadToken()
-		if err != nil {
-			return notMessage(err)
-		}
-		var v jsontext.Value
-		switch key.String() {
-		case "id":
-			gotID, err = readRaw(dec)
-		case "error":
-			if v, err = dec.ReadValue(); err == nil {
-				err = json.Unmarshal(v, &rpcErr)
-			}
-		case "method":
-			if v, err = dec.ReadValue(); err == nil {
-				err = json.Unmarshal(v, &method2)
-			}
-		case "result":
-			if hasResult || rpcErr != nil || method2 != "" {
-				err = dec.SkipValue()
-				break
-			}
-			hasResult = true
-			if resultErr = decode(dec); resultErr != nil {
-				// The decoder stands somewhere inside the result: the rest
-				// of the message cannot be read, and the result's fault is
-				// the answer (unless the message was an error all along,
-				// which a server puts first as a rule).
-				return resultErr
-			}
-		default:
-			err = dec.SkipValue()
-		}
-		if err != nil {
-			return notMessage(err)
-		}
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return notMessage(err)
-	}
-	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return notMessage(err)
-	}
-	switch {
-	case method2 != "":
-		return failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, sanitize.Truncate(method2, 60))
-	case !sameID(gotID, id):
-		if len(gotID) == 0 && rpcErr == nil {
-			return failf(ReasonProtocol, "%s: not a JSON-RPC message: no method, id or error", what)
-		}
-		return wrongID(what, gotID, id)
-	case rpcErr != nil:
-		e := *rpcErr
+		// A failure of the body or of the result comes as it is.
+		return pageError(err, fmt.Sprintf("%s: %v", what, err))
+	case m.Method != "":
+		return failf(ReasonProtocol, "%s: the body is a %s message, not the response", what, sanitize.Truncate(m.Method, 60))
+	case !sameID(m.ID, id):
+		return wrongID(what, m.ID, id)
+	case m.Error != nil:
+		e := *m.Error
 		e.HTTPStatus = status
 		e.Method = method
 		return &e

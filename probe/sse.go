@@ -154,7 +154,7 @@ func (c *sseConn) call(ctx context.Context, method string, params any) (json.Raw
 	}
 	what := method + " to " + c.where
 	reply := make(chan *message, 1)
-	key := string(id)
+	key := string(idKey(id))
 	c.mu.Lock()
 	c.waiters[key] = reply
 	c.mu.Unlock()
@@ -254,7 +254,7 @@ func (c *sseConn) readStream(events *sseReader, body io.ReadCloser) {
 			continue
 		}
 		c.obs.recordEvent(ev.Data)
-		msg, err := decodeHTTPMessage([]byte(ev.Data))
+		msg, err := parseMessage([]byte(ev.Data))
 		if err != nil {
 			c.endStream(failf(ReasonProtocol, "the event stream of %s: %v", c.stream, err))
 			return
@@ -271,7 +271,7 @@ func (c *sseConn) readStream(events *sseReader, body io.ReadCloser) {
 }
 
 func (c *sseConn) deliver(msg *message) {
-	key := string(bytes.TrimSpace(msg.ID))
+	key := string(idKey(msg.ID))
 	c.mu.Lock()
 	reply, ok := c.waiters[key]
 	delete(c.waiters, key)

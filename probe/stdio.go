@@ -67,9 +67,9 @@ type stdioConn struct {
 	mu         sync.Mutex
 	era        Era // set by setProtocol
 	lastID     int64
-	pending    map[int64]chan *message
-	abandoned  map[int64]bool // requests a caller gave up on: a late answer is no fault
-	readErr    *Failure       // why the reader stopped, when it was the server's fault
+	pending    map[string]chan *message // by idKey
+	abandoned  map[string]bool          // requests a caller gave up on: a late answer is no fault
+	readErr    *Failure                 // why the reader stopped, when it was the server's fault
 	exitStatus string
 
 	readerDone chan struct{}
@@ -103,8 +103,8 @@ func startStdio(ctx context.Context, t Target, opts Options, obs *observer) (*st
 		stderr:     stderr,
 		tail:       newTailBuffer(opts.StderrTailBytes),
 		head:       newHeadBuffer(opts.StderrTailBytes),
-		pending:    map[int64]chan *message{},
-		abandoned:  map[int64]bool{},
+		pending:    map[string]chan *message{},
+		abandoned:  map[string]bool{},
 		readerDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
@@ -200,19 +200,26 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 		return nil
 	}
 	c.obs().record("recv", line, "")
-	var m message
-	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
-		c.obs().warn("stdout: skipped a line that is not JSON-RPC: %q", sanitize.Truncate(string(line), 80))
-		return nil //nolint:nilerr // servers log to stdout too: a line that is not JSON-RPC is skipped with a warning, not a failure
+	var m *message
+	var err error
+	if line[0] == '{' {
+		m, err = parseMessage(line)
 	}
+	var dup *duplicateMember
 	switch {
+	case errors.As(err, &dup):
+		// JSON-RPC all the same, and no reading of it can be trusted.
+		return failf(ReasonProtocol, "stdout: %v", err)
+	case m == nil:
+		c.obs().warn("stdout: skipped a line that is not JSON-RPC: %q", sanitize.Truncate(string(line), 80))
+		return nil // servers log to stdout too: a line that is not JSON-RPC is skipped with a warning, not a failure
 	case m.isResponse():
-		return c.deliver(&m)
+		return c.deliver(m)
 	case m.isRequest():
 		c.mu.Lock()
 		era := c.era
 		c.mu.Unlock()
-		if reply := answerServerRequest(&m, era, c.obs()); reply != nil {
+		if reply := answerServerRequest(m, era, c.obs()); reply != nil {
 			c.reply(reply)
 		}
 	case m.isNotification():
@@ -225,26 +232,28 @@ func (c *stdioConn) handleLine(line []byte) *Failure {
 
 // deliver hands a response to the call waiting for it.
 func (c *stdioConn) deliver(m *message) *Failure {
-	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	key := string(idKey(m.ID))
 	c.mu.Lock()
-	if ch, ok := c.pending[id]; ok && err == nil {
-		delete(c.pending, id)
+	if ch, ok := c.pending[key]; ok {
+		delete(c.pending, key)
 		c.mu.Unlock()
 		ch <- m // buffered: never blocks
 		return nil
 	}
-	late := err == nil && c.abandoned[id]
-	delete(c.abandoned, id)
+	late := c.abandoned[key]
+	delete(c.abandoned, key)
 	c.mu.Unlock()
+	id, err := strconv.ParseInt(key, 10, 64)
+	sent := err == nil && strconv.FormatInt(id, 10) == key && id >= 1 && id <= c.lastSent()
 	switch {
 	case late:
 		return nil
-	case err != nil && m.Error != nil:
-		return failf(ReasonProtocol, "the server answered with an error for no request of ours (id %s): %v", sanitize.Truncate(string(m.ID), 40), m.Error)
-	case err == nil && id >= 1 && id <= c.lastSent():
+	case sent:
 		return failf(ReasonProtocol, "the server answered request id %d twice", id)
+	case m.Error != nil:
+		return failf(ReasonProtocol, "the server answered with an error for no request of ours (id %s): %v", sanitize.Truncate(key, 40), m.Error)
 	}
-	return failf(ReasonProtocol, "the server answered id %s, which mcpwatch never sent", sanitize.Truncate(string(m.ID), 40))
+	return failf(ReasonProtocol, "the server answered id %s, which mcpwatch never sent", sanitize.Truncate(key, 40))
 }
 
 func (c *stdioConn) lastSent() int64 {
@@ -293,13 +302,13 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 	}
 	c.mu.Lock()
 	c.lastID++
-	id := c.lastID
+	id := strconv.FormatInt(c.lastID, 10)
 	ch := make(chan *message, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
 	defer c.forget(id)
 
-	data, _, err := encode(json.RawMessage(strconv.FormatInt(id, 10)), method, params)
+	data, _, err := encode(json.RawMessage(id), method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +349,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 }
 
 // forget stops waiting for an answer to id; one that comes later is dropped.
-func (c *stdioConn) forget(id int64) {
+func (c *stdioConn) forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.pending[id]; ok {

@@ -98,7 +98,7 @@ type checkFlags struct {
 func newCheckFlagSet(f *checkFlags) *pflag.FlagSet {
 	fs := newFlagSet("check")
 	addPreflightFlags(fs, &f.preflightFlags)
-	addOutputFlags(fs, &f.out, "write the report (github: the Markdown summary) to this `file` instead of stdout", preflight.Formats...)
+	addOutputFlags(fs, &f.out, "write the report (github: the Markdown summary) to this `file` instead of stdout", formatNames(checkFormats))
 	fs.StringVar(&f.receipt, "receipt", "", "write a redacted JSON receipt of everything observed to this `file`")
 	fs.BoolVar(&f.strict, "strict", false, "also fail on extra tools, changed fingerprints, servers not in the lock, retried calls and tools without a contract")
 	fs.BoolVar(&f.strict, "fail-on-warn", false, "the same as --strict (mcp-probe's name for it)")
@@ -153,74 +153,104 @@ func cmdCheck(ctx context.Context, c *cli, args []string) int {
 	return code
 }
 
-// writeCheckOutputs writes the report in the chosen format, and the
-// receipt. It goes on after a failed write so that one unwritable path
-// does not cost the others; the first error is returned.
-func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
-	var errs []error
-	toFile := func(path string, write func(io.Writer, *preflight.Report) error) {
-		var buf bytes.Buffer
-		if err := write(&buf, r); err != nil {
-			errs = append(errs, err)
-			return
-		}
-		if err := atomicfile.Write(path, buf.Bytes()); err != nil {
-			errs = append(errs, err) // it names the file
-		}
-	}
-	toStdout := func(write func(io.Writer, *preflight.Report) error) {
-		if err := write(c.stdout, r); err != nil {
-			errs = append(errs, fmt.Errorf("write to stdout: %w", err))
-		}
-	}
+// checkFormats are check's output formats: each writes the report where
+// its format goes. A new format is one entry.
+var checkFormats = map[string]func(*checkWriter){
+	preflight.FormatText: func(w *checkWriter) { w.output(preflight.WriteText) },
+	preflight.FormatJSON: func(w *checkWriter) {
+		w.output(preflight.WriteJSON)
+		w.besideFile(preflight.WriteText)
+	},
+	preflight.FormatJUnit: func(w *checkWriter) {
+		w.output(preflight.WriteJUnit)
+		w.besideFile(preflight.WriteText)
+	},
+	// Text and ::error annotations on stdout; the Markdown summary to
+	// --output, else appended to $GITHUB_STEP_SUMMARY when set.
+	preflight.FormatGitHub: func(w *checkWriter) {
+		w.stdout(preflight.WriteText)
+		w.stdout(preflight.WriteAnnotations)
+		w.summary(preflight.WriteMarkdown)
+	},
+}
 
-	output := f.out.output
-	switch f.out.format {
-	case "text":
-		if output != "" {
-			toFile(output, preflight.WriteText)
-		} else {
-			toStdout(preflight.WriteText)
-		}
-	case preflight.FormatJSON, preflight.FormatJUnit:
-		write := preflight.WriteJSON
-		if f.out.format == preflight.FormatJUnit {
-			write = preflight.WriteJUnit
-		}
-		if output != "" {
-			toFile(output, write)
-			toStdout(preflight.WriteText)
-		} else {
-			toStdout(write)
-		}
-	case preflight.FormatGitHub:
-		toStdout(preflight.WriteText)
-		toStdout(preflight.WriteAnnotations)
-		switch summary := c.getenv("GITHUB_STEP_SUMMARY"); {
-		case output != "":
-			toFile(output, preflight.WriteMarkdown)
-		case summary != "":
-			if err := appendMarkdown(summary, r); err != nil {
-				errs = append(errs, err)
-			}
+// checkWriter writes one report to the places its format names. It goes
+// on after a failed write so that one unwritable path does not cost the
+// others, and keeps the errors.
+type checkWriter struct {
+	c    *cli
+	file string // --output, "" for none
+	r    *preflight.Report
+	errs []error
+}
+
+// output writes to --output when given, else to stdout.
+func (w *checkWriter) output(write func(io.Writer, *preflight.Report) error) {
+	if w.file != "" {
+		w.toFile(w.file, write)
+	} else {
+		w.stdout(write)
+	}
+}
+
+// besideFile writes to stdout when the format went to --output.
+func (w *checkWriter) besideFile(write func(io.Writer, *preflight.Report) error) {
+	if w.file != "" {
+		w.stdout(write)
+	}
+}
+
+func (w *checkWriter) stdout(write func(io.Writer, *preflight.Report) error) {
+	if err := write(w.c.stdout, w.r); err != nil {
+		w.errs = append(w.errs, fmt.Errorf("write to stdout: %w", err))
+	}
+}
+
+func (w *checkWriter) toFile(path string, write func(io.Writer, *preflight.Report) error) {
+	var buf bytes.Buffer
+	if err := write(&buf, w.r); err != nil {
+		w.errs = append(w.errs, err)
+		return
+	}
+	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
+		w.errs = append(w.errs, err) // it names the file
+	}
+}
+
+// summary writes to --output when given, else appends to
+// $GITHUB_STEP_SUMMARY when it is set.
+func (w *checkWriter) summary(write func(io.Writer, *preflight.Report) error) {
+	switch path := w.c.getenv("GITHUB_STEP_SUMMARY"); {
+	case w.file != "":
+		w.toFile(w.file, write)
+	case path != "":
+		if err := appendSummary(path, w.r, write); err != nil {
+			w.errs = append(w.errs, err)
 		}
 	}
+}
+
+// writeCheckOutputs writes the report in the chosen format, and the
+// receipt; the first error is returned.
+func writeCheckOutputs(c *cli, f *checkFlags, r *preflight.Report) error {
+	w := &checkWriter{c: c, file: f.out.output, r: r}
+	checkFormats[f.out.format](w)
 	if f.receipt != "" {
 		if err := preflight.WriteReceipt(f.receipt, r); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", f.receipt, err))
+			w.errs = append(w.errs, fmt.Errorf("%s: %w", f.receipt, err))
 		}
 	}
-	if len(errs) > 0 {
-		return errs[0]
+	if len(w.errs) > 0 {
+		return w.errs[0]
 	}
 	return nil
 }
 
-// appendMarkdown appends the summary to $GITHUB_STEP_SUMMARY, which other
+// appendSummary appends the summary to $GITHUB_STEP_SUMMARY, which other
 // steps write to as well: appended, never replaced.
-func appendMarkdown(path string, r *preflight.Report) error {
+func appendSummary(path string, r *preflight.Report, write func(io.Writer, *preflight.Report) error) error {
 	var buf bytes.Buffer
-	if err := preflight.WriteMarkdown(&buf, r); err != nil {
+	if err := write(&buf, r); err != nil {
 		return err
 	}
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600) //nolint:gosec // G304: the step summary file GitHub Actions names in $GITHUB_STEP_SUMMARY

@@ -198,7 +198,7 @@ func TestCheckUsageAndConfigErrors(t *testing.T) {
 	}{
 		{"unknown server", nil, []string{"--server", "nope"}, exitUsage,
 			[]string{`unknown server "nope"; the configuration (.mcp.json) defines: report`}},
-		{"bad format", nil, []string{"--format", "yaml"}, exitUsage, []string{`--format "yaml": want one of text, json, junit, github`}},
+		{"bad format", nil, []string{"--format", "yaml"}, exitUsage, []string{`--format "yaml": want one of text, github, json, junit`}},
 		{"argument", nil, []string{"report"}, exitUsage, []string{`unexpected argument "report"`}},
 		{"zero timeout", nil, []string{"--timeout", "0s"}, exitUsage, []string{"--timeout must be positive"}},
 		{"no lock", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "mcp-tools.lock.json")) }, nil, exitConfig,

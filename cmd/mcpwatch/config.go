@@ -46,7 +46,7 @@ type configFlags struct {
 func newConfigFlagSet(f *configFlags) *pflag.FlagSet {
 	fs := newFlagSet("config check")
 	fs.StringVarP(&f.configFile, "config.file", "c", "", configFileUsage)
-	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
+	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", formatNames(configFormats))
 	return fs
 }
 
@@ -86,26 +86,8 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 	warnings := cfg.Warnings()
 	issuers := issuerChecks(cfg, c.lookupEnv)
 
-	if err := f.out.write(c, map[string]func(io.Writer) error{
-		"text": func(w io.Writer) error {
-			writeConfigText(w, cfg, source, issuers)
-			if len(warnings) > 0 {
-				fmt.Fprintf(w, "\n%d warning(s):\n", len(warnings))
-				for _, m := range warnings {
-					fmt.Fprintf(w, "  - %s\n", sanitize.Text(m))
-				}
-			}
-			if len(problems) > 0 {
-				fmt.Fprintf(w, "\n%d problem(s) a probe would meet now:\n", len(problems))
-				for _, p := range problems {
-					fmt.Fprintf(w, "  - %s\n", sanitize.Text(fmt.Sprint(p)))
-				}
-			}
-			_, err := fmt.Fprintf(w, "\n%s: %d server(s), %d problem(s)\n", verdict(problems), len(cfg.Servers), len(problems))
-			return err
-		},
-		"json": func(w io.Writer) error { return writeConfigJSON(w, cfg, source, problems, warnings, issuers) },
-	}); err != nil {
+	checked := &configChecked{cfg: cfg, source: source, problems: problems, warnings: warnings, issuers: issuers}
+	if err := writeOutput(c, &f.out, configFormats, checked); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch config check: write the result: %v\n", err)
 		return exitFailed
 	}
@@ -151,6 +133,39 @@ func issuerChecks(cfg *config.Config, lookup func(string) (string, bool)) map[st
 		}
 	}
 	return out
+}
+
+// configChecked is what config check found of a configuration.
+type configChecked struct {
+	cfg      *config.Config
+	source   string
+	problems []error
+	warnings []string
+	issuers  map[string][]string
+}
+
+// configFormats are config check's output formats.
+var configFormats = formats[*configChecked]{
+	preflight.FormatText: func(w io.Writer, r *configChecked) error {
+		writeConfigText(w, r.cfg, r.source, r.issuers)
+		if len(r.warnings) > 0 {
+			fmt.Fprintf(w, "\n%d warning(s):\n", len(r.warnings))
+			for _, m := range r.warnings {
+				fmt.Fprintf(w, "  - %s\n", sanitize.Text(m))
+			}
+		}
+		if len(r.problems) > 0 {
+			fmt.Fprintf(w, "\n%d problem(s) a probe would meet now:\n", len(r.problems))
+			for _, p := range r.problems {
+				fmt.Fprintf(w, "  - %s\n", sanitize.Text(fmt.Sprint(p)))
+			}
+		}
+		_, err := fmt.Fprintf(w, "\n%s: %d server(s), %d problem(s)\n", verdict(r.problems), len(r.cfg.Servers), len(r.problems))
+		return err
+	},
+	preflight.FormatJSON: func(w io.Writer, r *configChecked) error {
+		return writeConfigJSON(w, r.cfg, r.source, r.problems, r.warnings, r.issuers)
+	},
 }
 
 func writeConfigText(w io.Writer, cfg *config.Config, source string, issuers map[string][]string) {

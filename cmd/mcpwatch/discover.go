@@ -55,8 +55,20 @@ func newDiscoverFlagSet(f *discoverFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&f.projects, "project", []string{"."}, "a project `folder` to read project-scope files in (repeatable)")
 	fs.BoolVar(&f.knownProjects, "known-projects", true, "also read the project folders Claude Code has recorded in ~/.claude.json")
 	fs.StringArrayVar(&f.clients, "client", nil, "read only this `client`'s files (repeatable): "+clientNames())
-	addOutputFlags(fs, &f.out, "write the list to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
+	addOutputFlags(fs, &f.out, "write the list to this `file` instead of stdout", formatNames(discoverFormats))
 	return fs
+}
+
+// discovered is what discover found: the files, and the servers in them.
+type discovered struct {
+	res     discover.Result
+	servers []imports.FoundServer
+}
+
+// discoverFormats are discover's output formats.
+var discoverFormats = formats[discovered]{
+	preflight.FormatText: func(w io.Writer, d discovered) error { return writeDiscoverText(w, d.res, d.servers) },
+	preflight.FormatJSON: func(w io.Writer, d discovered) error { return writeDiscoverJSON(w, d.res, d.servers) },
 }
 
 func cmdDiscover(_ context.Context, c *cli, args []string) int {
@@ -88,10 +100,7 @@ func cmdDiscover(_ context.Context, c *cli, args []string) int {
 	res := discover.Find(host)
 	servers := imports.FoundServers(res, config.BuiltinDefaults())
 
-	if err := f.out.write(c, map[string]func(io.Writer) error{
-		"text": func(w io.Writer) error { return writeDiscoverText(w, res, servers) },
-		"json": func(w io.Writer) error { return writeDiscoverJSON(w, res, servers) },
-	}); err != nil {
+	if err := writeOutput(c, &f.out, discoverFormats, discovered{res, servers}); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch discover: %v\n", err)
 		return exitFailed
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,8 +67,14 @@ type doctorFlags struct {
 func newDoctorFlagSet(f *doctorFlags) *pflag.FlagSet {
 	fs := newFlagSet("doctor")
 	fs.StringVarP(&f.configFile, "config.file", "c", "", "the configuration the gate must check (default: the one mcpwatch check finds at the repository's top)")
-	addOutputFlags(fs, &f.out, "write the report to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
+	addOutputFlags(fs, &f.out, "write the report to this `file` instead of stdout", formatNames(doctorFormats))
 	return fs
+}
+
+// doctorFormats are doctor's output formats.
+var doctorFormats = formats[*doctor.Report]{
+	preflight.FormatText: doctor.WriteText,
+	preflight.FormatJSON: doctor.WriteJSON,
 }
 
 func cmdDoctor(_ context.Context, c *cli, args []string) int {
@@ -96,10 +101,7 @@ func cmdDoctor(_ context.Context, c *cli, args []string) int {
 		}
 	}
 	report := doctor.Examine(doctor.Options{Dir: dir, Config: configFile, Getenv: c.getenv, ParseCheck: parseCheckArgs})
-	if err := f.out.write(c, map[string]func(io.Writer) error{
-		"text": func(w io.Writer) error { return doctor.WriteText(w, report) },
-		"json": func(w io.Writer) error { return doctor.WriteJSON(w, report) },
-	}); err != nil {
+	if err := writeOutput(c, &f.out, doctorFormats, report); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch doctor: write the report: %v\n", err)
 		return exitFailed
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-
-	"github.com/mcpwatch/mcpwatch/internal/preflight"
-	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
 )
 
 // Every subcommand defines its flags in one place, its newXFlagSet; the
@@ -78,21 +74,21 @@ const configFileUsage = "configuration `file`: an mcpwatch.yml or a client confi
 type outputFlags struct {
 	format  string
 	output  string
-	formats []string // the formats the command writes; the first is the default
+	formats []string // the names of the command's formats (formatNames); text, the default, first
 }
 
 // addOutputFlags adds --format (one of formats, the first the default) and
 // --output to fs. fileUsage says what goes to the file.
-func addOutputFlags(fs *pflag.FlagSet, o *outputFlags, fileUsage string, formats ...string) {
+func addOutputFlags(fs *pflag.FlagSet, o *outputFlags, fileUsage string, formats []string) {
 	o.formats = formats
 	fs.StringVar(&o.format, "format", formats[0], "output `format`: "+orList(formats))
 	fs.StringVarP(&o.output, "output", "o", "", fileUsage)
 }
 
-// allFormats are the format names of every command: an --output that is
-// one of them is the old spelling of --format (probe and config check took
-// -o as the format).
-var allFormats = preflight.Formats
+// allFormats are the format names of every command (check's are the
+// others' and more): an --output that is one of them is the old spelling
+// of --format (probe and config check took -o as the format).
+var allFormats = formatNames(checkFormats)
 
 // check validates --format, and refuses an --output that names a format.
 func (o *outputFlags) check() error {
@@ -100,31 +96,6 @@ func (o *outputFlags) check() error {
 		return usagef("--output %q: --output names the file to write; for the output format write --format %s (and ./%s for a file of that name)", o.output, o.output, o.output)
 	}
 	return oneOf("format", o.format, o.formats...)
-}
-
-// write writes the output in the chosen format with render[format]: to
-// --output when given (then, for a format other than text, the text goes
-// to stdout too, for the log), else to stdout.
-func (o *outputFlags) write(c *cli, render map[string]func(io.Writer) error) error {
-	if o.output == "" {
-		if err := render[o.format](c.stdout); err != nil {
-			return fmt.Errorf("write to stdout: %w", err)
-		}
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := render[o.format](&buf); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(o.output, buf.Bytes()); err != nil {
-		return err // it names the file
-	}
-	if text := render["text"]; o.format != "text" && text != nil {
-		if err := text(c.stdout); err != nil {
-			return fmt.Errorf("write to stdout: %w", err)
-		}
-	}
-	return nil
 }
 
 func orList(items []string) string {

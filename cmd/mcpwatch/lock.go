@@ -63,7 +63,7 @@ type lockFlags struct {
 func newLockFlagSet(f *lockFlags) *pflag.FlagSet {
 	fs := newFlagSet("lock")
 	addPreflightFlags(fs, &f.preflightFlags)
-	addOutputFlags(fs, &f.out, "write the outcome to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
+	addOutputFlags(fs, &f.out, "write the outcome to this `file` instead of stdout", formatNames(lockFormats))
 	fs.BoolVar(&f.allowEmpty, "allow-empty", false, "lock a server that lists no tools as offering none")
 	fs.BoolVar(&f.fingerprints, "fingerprints", false, "also lock each tool's input-schema fingerprint and description hash")
 	addEraFlags(fs, &f.eras)
@@ -117,10 +117,7 @@ func cmdLock(ctx context.Context, c *cli, args []string) int {
 	if o.Outcome == "failed" {
 		fmt.Fprintf(c.stderr, "mcpwatch lock: %s\n", o.Error)
 	}
-	if werr := f.out.write(c, map[string]func(io.Writer) error{
-		"text": o.writeText,
-		"json": o.writeJSON,
-	}); werr != nil {
+	if werr := writeOutput(c, &f.out, lockFormats, o); werr != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch lock: %v\n", werr)
 		if o.code == exitOK {
 			return exitFailed
@@ -188,6 +185,12 @@ func relock(ctx context.Context, c *cli, f *lockFlags, setup *preflightSetup, se
 		o.Changes = append(o.Changes, lockChange{Change: ch, Note: describeServerChange(setup.lock, plan.Lock, ch.Server)})
 	}
 	return o
+}
+
+// lockFormats are lock's output formats.
+var lockFormats = formats[*lockOutcome]{
+	preflight.FormatText: func(w io.Writer, o *lockOutcome) error { return o.writeText(w) },
+	preflight.FormatJSON: func(w io.Writer, o *lockOutcome) error { return o.writeJSON(w) },
 }
 
 func (o *lockOutcome) writeJSON(w io.Writer) error { return jsondoc.Write(w, o) }

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/browser"
+	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -164,7 +165,7 @@ func (f *loginFlags) check(fs *pflag.FlagSet) error {
 	if err := checkEra(f.era); err != nil {
 		return err
 	}
-	if _, err := parseSize(f.maxMessage); err != nil {
+	if _, err := bytesize.Parse(f.maxMessage); err != nil {
 		return usagef("--max-message-bytes: %v", err)
 	}
 	return oneOf("transport", f.transport, "auto", "http", "sse")
@@ -234,7 +235,7 @@ func cmdLogin(ctx context.Context, c *cli, args []string) int {
 		return exitConfig
 	}
 
-	size, _ := parseSize(f.maxMessage)
+	size, _ := bytesize.Parse(f.maxMessage)
 	l := &oauth.Login{Out: c.stderr, ClientMetadataURL: f.metadataURL, RedirectPort: f.redirectPort,
 		Deadline: time.Now().Add(f.timeout),
 		Browser:  func(_ context.Context, u string) error { return browser.Open(u, c.getenv) }}

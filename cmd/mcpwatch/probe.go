@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,9 +12,8 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
-	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
-	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -99,7 +96,7 @@ func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs.SetInterspersed(false)
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole probe: spawn or connect, handshake, every page; a command that installs before it runs (npx, uvx, docker run) gets at least 2m")
 	fs.StringVar(&f.era, "era", "auto", "protocol era: auto (detect with server/discover), modern (2026-07-28) or legacy (initialize)")
-	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", preflight.FormatText, preflight.FormatJSON)
+	addOutputFlags(fs, &f.out, "write the result to this `file` instead of stdout", formatNames(probeFormats))
 	fs.StringArrayVar(&f.env, "env", nil, "`NAME=VALUE` added to a stdio server's environment (repeatable)")
 	fs.StringVar(&f.cwd, "cwd", "", "working `directory` of a stdio server")
 	fs.BoolVar(&f.inheritEnv, "inherit-env", false, "pass mcpwatch's whole environment to a stdio server")
@@ -108,7 +105,7 @@ func newProbeFlagSet(f *probeFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&f.headers, "header", nil, "`'Name: value'` sent with every HTTP request (repeatable)")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM `file` of the CA that signs the server's certificate")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (test servers only)")
-	fs.StringVar(&f.maxMessage, "max-message-bytes", "4MiB", "largest JSON-RPC message or HTTP body accepted (`size`: 1048576, 512KiB, 4MiB)")
+	fs.StringVar(&f.maxMessage, "max-message-bytes", "4MiB", "largest JSON-RPC message or HTTP body accepted (`size`: 1048576, 512KiB, 4MiB, 4M; KB, MB and GB are powers of 1000)")
 	fs.BoolVar(&f.transcript, "transcript", false, "record every message sent and received (debugging; header values are never recorded)")
 	f.oauth.register(fs)
 	f.call.register(fs)
@@ -178,23 +175,7 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 
-	if err := f.out.write(c, map[string]func(io.Writer) error{
-		"text": func(w io.Writer) error {
-			printResult(w, res, describeTarget(&f))
-			printCredentials(w, res.Credentials, time.Now())
-			if called != nil {
-				called.print(w)
-			}
-			return nil
-		},
-		"json": func(w io.Writer) error {
-			if called != nil {
-				// The call is the last member, "call", after the probe's own.
-				return jsondoc.Write(w, res, jsondoc.Member{Name: "call", Value: called.json()})
-			}
-			return jsondoc.Write(w, res)
-		},
-	}); err != nil {
+	if err := writeOutput(c, &f.out, probeFormats, &probed{res: res, target: describeTarget(&f), called: called}); err != nil {
 		fmt.Fprintf(c.stderr, "mcpwatch probe: write the result: %v\n", err)
 		return exitFailed
 	}
@@ -290,7 +271,7 @@ func oneOf(flag, value string, allowed ...string) error {
 }
 
 func (f *probeFlags) options() (probe.Options, error) {
-	size, err := parseSize(f.maxMessage)
+	size, err := bytesize.Parse(f.maxMessage)
 	if err != nil {
 		return probe.Options{}, usagef("--max-message-bytes: %v", err)
 	}
@@ -300,26 +281,6 @@ func (f *probeFlags) options() (probe.Options, error) {
 		ClientVersion:   version.Version,
 		Transcript:      f.transcript,
 	}, nil
-}
-
-// parseSize reads a byte count with an optional binary suffix.
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
-	num, mult := strings.TrimSpace(s), int64(1)
-	for _, u := range units {
-		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
-			num, mult = strings.TrimSpace(rest), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > (1<<40)/mult {
-		return 0, fmt.Errorf("%q is not a positive size (bytes, or with KiB, MiB, GiB)", s)
-	}
-	return n * mult, nil
 }
 
 // target builds the probe target, expanding ${...} references.

@@ -6,9 +6,38 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/preflight"
+	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
+
+// probed is what mcpwatch probe found: the probe's result, the target as
+// the text names it, and the call made after it, when --call asked.
+type probed struct {
+	res    *probe.Result
+	target string
+	called *callOutcome
+}
+
+// probeFormats are probe's output formats.
+var probeFormats = formats[*probed]{
+	preflight.FormatText: func(w io.Writer, p *probed) error {
+		printResult(w, p.res, p.target)
+		printCredentials(w, p.res.Credentials, time.Now())
+		if p.called != nil {
+			p.called.print(w)
+		}
+		return nil
+	},
+	preflight.FormatJSON: func(w io.Writer, p *probed) error {
+		if p.called != nil {
+			// The call is the last member, "call", after the probe's own.
+			return jsondoc.Write(w, p.res, jsondoc.Member{Name: "call", Value: p.called.json()})
+		}
+		return jsondoc.Write(w, p.res)
+	},
+}
 
 // printResult writes a probe result for people: the verdict first, then
 // what is known of the server, the tools, and what may explain a failure.

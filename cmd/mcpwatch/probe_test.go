@@ -96,23 +96,6 @@ func TestProbeHelp(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want int64
-	}{
-		{"1048576", 1 << 20}, {"512KiB", 512 << 10}, {"4MiB", 4 << 20}, {"4M", 4 << 20}, {"1GiB", 1 << 30}, {"100B", 100},
-		{"0", 0}, {"-1", 0}, {"MiB", 0}, {"1.5MiB", 0}, {"99999999GiB", 0},
-	}
-	for _, tc := range tests {
-		got, err := parseSize(tc.in)
-		if got != tc.want || (err == nil) != (tc.want > 0) {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 // probeJSON is the part of mcpwatch probe --format json that scripts read.
 type probeJSON struct {
 	OK              bool    `json:"ok"`

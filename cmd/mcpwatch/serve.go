@@ -23,6 +23,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/daemon"
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/imports"
+	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/memlimit"
 	"github.com/mcpwatch/mcpwatch/internal/util/shard"
 )
@@ -131,7 +132,7 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringSliceVar(&f.Listen, "web.listen-address", []string{defaultListenAddress}, "`address`es to serve HTTP on (repeatable)")
 	fs.StringVar(&f.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `file` (TLS, basic auth)")
 	fs.StringVar(&f.LogLevel, "log.level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&f.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
+	fs.StringVar(&f.LogFormat, "log.format", logFormatNames()[0], "log format: "+orList(logFormatNames()))
 	fs.IntVar(&f.History, "probe.history", 20, "probes kept per server for the status page (failed ones are kept besides)")
 	fs.BoolVar(&f.EnablePprof, "web.enable-pprof", false, "serve Go profiles under /debug/pprof/")
 	fs.DurationVar(&f.Timeout, "timeout", 0, "deadline of each probe, replacing every server's own (default: the server's timeout, 10s); a command that installs before it runs (npx, uvx, docker run) gets at least its start_timeout, 2m, until it has started")
@@ -146,7 +147,7 @@ func newServeFlagSet(f *serveFlags) *pflag.FlagSet {
 	fs.StringVar(&f.ExternalURL, "web.external-url", "", "the `URL` mcpwatch is reached at behind a proxy (e.g. https://example.org/mcpwatch/): its path is the default route prefix, its host passes the Host check on loopback")
 	fs.StringVar(&f.RoutePrefix, "web.route-prefix", "", "`path` every endpoint is served under; default: the path of --web.external-url, else /")
 	fs.BoolVar(&f.SystemdSocket, "web.systemd-socket", false, "serve on the sockets systemd passes (socket activation) instead of --web.listen-address")
-	fs.StringVar(&f.MemoryLimit, "memory.limit", memlimit.Auto, "the Go runtime's soft memory `limit`, as GOMEMLIMIT: a size (400MiB, 1GiB), off, or auto: GOMEMLIMIT when set, else 90% of the memory limit of the cgroup mcpwatch runs in (a container's, a systemd unit's MemoryMax), else none")
+	fs.StringVar(&f.MemoryLimit, "memory.limit", memlimit.Auto, "the Go runtime's soft memory `limit`: a size (400MiB, 1GiB, 400M; MB and GB are powers of 1000), off, or auto: GOMEMLIMIT when set, else 90% of the memory limit of the cgroup mcpwatch runs in (a container's, a systemd unit's MemoryMax), else none")
 	withEnv(fs)
 	return fs
 }
@@ -183,7 +184,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) int {
 			return err
 		}
 		goMemLimit, _ := c.lookupEnv("GOMEMLIMIT")
-		if memLimit, memErr = memlimit.Choose(f.MemoryLimit, goMemLimit, "/"); memErr != nil && given("memory.limit") {
+		if memLimit, memErr = memlimit.Choose(f.MemoryLimit, goMemLimit, "/", bytesize.Parse); memErr != nil && given("memory.limit") {
 			return usagef("%v", memErr)
 		}
 		log, err = newLogger(c.stderr, f.LogLevel, f.LogFormat)

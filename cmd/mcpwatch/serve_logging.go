@@ -13,6 +13,16 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
+// logFormats are serve's log formats (--log.format), by name: a new one
+// is one entry.
+var logFormats = map[string]func(zapcore.EncoderConfig) zapcore.Encoder{
+	"logfmt": zaplogfmt.NewEncoder,
+	"json":   zapcore.NewJSONEncoder,
+}
+
+// logFormatNames are the log formats, the default (logfmt) first.
+func logFormatNames() []string { return namesFirst(logFormats, "logfmt") }
+
 // newLogger builds the daemon's logger as Prometheus components log: to
 // stderr, logfmt or JSON, with --log.level.
 func newLogger(w io.Writer, level, format string) (*zap.Logger, error) {
@@ -38,16 +48,11 @@ func newLogger(w io.Writer, level, format string) (*zap.Logger, error) {
 		EncodeCaller:   zapcore.ShortCallerEncoder,
 		EncodeName:     zapcore.FullNameEncoder,
 	}
-	var enc zapcore.Encoder
-	switch format {
-	case "logfmt":
-		enc = zaplogfmt.NewEncoder(encoderConfig)
-	case "json":
-		enc = zapcore.NewJSONEncoder(encoderConfig)
-	default:
-		return nil, fmt.Errorf("--log.format %q: use logfmt or json", format)
+	encoder, ok := logFormats[format]
+	if !ok {
+		return nil, fmt.Errorf("--log.format %q: use %s", format, orList(logFormatNames()))
 	}
-	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), lvl)
+	core := zapcore.NewCore(encoder(encoderConfig), zapcore.Lock(zapcore.AddSync(w)), lvl)
 	return zap.New(core, zap.AddCaller()), nil
 }
 

@@ -347,7 +347,7 @@ func decodeDefaults(o *object, def *Defaults) {
 		if n, ok := parseSize(v); ok {
 			def.MaxMessageBytes = n
 		} else {
-			o.d.errorf(o.key("max_message_bytes"), "is not a positive size; write bytes (4194304) or a size with a unit (4MiB, 512KiB)")
+			o.d.errorf(o.key("max_message_bytes"), "is not a positive size; write bytes (4194304) or a size with a unit (4MiB, 512KiB; KB, MB and GB are powers of 1000)")
 		}
 	}
 	o.finish()

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/glob"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -123,8 +123,8 @@ func parseTransport(s string) (probe.Transport, bool) {
 	return "", false
 }
 
-// parseSize reads a byte count: an integer, or a number with a unit
-// (B, KB, KiB, MB, MiB, GB, GiB).
+// parseSize reads a byte count: a YAML integer, or a string as
+// bytesize reads a flag's.
 func parseSize(v any) (int64, bool) {
 	if n, ok := asInt(v); ok {
 		return n, n > 0
@@ -133,26 +133,8 @@ func parseSize(v any) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	s = strings.TrimSpace(s)
-	i := len(s)
-	for i > 0 && !isDigit(s[i-1]) {
-		i--
-	}
-	num, unit := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:])
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	mult := map[string]int64{
-		"": 1, "B": 1,
-		"KB": 1000, "KiB": 1 << 10,
-		"MB": 1000 * 1000, "MiB": 1 << 20,
-		"GB": 1000 * 1000 * 1000, "GiB": 1 << 30,
-	}[unit]
-	if mult == 0 || n > (1<<62)/mult {
-		return 0, false
-	}
-	return n * mult, true
+	n, err := bytesize.Parse(s)
+	return n, err == nil
 }
 
 // checkForbid reports each forbid pattern at key that is not a valid glob.

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 )
 
 // word is one word of a text, lower case, with where it stands in it.
@@ -15,51 +16,36 @@ type word struct {
 	brk        bool // a sentence ends before it ('.', '!', '?', a line break)
 }
 
-// words splits s into words: runs of ASCII letters and digits, split
-// again where a lower-case letter meets an upper-case one, so that codes
-// read as words in every spelling ("invalid_auth", "InvalidClientTokenId",
-// "JWSInvalidSignature",
-// "SUBSCRIPTION_TOKEN_INVALID", "re-authorize" all give their words).
+// words splits s into its lower-case words as a credential's name is
+// split (secret.Words), so that codes read as words in every spelling
+// ("invalid_auth", "InvalidClientTokenId", "JWSInvalidSignature",
+// "SUBSCRIPTION_TOKEN_INVALID", "re-authorize" all give their words), and
+// marks each word that starts a sentence.
 func words(s string) []word {
 	out := make([]word, 0, len(s)/5)
-	brk := false
-	for i := 0; i < len(s); {
-		c := s[i]
-		if !alnum(c) {
-			switch c {
-			case '.', '!', '?', '\n':
-				// A dot between two letters or digits ("api.example.com",
-				// "1.1") ends no sentence.
-				if c != '.' || i+1 >= len(s) || !alnum(s[i+1]) {
-					brk = true
-				}
-			}
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(s) && alnum(s[j]) && !(isLower(s[j-1]) && isUpper(s[j])) &&
-			!(isUpper(s[j-1]) && isUpper(s[j]) && j+1 < len(s) && isLower(s[j+1])) {
-			j++
-		}
-		out = append(out, word{w: lower(s[i:j]), start: i, end: j, brk: brk})
-		brk = false
-		i = j
+	end := 0
+	for start, stop := range secret.Words(s) {
+		out = append(out, word{w: strings.ToLower(s[start:stop]), start: start, end: stop, brk: sentenceEnds(s[end:start])})
+		end = stop
 	}
 	return out
 }
 
-func alnum(c byte) bool   { return isLower(c) || isUpper(c) || '0' <= c && c <= '9' }
-func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
-func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
-
-func lower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if isUpper(s[i]) {
-			return strings.ToLower(s)
+// sentenceEnds reports whether the text between two words ends a
+// sentence: a '!', a '?', a line break, or a '.' that does not stand
+// right before the next word ("api.example.com" and "1.1" end none).
+func sentenceEnds(between string) bool {
+	for i := 0; i < len(between); i++ {
+		switch between[i] {
+		case '!', '?', '\n':
+			return true
+		case '.':
+			if i+1 < len(between) {
+				return true
+			}
 		}
 	}
-	return s
+	return false
 }
 
 // phrase is a run of words, matched at a word.

@@ -53,6 +53,11 @@ const (
 	Banner Behavior = "banner"
 	// WrongID answers tools/list with an id the client never sent.
 	WrongID Behavior = "wrong-id"
+	// DuplicateResult answers tools/list with a message that holds its
+	// result member twice: the tools, then a list of one tool named
+	// ShadowToolName. Which of the two a client reads is up to its JSON
+	// parser, so a client must refuse the message.
+	DuplicateResult Behavior = "duplicate-result"
 	// Unauthorized401 (HTTP only) answers 401 with a Bearer challenge that
 	// names resource_metadata and scope="reports:read", unless the request
 	// carries "Authorization: Bearer <Config.Token>" with a non-empty Token.
@@ -126,7 +131,7 @@ const (
 func Behaviors() []Behavior {
 	return []Behavior{
 		Healthy, TokenGated, Scoped, ManyTools, HugePages, StuckCursor, StallToolsList,
-		Unresponsive, ExitAtOnce, HugeLine, Banner, WrongID, Unauthorized401,
+		Unresponsive, ExitAtOnce, HugeLine, Banner, WrongID, DuplicateResult, Unauthorized401,
 		InsufficientScope403, ServerError500, SlowBody, PingFirst, ListChanged,
 		ExitOnUnknownFirst, SilentOnUnknown,
 		CallIsError, CallRPCError, CallUnauthorized401, CallErrorText,
@@ -178,6 +183,8 @@ const (
 	DropRetryMS              = 50       // DropStream: the retry: interval announced, unless Config.RetryMS
 	// StuckCursorValue is the nextCursor StuckCursor returns on every page.
 	StuckCursorValue = "stuck"
+	// ShadowToolName is the one tool of DuplicateResult's second result.
+	ShadowToolName = "shadow_tool"
 )
 
 // Tool is one tool a test server lists.

@@ -366,7 +366,11 @@ func (c *core) listTools(ctx context.Context, sess *session, req *inMessage, cr 
 	if c.cfg.Behavior == WrongID {
 		id = json.RawMessage(strconv.Quote("wrong-" + string(req.ID)))
 	}
-	return reply{msg: resultMessage(id, result)}
+	msg := resultMessage(id, result)
+	if c.cfg.Behavior == DuplicateResult {
+		msg.Shadow = map[string]any{"tools": []Tool{{Name: ShadowToolName, InputSchema: map[string]any{"type": "object"}}}}
+	}
+	return reply{msg: msg}
 }
 
 func (c *core) callTool(req *inMessage, cr creds, modern bool) reply {

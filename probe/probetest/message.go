@@ -102,6 +102,9 @@ type outMessage struct {
 	Params  any             `json:"params,omitempty"`
 	Result  any             `json:"result,omitempty"`
 	Error   *rpcError       `json:"error,omitempty"`
+	// Shadow, when set, is sent as a second result member after the
+	// first (DuplicateResult).
+	Shadow any `json:"-"`
 }
 
 var nullID = json.RawMessage("null")
@@ -130,6 +133,13 @@ func (m *outMessage) encode() []byte {
 	if err != nil {
 		// Every result is built here from maps, slices and strings.
 		panic(fmt.Sprintf("probetest: encode %s: %v", m.Method, err))
+	}
+	if m.Shadow != nil {
+		shadow, err := json.Marshal(m.Shadow)
+		if err != nil {
+			panic(fmt.Sprintf("probetest: encode the shadow result: %v", err))
+		}
+		b = append(append(append(b[:len(b)-1], `,"result":`...), shadow...), '}')
 	}
 	return b
 }

@@ -41,17 +41,18 @@ type Setting struct {
 	Source string // "--memory.limit", "GOMEMLIMIT", the cgroup file it was read from, or "none"
 }
 
-// Choose decides the limit for the flag's value (Auto, Off or a size as
-// GOMEMLIMIT writes it: 400MiB, 1GiB, 524288000), given GOMEMLIMIT's
-// value (goMemLimit, "" when unset) and the root of the file system the
-// cgroup files are read under ("/"; tests pass another).
-func Choose(flag, goMemLimit, root string) (Setting, error) {
+// Choose decides the limit for the flag's value (Auto, Off or a size:
+// 400MiB, 1GiB, 524288000), given GOMEMLIMIT's value (goMemLimit, "" when
+// unset) and the root of the file system the cgroup files are read under
+// ("/"; tests pass another). parseSize reads a size: bytesize.Parse, which
+// the caller passes since a leaf helper imports nothing of mcpwatch's.
+func Choose(flag, goMemLimit, root string, parseSize func(string) (int64, error)) (Setting, error) {
 	switch flag {
 	case Off:
 		return Setting{Source: "--memory.limit=off"}, nil
 	case Auto, "":
 	default:
-		n, err := ParseSize(flag)
+		n, err := parseSize(flag)
 		if err != nil {
 			return Setting{}, fmt.Errorf("--memory.limit %q: %w; write auto, off or a size such as 400MiB", flag, err)
 		}
@@ -59,7 +60,7 @@ func Choose(flag, goMemLimit, root string) (Setting, error) {
 	}
 	if goMemLimit != "" {
 		// The runtime read it at start; it stands.
-		n, _ := ParseSize(goMemLimit)
+		n, _ := parseSize(goMemLimit)
 		return Setting{Bytes: n, Source: "GOMEMLIMIT"}, nil
 	}
 	limit, file, err := Cgroup(root)
@@ -80,26 +81,6 @@ func Apply(s Setting) {
 		return
 	}
 	debug.SetMemoryLimit(math.MaxInt64)
-}
-
-// ParseSize reads a size as GOMEMLIMIT writes it: a whole number of bytes,
-// with an optional B, KiB, MiB, GiB or TiB.
-func ParseSize(s string) (int64, error) {
-	num, mult := s, int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"B", 1}} {
-		if n, ok := strings.CutSuffix(s, u.suffix); ok {
-			num, mult = n, u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > math.MaxInt64/mult {
-		return 0, errors.New("not a positive size in B, KiB, MiB, GiB or TiB")
-	}
-	return n * mult, nil
 }
 
 // Cgroup returns the memory limit of the cgroup this process is in, the

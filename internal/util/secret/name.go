@@ -10,8 +10,10 @@
 package secret
 
 import (
+	"iter"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Redacted is what a secret is printed as.
@@ -65,38 +67,78 @@ func credentialWord(w string) bool {
 	return false
 }
 
-// words cuts a name into lower-case words: at every rune that is not a
-// letter or a digit, before an upper-case letter that follows a lower-case
-// one or a digit ("apiKey" -> api key), and before the last of a run of
-// upper-case letters followed by a lower-case one ("APIKey" -> api key).
+// words cuts a name into its lower-case words (Words).
 func words(name string) []string {
 	var out []string
-	rs := []rune(name)
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, strings.ToLower(string(rs[start:end])))
-		}
-		start = -1
+	for start, end := range Words(name) {
+		out = append(out, strings.ToLower(name[start:end]))
 	}
-	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
-			continue
-		}
-		if start >= 0 && unicode.IsUpper(r) {
-			prev := rs[i-1]
-			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && nextLower {
-				flush(i)
-			}
-		}
-		if start < 0 {
-			start = i
-		}
-	}
-	flush(len(rs))
 	return out
+}
+
+// Words yields where each word of s starts and ends (in bytes): the one
+// way mcpwatch cuts a name or a text into words, for a credential's name
+// here and for a rejection's words in what a server answers. A word is a
+// run of letters and digits of any script, cut again
+//
+//   - before an upper-case letter that follows a lower-case one or a digit
+//     ("apiKey", "API2Key" -> api key, api2 key),
+//   - before the last of a run of upper-case letters followed by a
+//     lower-case one ("APIKey" -> API Key), and
+//   - where a letter of a script without case (Han, Kana, Thai) meets a
+//     letter with case or a digit ("token无效" -> token 无效), since those
+//     scripts put no space between words.
+func Words(s string) iter.Seq2[int, int] {
+	return func(yield func(start, end int) bool) {
+		start := -1
+		var prev rune
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				if start >= 0 && !yield(start, i) {
+					return
+				}
+				start = -1
+				i += n
+				continue
+			}
+			if start >= 0 && wordStarts(prev, r, s[i+n:]) {
+				if !yield(start, i) {
+					return
+				}
+				start = -1
+			}
+			if start < 0 {
+				start = i
+			}
+			prev = r
+			i += n
+		}
+		if start >= 0 {
+			yield(start, len(s))
+		}
+	}
+}
+
+// wordStarts reports whether r, after prev in the same run of letters and
+// digits and followed by rest, starts a word of its own.
+func wordStarts(prev, r rune, rest string) bool {
+	if caseless(prev) != caseless(r) {
+		return true
+	}
+	if !unicode.IsUpper(r) {
+		return false
+	}
+	if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+		return true
+	}
+	next, _ := utf8.DecodeRuneInString(rest)
+	return unicode.IsUpper(prev) && unicode.IsLower(next)
+}
+
+// caseless: a letter of a script without upper and lower case.
+func caseless(r rune) bool {
+	return unicode.IsLetter(r) && !unicode.IsUpper(r) && !unicode.IsLower(r) && !unicode.IsTitle(r)
 }
 
 // LooksLikeKey reports whether a value looks like a credential by itself,

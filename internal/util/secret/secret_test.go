@@ -49,6 +49,9 @@ func TestWords(t *testing.T) {
 		"--session=x":     {"session", "x"},
 		"":                nil,
 		"ÄpfelKey":        {"äpfel", "key"},
+		"API2Key":         {"api2", "key"},
+		"tokenÜber":       {"token", "über"},
+		"令牌TOKEN":         {"令牌", "token"},
 	}
 	for in, want := range cases {
 		if got := words(in); !slices.Equal(got, want) {
