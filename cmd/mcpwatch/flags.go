@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/util/atomicfile"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // Every subcommand defines its flags in one place, its newXFlagSet; the
@@ -178,4 +179,13 @@ func (f *preflightFlags) check(fs *pflag.FlagSet) error {
 		return err
 	}
 	return f.out.check()
+}
+
+// remoteTransport reads --transport as every source of a server reads a
+// transport (probe.ParseTransport: streamable-http is http), for a --url.
+func remoteTransport(value string) (probe.Transport, error) {
+	if t, ok := probe.ParseTransport(value); ok && t.Remote() {
+		return t, nil
+	}
+	return "", usagef("--transport %q: want one of auto, http, sse", value)
 }

@@ -167,13 +167,15 @@ func (f *loginFlags) check(fs *pflag.FlagSet) error {
 	if _, err := parseSize(f.maxMessage); err != nil {
 		return usagef("--max-message-bytes: %v", err)
 	}
-	return oneOf("transport", f.transport, "auto", "http", "sse")
+	_, err := remoteTransport(f.transport)
+	return err
 }
 
 // adHocServer is the server --url and its flags describe.
 func (f *loginFlags) adHocServer() config.Server {
+	transport, _ := remoteTransport(f.transport) // checked by check
 	s := config.Server{
-		Name: "--url " + config.RedactURL(f.url), URL: f.url, Transport: probe.Transport(f.transport), Era: probe.Era(f.era),
+		Name: "--url " + config.RedactURL(f.url), URL: f.url, Transport: transport, Era: probe.Era(f.era),
 		CAFile: f.caFile, Insecure: f.insecure,
 		Auth: &config.Auth{Type: "oauth", Grant: oauth.GrantRefreshToken, ClientID: f.oauth.clientID, ClientSecret: f.oauth.clientSecret,
 			PrivateKeyFile: f.oauth.privateKeyFile, KeyID: f.oauth.keyID, AuthMethod: f.oauth.authMethod,

@@ -244,7 +244,7 @@ func (f *probeFlags) check(fs *pflag.FlagSet) error {
 	if err := f.out.check(); err != nil {
 		return err
 	}
-	if err := oneOf("transport", f.transport, "auto", "http", "sse"); err != nil {
+	if _, err := remoteTransport(f.transport); err != nil {
 		return err
 	}
 	for _, kv := range f.env {
@@ -342,7 +342,7 @@ func (f *probeFlags) target(lookup func(string) (string, bool)) (probe.Target, e
 			return t, err
 		}
 		t.URL = u
-		t.Transport = probe.Transport(f.transport)
+		t.Transport, _ = remoteTransport(f.transport)
 		if f.caFile != "" {
 			ca, err := config.ReadCA(f.caFile)
 			if err != nil {

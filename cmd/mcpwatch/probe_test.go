@@ -334,6 +334,11 @@ func TestProbeURL(t *testing.T) {
 			flags: []string{"--header", "Authorization: Bearer wrong-${HTTP_TOKEN}"}, code: exitFailed, reason: "unauthorized",
 			has: []string{"FAILED (unauthorized)", "http       401", "challenge  Bearer"}},
 		{name: "legacy SSE through auto", cfg: probetest.Config{}, sse: true, code: exitOK, tools: 2, has: []string{"transport  sse"}},
+		// --transport reads what mcpwatch.yml and client configs take.
+		{name: "streamable-http spelled as a client config does", cfg: probetest.Config{},
+			flags: []string{"--transport", "streamable-http"}, code: exitOK, tools: 2, has: []string{"transport  http"}},
+		{name: "SSE in capitals", cfg: probetest.Config{}, sse: true,
+			flags: []string{"--transport", "SSE"}, code: exitOK, tools: 2, has: []string{"transport  sse"}},
 		{name: "modern", cfg: probetest.Config{Era: probetest.EraModern}, code: exitOK, tools: 2, has: []string{"modern, protocol 2026-07-28"}},
 	}
 	for _, tc := range tests {

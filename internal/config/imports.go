@@ -124,11 +124,11 @@ func decodeClientServer(d *decoder, prefix, name string, v any, project string) 
 	typ, hasType := o.string("type")
 	nearMisses(o)
 
+	t, known := probe.ParseTransport(typ)
 	switch {
-	case hasType && typ == "stdio":
+	case hasType && t == probe.TransportStdio:
 		s.Transport = probe.TransportStdio // with a url, checkServer reports it
 	case hasType:
-		t, known := parseTransport(typ)
 		if !known || t == probe.TransportAuto {
 			d.errorf(o.key("type"), "%q is not a server type mcpwatch can probe; use stdio, http or sse", typ)
 		}

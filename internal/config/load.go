@@ -51,7 +51,7 @@ package config
 //	    allow_destructive_calls: []   # destructive tools a contract may call anyway
 //	  remote:
 //	    url: https://mcp.example.com/mcp   # ... or a remote server
-//	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse
+//	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse (probe.ParseTransport)
 //	    headers: {Authorization: "Bearer ${TOKEN}"}
 //	    tls: {ca_file: ./ca.pem, insecure_skip_verify: false}
 //	    watch_changes: true      # hold a stream for tools/list_changed and re-probe at once;
@@ -464,7 +464,7 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	if s.URL != "" {
 		s.Transport = probe.TransportAuto
 		if hasTransport {
-			if t, ok := parseTransport(transport); ok {
+			if t, ok := probe.ParseTransport(transport); ok {
 				s.Transport = t
 			} else {
 				d.errorf(o.key("transport"), "%q is not a transport; use auto, http or sse", transport)
@@ -477,7 +477,7 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 		}
 	} else if s.Command != "" {
 		s.Transport = probe.TransportStdio
-		if hasTransport && transport != string(probe.TransportStdio) {
+		if t, _ := probe.ParseTransport(transport); hasTransport && t != probe.TransportStdio {
 			d.errorf(o.key("transport"), "applies only to url servers, and this one has a command; remove it")
 		}
 		for _, k := range []string{"headers", "tls", "watch_changes"} {

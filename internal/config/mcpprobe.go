@@ -55,17 +55,17 @@ func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 		toolsFile, hasFile := o.string("toolsFile")
 
 		isURL := strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://")
+		t, known := probe.ParseTransport(transport)
 		switch {
 		case target == "":
 			d.errorf(key, "has no target; give a URL (http, sse) or a command line (stdio)")
-		case hasTransport && transport == "stdio", !hasTransport && !isURL:
+		case hasTransport && t == probe.TransportStdio, !hasTransport && !isURL:
 			fields := strings.Fields(target)
 			s.Command, s.Args, s.Transport = resolveCommand(fields[0], dir), append(fields[1:], args...), probe.TransportStdio
 			s.Dir = dir
 		default:
 			s.URL, s.Transport = target, probe.TransportAuto
 			if hasTransport {
-				t, known := parseTransport(transport)
 				if !known || t == probe.TransportStdio && isURL {
 					d.errorf(joinKey(key, "transport"), "%q is not a transport mcpwatch can probe a URL with; use http or sse", transport)
 				}

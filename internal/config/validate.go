@@ -107,22 +107,6 @@ func parseEra(s string) (probe.Era, bool) {
 	return "", false
 }
 
-// parseTransport reads a remote server's transport. Client configs spell
-// streamable HTTP several ways; mcpwatch.yml accepts them too.
-func parseTransport(s string) (probe.Transport, bool) {
-	switch strings.ToLower(s) {
-	case "auto":
-		return probe.TransportAuto, true
-	case "http", "streamable-http", "streamable_http", "streamablehttp":
-		return probe.TransportHTTP, true
-	case "sse":
-		return probe.TransportSSE, true
-	case "stdio":
-		return probe.TransportStdio, true
-	}
-	return "", false
-}
-
 // parseSize reads a byte count: an integer, or a number with a unit
 // (B, KB, KiB, MB, MiB, GB, GiB).
 func parseSize(v any) (int64, bool) {
