@@ -189,3 +189,17 @@ func remoteTransport(value string) (probe.Transport, error) {
 	}
 	return "", usagef("--transport %q: want one of auto, http, sse", value)
 }
+
+// headerMap reads --header 'Name: value' flags (checked by the command's
+// check) as a server's headers: nil for none.
+func headerMap(headers []string) map[string]string {
+	var m map[string]string
+	for _, h := range headers {
+		name, value, _ := strings.Cut(h, ":")
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	return m
+}

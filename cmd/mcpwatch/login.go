@@ -176,18 +176,9 @@ func (f *loginFlags) adHocServer() config.Server {
 	transport, _ := remoteTransport(f.transport) // checked by check
 	s := config.Server{
 		Name: "--url " + config.RedactURL(f.url), URL: f.url, Transport: transport, Era: probe.Era(f.era),
-		CAFile: f.caFile, Insecure: f.insecure,
-		Auth: &config.Auth{Type: "oauth", Grant: oauth.GrantRefreshToken, ClientID: f.oauth.clientID, ClientSecret: f.oauth.clientSecret,
-			PrivateKeyFile: f.oauth.privateKeyFile, KeyID: f.oauth.keyID, AuthMethod: f.oauth.authMethod,
-			RefreshToken: f.oauth.refreshToken, Scopes: f.oauth.scopes, TokenURL: f.oauth.tokenURL},
+		CAFile: f.caFile, Insecure: f.insecure, Headers: headerMap(f.headers), Auth: f.oauth.auth(),
 	}
-	for _, h := range f.headers {
-		name, value, _ := strings.Cut(h, ":")
-		if s.Headers == nil {
-			s.Headers = map[string]string{}
-		}
-		s.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
-	}
+	s.Auth.Grant = oauth.GrantRefreshToken
 	return s
 }
 

@@ -114,6 +114,14 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 	}
 }
 
+// IsFileReference reports whether v is exactly one ${file:PATH}
+// reference, as a refresh token must be (the file a rotated one is
+// written back to).
+func IsFileReference(v string) bool {
+	_, ok := fileReference(v)
+	return ok
+}
+
 // fileReference returns the path template of a value that is exactly one
 // ${file:PATH} reference.
 func fileReference(v string) (template, bool) {

@@ -42,8 +42,9 @@ import (
 var (
 	// ErrUnsetVariable: a ${VAR} (or ${input:ID}) named something unset.
 	ErrUnsetVariable = errors.New("unset variable")
-	// ErrSecretFile: a ${file:PATH} could not be read. The daemon reports it
-	// apart from an empty credential: it is a wiring fault.
+	// ErrSecretFile: a ${file:PATH} (or another file a server names: its
+	// envFile, private key, CA) could not be read. It is reported apart
+	// from an empty credential: it is a wiring fault.
 	ErrSecretFile = errors.New("unreadable secret file")
 	// ErrSyntax: a malformed reference, such as "${" without "}".
 	ErrSyntax = errors.New("bad reference syntax")

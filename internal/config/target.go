@@ -39,8 +39,9 @@ func (c *Config) Server(name string) (Server, bool) {
 // a variable unset (a secret never exported, `env -u`) or empty (what CI
 // gives an unset secret), an emptied token file, or a ${VAR:?message}
 // unset or empty. Unset and empty are one problem to whoever is paged, so
-// they are one state and one alert. ${VAR:-} says "may be empty" and is
-// never missing; a literal value is what the configuration says. A
+// they are one state and one alert. A value written empty is missing
+// too (a placeholder never filled in). ${VAR:-} says "may be empty" and is
+// never missing; another literal value is what the configuration says. A
 // variable elsewhere (a command, an argument that is no credential, a
 // ${file:...} path) must be set: unset, it is an error.
 // A missing credential is not an error: the caller decides (the runner
@@ -120,6 +121,9 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 			return ""
 		}
 		var why []string
+		if value == "" { // a placeholder never filled in, or a shell's empty $VAR
+			why = append(why, "it is written empty")
+		}
 		cx := x
 		cx.missing = func(w string) { why = append(why, w) }
 		v, err := cx.expand(value)
@@ -278,7 +282,8 @@ func (s Server) readEnvFile(path string, lookup func(string) (string, bool), err
 func (s Server) readCA(path string, errs *[]error) []byte {
 	data, err := ReadCA(path)
 	if err != nil {
-		*errs = append(*errs, fmt.Errorf("server %q (%s) tls.ca_file: %s: %s; fix the path or the file", s.Name, s.Source, path, describeFileError(err)))
+		*errs = append(*errs, &ExpandError{Server: s.Name, Source: s.Source, Key: "tls.ca_file", Kind: ErrSecretFile, File: path, Cause: err,
+			msg: fmt.Sprintf("%s: %s; fix the path or the file", path, describeFileError(err))})
 		return nil
 	}
 	return data

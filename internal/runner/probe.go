@@ -138,20 +138,8 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 		Calls: req.Calls, AutoCalls: req.AutoCalls, OAuth: req.OAuth, Login: req.Login})
 	obs := Observation{Timeout: b.Timeout}
 	if err != nil || len(b.Missing) > 0 {
-		// An unset variable, a secret file that cannot be read or an
-		// unusable auth: block is a wiring fault (config); a credential
-		// that is there but empty is credential_missing, and the server
-		// is not probed: without it, most servers list fewer tools, or
-		// public data only, and nothing would say why. Either error names
-		// the server, the file, the variable or the credential, never a
-		// value.
 		done := onStart(req)
-		if err != nil {
-			obs.Result = failed(b, probe.ReasonConfig, err.Error(), started)
-		} else {
-			obs.Result = failed(b, probe.ReasonCredentialMissing, missingMessage(b.Missing), started)
-			obs.Result.Credentials = &probe.CredentialStatus{Given: b.Given}
-		}
+		obs.Result = Unbuilt(b, err, started)
 		done()
 		if b.Calls {
 			obs.Calls = notCalled(b, obs.Result)
