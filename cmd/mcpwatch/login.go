@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/browser"
@@ -175,7 +176,7 @@ func (f *loginFlags) check(fs *pflag.FlagSet) error {
 func (f *loginFlags) adHocServer() config.Server {
 	transport, _ := remoteTransport(f.transport) // checked by check
 	s := config.Server{
-		Name: "--url " + config.RedactURL(f.url), URL: f.url, Transport: transport, Era: probe.Era(f.era),
+		Name: "--url " + expand.RedactURL(f.url), URL: f.url, Transport: transport, Era: probe.Era(f.era),
 		CAFile: f.caFile, Insecure: f.insecure, Headers: headerMap(f.headers), Auth: f.oauth.auth(),
 	}
 	s.Auth.Grant = oauth.GrantRefreshToken

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
@@ -226,7 +227,7 @@ func (f *probeFlags) server() config.Server {
 // flagError names the flag a key of server's error stands for: "--env
 // TOKEN" for env.TOKEN.
 func flagError(err error) error {
-	var ee *config.ExpandError
+	var ee *expand.Error
 	if !errors.As(err, &ee) {
 		return err
 	}
@@ -366,7 +367,7 @@ func parseSize(s string) (int64, error) {
 // fragment).
 func describeTarget(f *probeFlags) string {
 	if f.url != "" {
-		return config.RedactURL(f.url)
+		return expand.RedactURL(f.url)
 	}
 	return strings.Join(f.command, " ")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -48,7 +49,7 @@ func (o *oauthFlags) set(fs *pflag.FlagSet) bool {
 // value is read: the client the probe makes (config.Server.Build) is
 // checked again with the values.
 func (o *oauthFlags) check() error {
-	if o.refreshToken != "" && !config.IsFileReference(o.refreshToken) {
+	if o.refreshToken != "" && !expand.IsFileReference(o.refreshToken) {
 		return usagef("--oauth-refresh-token: give '${file:PATH}', the file a rotated refresh token is written back to")
 	}
 	a := o.auth()

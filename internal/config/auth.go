@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
@@ -96,7 +97,7 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 	case a.Grant == oauth.GrantRefreshToken && a.RefreshToken == "":
 		d.errorf(at("refresh_token"), "is required for grant refresh_token: write refresh_token: \"${file:PATH}\", and run 'mcpwatch login %s' to sign in in a browser and store the refresh token there", s.Name)
 	case a.Grant == oauth.GrantRefreshToken:
-		if _, ok := fileReference(a.RefreshToken); !ok {
+		if !expand.IsFileReference(a.RefreshToken) {
 			d.errorf(at("refresh_token"), "must be a file reference, \"${file:PATH}\" and nothing else: a rotated refresh token is written back to that file")
 		}
 	case a.RefreshToken != "":
@@ -114,27 +115,9 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 	}
 }
 
-// IsFileReference reports whether v is exactly one ${file:PATH}
-// reference, as a refresh token must be (the file a rotated one is
-// written back to).
-func IsFileReference(v string) bool {
-	_, ok := fileReference(v)
-	return ok
-}
-
-// fileReference returns the path template of a value that is exactly one
-// ${file:PATH} reference.
-func fileReference(v string) (template, bool) {
-	t, err := parseTemplate(v)
-	if err != nil || len(t) != 1 || t[0].kind != refFile {
-		return nil, false
-	}
-	return t[0].path, true
-}
-
 // OAuth expands the server's auth: block for one probe: nil when it has
 // none. The refresh token and the private key are read now, as every
-// ${file:...} is at each probe. Errors are *ExpandError values naming the
+// ${file:...} is at each probe. Errors are *expand.Error values naming the
 // server and the key, never a value.
 func (s Server) OAuth(lookup func(string) (string, bool)) (*oauth.Config, error) {
 	return s.oauth(lookup, true)
@@ -159,15 +142,15 @@ func (s Server) oauth(lookup func(string) (string, bool), readRefreshToken bool)
 	if a == nil {
 		return nil, nil
 	}
-	x := expander{lookup: lookup, baseDir: s.baseDir, inputs: s.inputs, workspace: s.workspace}
+	x := expand.Expander{Lookup: lookup, BaseDir: s.baseDir, Inputs: s.inputs, Workspace: s.workspace}
 	var first error
-	expand := func(key, value string) string {
+	expandAt := func(key, value string) string {
 		if first != nil || value == "" {
 			return ""
 		}
-		v, err := x.expand(value)
+		v, err := x.Expand(value)
 		if err != nil {
-			if ee := (*ExpandError)(nil); errors.As(err, &ee) {
+			if ee := (*expand.Error)(nil); errors.As(err, &ee) {
 				ee.Server, ee.Key, ee.Source = s.Name, "auth."+key, s.Source
 			}
 			first = err
@@ -177,37 +160,36 @@ func (s Server) oauth(lookup func(string) (string, bool), readRefreshToken bool)
 	cfg := &oauth.Config{
 		Server:       s.Name,
 		Grant:        a.Grant,
-		ClientID:     expand("client_id", a.ClientID),
-		ClientSecret: expand("client_secret", a.ClientSecret),
+		ClientID:     expandAt("client_id", a.ClientID),
+		ClientSecret: expandAt("client_secret", a.ClientSecret),
 		KeyID:        a.KeyID,
 		AuthMethod:   a.AuthMethod,
 		Scopes:       a.Scopes,
-		TokenURL:     expand("token_url", a.TokenURL),
+		TokenURL:     expandAt("token_url", a.TokenURL),
 	}
 	if a.PrivateKeyFile != "" {
-		cfg.PrivateKeyFile = resolvePath(expand("private_key_file", a.PrivateKeyFile), s.baseDir, lookup)
+		cfg.PrivateKeyFile = resolvePath(expandAt("private_key_file", a.PrivateKeyFile), s.baseDir, lookup)
 		if first == nil {
-			pem, err := readfile.Read(cfg.PrivateKeyFile, maxSecretFileBytes)
+			pem, err := readfile.Read(cfg.PrivateKeyFile, expand.MaxSecretBytes)
 			if err != nil {
-				return nil, &ExpandError{Server: s.Name, Source: s.Source, Key: "auth.private_key_file", Kind: ErrSecretFile, File: cfg.PrivateKeyFile, Cause: err,
-					msg: fmt.Sprintf("cannot read private key file %s: %s; create it or fix the path", cfg.PrivateKeyFile, describeFileError(err))}
+				return nil, &expand.Error{Server: s.Name, Source: s.Source, Key: "auth.private_key_file", Kind: expand.ErrSecretFile, File: cfg.PrivateKeyFile, Cause: err,
+					Problem: fmt.Sprintf("cannot read private key file %s: %s; create it or fix the path", cfg.PrivateKeyFile, expand.FileProblem(err))}
 			}
 			cfg.PrivateKey = pem
 		}
 	}
-	if pathT, ok := fileReference(a.RefreshToken); ok && first == nil {
-		var b strings.Builder
-		if err := x.eval(pathT, &b); err != nil {
+	if path, ok, err := x.FilePath(a.RefreshToken); ok && first == nil {
+		if err != nil {
 			first = err
 		} else {
-			cfg.RefreshTokenFile = resolvePath(b.String(), s.baseDir, lookup)
+			cfg.RefreshTokenFile = resolvePath(path, s.baseDir, lookup)
 			if readRefreshToken {
-				cfg.RefreshToken = expand("refresh_token", a.RefreshToken)
+				cfg.RefreshToken = expandAt("refresh_token", a.RefreshToken)
 			}
 		}
 	}
-	if ee := (*ExpandError)(nil); errors.As(first, &ee) && ee.Key == "auth.refresh_token" && errors.Is(first, fs.ErrNotExist) {
-		ee.msg = fmt.Sprintf("there is no refresh token at %s yet: run 'mcpwatch login %s' to sign in in a browser and store one there", cfg.RefreshTokenFile, s.Name)
+	if ee := (*expand.Error)(nil); errors.As(first, &ee) && ee.Key == "auth.refresh_token" && errors.Is(first, fs.ErrNotExist) {
+		ee.Problem = fmt.Sprintf("there is no refresh token at %s yet: run 'mcpwatch login %s' to sign in in a browser and store one there", cfg.RefreshTokenFile, s.Name)
 	}
 	if first != nil {
 		return nil, first
@@ -236,10 +218,10 @@ func (a *Auth) redacted() *RedactedAuth {
 	}
 	return &RedactedAuth{
 		Type: a.Type, Grant: a.Grant, ClientID: a.ClientID,
-		ClientSecret:   RedactValue(a.ClientSecret),
+		ClientSecret:   expand.RedactValue(a.ClientSecret),
 		PrivateKeyFile: a.PrivateKeyFile, KeyID: a.KeyID, AuthMethod: a.AuthMethod,
-		RefreshToken: RedactValue(a.RefreshToken),
+		RefreshToken: expand.RedactValue(a.RefreshToken),
 		Scopes:       slices.Clone(a.Scopes),
-		TokenURL:     RedactURL(a.TokenURL),
+		TokenURL:     expand.RedactURL(a.TokenURL),
 	}
 }

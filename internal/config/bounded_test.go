@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
@@ -33,7 +34,7 @@ func TestSecretFileThatIsNotAFile(t *testing.T) {
 	testtool.Mkfifo(t, fifo)
 	for path, kind := range map[string]string{fifo: "a named pipe (FIFO), not a regular file", "/dev/zero": "a device, not a regular file"} {
 		err := within(t, "Expand ${file:"+path+"}", func() error {
-			_, err := Expand("${file:"+path+"}", mapLookup(nil))
+			_, err := expand.Expand("${file:"+path+"}", mapLookup(nil))
 			return err
 		})
 		if want := "cannot read secret file " + path + ": " + kind + "; create it or fix the ${file:...} path"; err == nil || err.Error() != want {
@@ -60,7 +61,7 @@ func TestSecretFileThatIsNotAFile(t *testing.T) {
 func TestDeeplyNestedReferencesAreRefused(t *testing.T) {
 	const n = 400_000
 	deep := strings.Repeat("${A:-", n) + "x" + strings.Repeat("}", n)
-	if _, err := Expand(deep, mapLookup(nil)); err == nil || !strings.Contains(err.Error(), "references nest more than 16 deep") {
+	if _, err := expand.Expand(deep, mapLookup(nil)); err == nil || !strings.Contains(err.Error(), "references nest more than 16 deep") {
 		t.Errorf("Expand: %v", err)
 	}
 	dir := t.TempDir()
@@ -71,7 +72,7 @@ func TestDeeplyNestedReferencesAreRefused(t *testing.T) {
 		t.Errorf("Load: %v", err)
 	}
 	ok := strings.Repeat("${A:-", 16) + "x" + strings.Repeat("}", 16)
-	if got, err := Expand(ok, mapLookup(nil)); err != nil || got != "x" {
+	if got, err := expand.Expand(ok, mapLookup(nil)); err != nil || got != "x" {
 		t.Errorf("16 deep: %q, %v", got, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
@@ -30,11 +31,11 @@ servers:
     tls: {ca_file: ~/ca.pem}
 `)
 	t.Setenv("HOME", "")
-	real := currentUser
-	t.Cleanup(func() { currentUser = real })
+	real := expand.CurrentUser
+	t.Cleanup(func() { expand.CurrentUser = real })
 	noHOME := mapLookup(map[string]string{})
 
-	currentUser = func() (*user.User, error) { return &user.User{HomeDir: home}, nil }
+	expand.CurrentUser = func() (*user.User, error) { return &user.User{HomeDir: home}, nil }
 	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ servers:
 		t.Errorf("CA file %q, Authorization %q: want both from the account's home", target.CAFile, target.Headers["Authorization"])
 	}
 
-	currentUser = func() (*user.User, error) { return nil, errors.New("no account") }
+	expand.CurrentUser = func() (*user.User, error) { return nil, errors.New("no account") }
 	cfg, err = load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)

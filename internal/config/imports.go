@@ -35,6 +35,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsonc"
 	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -44,7 +45,7 @@ import (
 // src (Sources.ClientFile: the decoder host discovery reads the same files
 // with, so a file means one thing however it is named). What they leave
 // unset, Normalize sets.
-func loadClientConfig(src Sources, path string, inputs map[string]input) ([]Server, error) {
+func loadClientConfig(src Sources, path string, inputs map[string]expand.Input) ([]Server, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("client config %s: %w", path, err)
@@ -93,7 +94,7 @@ func loadClientConfig(src Sources, path string, inputs map[string]input) ([]Serv
 
 // clientServer reads one server of a client config (Normalize applies the
 // defaults); ok is false for a server in error or disabled.
-func clientServer(d *decoder, key, name string, v any, project string, inputs map[string]input) (Server, bool) {
+func clientServer(d *decoder, key, name string, v any, project string, inputs map[string]expand.Input) (Server, bool) {
 	s, ok, skip := decodeClientServer(d, key, name, v, project)
 	if !ok || skip {
 		return Server{}, false

@@ -82,6 +82,7 @@ import (
 	"github.com/knadh/koanf/maps"
 	yamlv3 "go.yaml.in/yaml/v3"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
@@ -125,7 +126,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 			cfg.Lock = resolveLoadPath(lock, dir)
 		}
 	}
-	var inputs map[string]input
+	var inputs map[string]expand.Input
 	if o, ok := root.sub("inputs", false); ok {
 		inputs = decodeInputs(o, dir)
 	}
@@ -168,7 +169,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 			continue
 		case errors.As(err, &pe):
 			errs = append(errs, &FieldError{File: abs, Key: im.key, Err: err,
-				Problem: fmt.Sprintf("cannot read %s (%s); fix the path, or write {path: ..., optional: true} if it may be absent", im.path, describeFileError(err))})
+				Problem: fmt.Sprintf("cannot read %s (%s); fix the path, or write {path: ..., optional: true} if it may be absent", im.path, expand.FileProblem(err))})
 			continue
 		default:
 			errs = append(errs, err)
@@ -353,8 +354,8 @@ func decodeDefaults(o *object, def *Defaults) {
 	o.finish()
 }
 
-func decodeInputs(o *object, dir string) map[string]input {
-	inputs := map[string]input{}
+func decodeInputs(o *object, dir string) map[string]expand.Input {
+	inputs := map[string]expand.Input{}
 	for _, id := range o.keys() {
 		in, ok := o.d.object(o.key(id), o.m[id], true)
 		if !ok {
@@ -371,9 +372,9 @@ func decodeInputs(o *object, dir string) map[string]input {
 		case hasFile && file == "":
 			o.d.errorf(in.key("file"), "is empty; name the file that holds the input")
 		case hasFile:
-			inputs[id] = input{File: resolveLoadPath(file, dir)}
+			inputs[id] = expand.Input{File: resolveLoadPath(file, dir)}
 		default:
-			inputs[id] = input{Env: env}
+			inputs[id] = expand.Input{Env: env}
 		}
 	}
 	return inputs
@@ -502,6 +503,12 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	return s, len(d.errs) == nerr
 }
 
+// maxConfigBytes is what a file read from the configuration may hold at
+// most (see readfile, which also refuses a named pipe or a device): a
+// configuration, a client config or a contracts file of a large fleet is a
+// few MiB.
+const maxConfigBytes = 8 << 20
+
 // resolveLoadPath resolves a path read once, at load (imports, lock, input
 // files): "~/" by expandHome, a relative path against dir.
 func resolveLoadPath(p, dir string) string {
@@ -509,7 +516,7 @@ func resolveLoadPath(p, dir string) string {
 		return p
 	}
 	if strings.HasPrefix(p, "~/") {
-		p, _ = expandHome(p, processLookup)
+		p, _ = expand.Home(p, expand.ProcessLookup)
 		return p
 	}
 	if filepath.IsAbs(p) {

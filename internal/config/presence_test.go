@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 )
 
 // Every credential a server is given is checked: an env or header value
@@ -109,9 +111,9 @@ func TestResolveErrors(t *testing.T) {
 		kind   error
 		msg    string
 	}{
-		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_HOST": "${NOT_SET_ANYWHERE}"}}, ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
-		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "${file:${NOT_SET_ANYWHERE}/token}"}}, ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
-		{Server{Name: "s", Command: "x", Args: []string{"--dir", "${NOT_SET_ANYWHERE:?name the directory to serve}"}}, ErrRequired, "name the directory to serve"},
+		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_HOST": "${NOT_SET_ANYWHERE}"}}, expand.ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
+		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "${file:${NOT_SET_ANYWHERE}/token}"}}, expand.ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
+		{Server{Name: "s", Command: "x", Args: []string{"--dir", "${NOT_SET_ANYWHERE:?name the directory to serve}"}}, expand.ErrRequired, "name the directory to serve"},
 	} {
 		_, _, err := tc.server.Resolve(mapLookup(nil))
 		if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.msg) {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -46,7 +47,7 @@ func (c *Config) Server(name string) (Server, bool) {
 // ${file:...} path) must be set: unset, it is an error.
 // A missing credential is not an error: the caller decides (the runner
 // does not probe, and reports credential_missing); every other expansion
-// problem is an *ExpandError naming the server and the key, never the
+// problem is an *expand.Error naming the server and the key, never the
 // value.
 func (s Server) Resolve(lookup func(string) (string, bool)) (probe.Target, []probe.GivenCredential, error) {
 	t, given, errs := s.target(lookup, false)
@@ -95,21 +96,21 @@ func (c *Config) Check(lookup func(string) (string, bool)) []error {
 // (see Resolve); with all set it goes on after an error to report every
 // one.
 func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Target, []probe.GivenCredential, []error) {
-	x := expander{lookup: lookup, baseDir: s.baseDir, inputs: s.inputs, workspace: s.workspace}
+	x := expand.Expander{Lookup: lookup, BaseDir: s.baseDir, Inputs: s.inputs, Workspace: s.workspace}
 	var errs []error
 	var given []probe.GivenCredential
 	fail := func(key string, err error) {
-		var ee *ExpandError
+		var ee *expand.Error
 		if errors.As(err, &ee) {
 			ee.Server, ee.Key, ee.Source = s.Name, key, s.Source
 		}
 		errs = append(errs, err)
 	}
-	expand := func(key, value string) string {
+	expandAt := func(key, value string) string {
 		if len(errs) > 0 && !all {
 			return ""
 		}
-		v, err := x.expand(value)
+		v, err := x.Expand(value)
 		if err != nil {
 			fail(key, err)
 		}
@@ -125,10 +126,10 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 			why = append(why, "it is written empty")
 		}
 		cx := x
-		cx.missing = func(w string) { why = append(why, w) }
-		v, err := cx.expand(value)
-		if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
-			why, v, err = append(why, ee.msg), "", nil
+		cx.Missing = func(w string) { why = append(why, w) }
+		v, err := cx.Expand(value)
+		if ee := (*expand.Error)(nil); errors.As(err, &ee) && errors.Is(err, expand.ErrRequired) {
+			why, v, err = append(why, ee.Problem), "", nil
 		}
 		if err != nil {
 			fail(key, err)
@@ -145,18 +146,18 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 		Era:                s.Era,
 	}
 	if s.Command != "" {
-		t.Command = expand("command", s.Command)
+		t.Command = expandAt("command", s.Command)
 		if strings.Contains(t.Command, "/") {
 			t.Command = resolvePath(t.Command, s.baseDir, lookup)
 		}
 		if len(s.Args) > 0 {
 			t.Args = make([]string, len(s.Args))
 			for i, a := range s.Args {
-				t.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
+				t.Args[i] = expandAt(fmt.Sprintf("args[%d]", i), a)
 			}
 		}
 		if s.EnvFile != "" {
-			t.Env = s.readEnvFile(expand("envFile", s.EnvFile), lookup, &errs)
+			t.Env = s.readEnvFile(expandAt("envFile", s.EnvFile), lookup, &errs)
 		}
 		if len(s.Env) > 0 {
 			if t.Env == nil {
@@ -166,16 +167,16 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 				if secret.IsCredentialName(k) {
 					t.Env[k] = credential("env:"+k, joinKey("env", k), s.Env[k])
 				} else {
-					t.Env[k] = expand(joinKey("env", k), s.Env[k])
+					t.Env[k] = expandAt(joinKey("env", k), s.Env[k])
 				}
 			}
 		}
 		if s.Dir != "" {
-			t.Dir = resolvePath(expand("cwd", s.Dir), s.baseDir, lookup)
+			t.Dir = resolvePath(expandAt("cwd", s.Dir), s.baseDir, lookup)
 		}
 	}
 	if s.URL != "" {
-		t.URL = expand("url", s.URL)
+		t.URL = expandAt("url", s.URL)
 		if s.publicOnly != "" {
 			t.PublicOnly, t.PublicOnlyFix = true, s.publicOnly
 		}
@@ -185,12 +186,12 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 				if secret.IsCredentialName(k) {
 					t.Headers[k] = credential("header:"+k, joinKey("headers", k), s.Headers[k])
 				} else {
-					t.Headers[k] = expand(joinKey("headers", k), s.Headers[k])
+					t.Headers[k] = expandAt(joinKey("headers", k), s.Headers[k])
 				}
 			}
 		}
 		if s.CAFile != "" {
-			t.CAFile = resolvePath(expand("tls.ca_file", s.CAFile), s.baseDir, lookup)
+			t.CAFile = resolvePath(expandAt("tls.ca_file", s.CAFile), s.baseDir, lookup)
 			if len(errs) == 0 || all {
 				t.CA = s.readCA(t.CAFile, &errs)
 			}
@@ -207,10 +208,10 @@ func (s Server) target(lookup func(string) (string, bool), all bool) (probe.Targ
 		}
 		var why []string
 		cx := x
-		cx.missing = func(w string) { why = append(why, w) }
-		_, err := cx.expand(value)
-		if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
-			why, err = append(why, ee.msg), nil
+		cx.Missing = func(w string) { why = append(why, w) }
+		_, err := cx.Expand(value)
+		if ee := (*expand.Error)(nil); errors.As(err, &ee) && errors.Is(err, expand.ErrRequired) {
+			why, err = append(why, ee.Problem), nil
 		}
 		if err == nil {
 			given = append(given, probe.GivenCredential{Credential: name, Present: len(why) == 0, Why: strings.Join(why, "; ")})
@@ -262,13 +263,13 @@ func (s Server) readEnvFile(path string, lookup func(string) (string, bool), err
 	}
 	path = resolvePath(path, s.baseDir, lookup)
 	fail := func(cause error, format string, args ...any) map[string]string {
-		*errs = append(*errs, &ExpandError{Server: s.Name, Source: s.Source, Key: "envFile",
-			Kind: ErrSecretFile, File: path, Cause: cause, msg: fmt.Sprintf(format, args...)})
+		*errs = append(*errs, &expand.Error{Server: s.Name, Source: s.Source, Key: "envFile",
+			Kind: expand.ErrSecretFile, File: path, Cause: cause, Problem: fmt.Sprintf(format, args...)})
 		return nil
 	}
-	data, err := readSecretFile(path)
+	data, err := expand.ReadSecret(path)
 	if err != nil {
-		return fail(err, "cannot read env file %s: %s; create it or fix envFile", path, describeFileError(err))
+		return fail(err, "cannot read env file %s: %s; create it or fix envFile", path, expand.FileProblem(err))
 	}
 	env, err := parseEnvFile([]byte(data))
 	if err != nil {
@@ -282,8 +283,8 @@ func (s Server) readEnvFile(path string, lookup func(string) (string, bool), err
 func (s Server) readCA(path string, errs *[]error) []byte {
 	data, err := ReadCA(path)
 	if err != nil {
-		*errs = append(*errs, &ExpandError{Server: s.Name, Source: s.Source, Key: "tls.ca_file", Kind: ErrSecretFile, File: path, Cause: err,
-			msg: fmt.Sprintf("%s: %s; fix the path or the file", path, describeFileError(err))})
+		*errs = append(*errs, &expand.Error{Server: s.Name, Source: s.Source, Key: "tls.ca_file", Kind: expand.ErrSecretFile, File: path, Cause: err,
+			Problem: fmt.Sprintf("%s: %s; fix the path or the file", path, expand.FileProblem(err))})
 		return nil
 	}
 	return data
@@ -310,7 +311,7 @@ func resolvePath(p, base string, lookup func(string) (string, bool)) string {
 		return p
 	}
 	if strings.HasPrefix(p, "~/") {
-		p, _ = expandHome(p, lookup)
+		p, _ = expand.Home(p, lookup)
 		return p
 	}
 	if filepath.IsAbs(p) || base == "" {
@@ -329,7 +330,7 @@ func (s Server) checkPaths(t probe.Target, lookup func(string) (string, bool)) [
 	if t.Command != "" {
 		if strings.Contains(t.Command, "/") {
 			if err := checkExecutable(t.Command); err != nil {
-				problem("command", "%s is not an executable file (%s); fix the path or build it", t.Command, describeFileError(err))
+				problem("command", "%s is not an executable file (%s); fix the path or build it", t.Command, expand.FileProblem(err))
 			}
 		} else if !inPath(t.Command, lookup) {
 			problem("command", "%s is not found in PATH; install it or give its full path", t.Command)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 )
 
 func TestTargetErrorNamesServerAndKey(t *testing.T) {
@@ -31,11 +33,11 @@ servers:
 
 	report, _ := cfg.Server("report")
 	_, _, err = report.Resolve(lookup)
-	var ee *ExpandError
+	var ee *expand.Error
 	if !errors.As(err, &ee) {
 		t.Fatalf("got %T %v", err, err)
 	}
-	if !errors.Is(err, ErrSecretFile) || !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrUnsetVariable) {
+	if !errors.Is(err, expand.ErrSecretFile) || !errors.Is(err, fs.ErrNotExist) || errors.Is(err, expand.ErrUnsetVariable) {
 		t.Errorf("kind of %v", err)
 	}
 	if ee.Server != "report" || ee.Key != "env.REPORT_API_TOKEN" || ee.File != tokenPath || ee.Source != file {
@@ -63,7 +65,7 @@ servers:
 	remote, _ := cfg.Server("remote")
 	_, _, err = remote.Resolve(lookup)
 	want = `server "remote" (` + file + `) headers.X-Region: variable REPORT_REGION is not set: set REPORT_REGION or use ${REPORT_REGION:-} for an empty default`
-	if err == nil || err.Error() != want || !errors.Is(err, ErrUnsetVariable) {
+	if err == nil || err.Error() != want || !errors.Is(err, expand.ErrUnsetVariable) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -155,7 +156,7 @@ type Server struct {
 	callChecks []callCheck
 
 	// inputs resolves VS Code ${input:ID} references.
-	inputs map[string]input
+	inputs map[string]expand.Input
 	// baseDir is where relative paths start: the directory of the file
 	// that defined the server (the project folder for .vscode/ and .cursor/).
 	baseDir string

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/glob"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -22,9 +23,9 @@ type serverKeys struct {
 
 // checkRef reports a malformed ${...} reference in the value at key.
 func (d *decoder) checkRef(key, value string) {
-	if _, err := parseTemplate(value); err != nil {
-		if e := (*ExpandError)(nil); errors.As(err, &e) {
-			d.errorf(key, "%s", e.msg)
+	if err := expand.Check(value); err != nil {
+		if e := (*expand.Error)(nil); errors.As(err, &e) {
+			d.errorf(key, "%s", e.Problem)
 		} else {
 			d.errorf(key, "%v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -107,8 +108,8 @@ func (d *doctor) judgeCredentials(c *candidate) {
 			n.uses = append(n.uses, use)
 		}
 		for _, err := range sub.Check(lookup) {
-			var ee *config.ExpandError
-			if !errors.As(err, &ee) || !(errors.Is(err, config.ErrUnsetVariable) || errors.Is(err, config.ErrRequired)) || ee.Var == "" || assumed[ee.Var] {
+			var ee *expand.Error
+			if !errors.As(err, &ee) || !(errors.Is(err, expand.ErrUnsetVariable) || errors.Is(err, expand.ErrRequired)) || ee.Var == "" || assumed[ee.Var] {
 				continue
 			}
 			needed(ee.Var, fmt.Sprintf("server %q (%s)", ee.Server, ee.Key))

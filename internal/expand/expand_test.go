@@ -1,4 +1,4 @@
-package config
+package expand
 
 import (
 	"errors"
@@ -133,9 +133,9 @@ func TestExpandErrors(t *testing.T) {
 			if !errors.Is(err, tc.kind) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tc.kind)
 			}
-			var ee *ExpandError
+			var ee *Error
 			if !errors.As(err, &ee) {
-				t.Fatalf("error %T is not *ExpandError", err)
+				t.Fatalf("error %T is not *Error", err)
 			}
 			if err.Error() != tc.msg {
 				t.Errorf("message\n got: %s\nwant: %s", err, tc.msg)
@@ -151,9 +151,9 @@ func TestExpandErrorFields(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "token")
 	_, err := Expand("${file:"+missing+"}", mapLookup(nil))
-	var ee *ExpandError
+	var ee *Error
 	if !errors.As(err, &ee) {
-		t.Fatalf("not an *ExpandError: %v", err)
+		t.Fatalf("not an *Error: %v", err)
 	}
 	if ee.File != missing || ee.Var != "" {
 		t.Errorf("File=%q Var=%q, want File=%q", ee.File, ee.Var, missing)
@@ -186,7 +186,7 @@ func TestExpandRereadsFile(t *testing.T) {
 
 func TestExpandSecretFileTooLarge(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "big")
-	writeFile(t, path, strings.Repeat("x", maxSecretFileBytes+1))
+	writeFile(t, path, strings.Repeat("x", MaxSecretBytes+1))
 	_, err := Expand("${file:"+path+"}", mapLookup(nil))
 	if !errors.Is(err, ErrSecretFile) || !strings.Contains(err.Error(), "larger than the limit of 1 MiB") {
 		t.Errorf("got %v", err)
