@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/expand"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/browser"
@@ -223,7 +224,7 @@ func cmdLogin(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 	if s.Auth == nil || s.Auth.Grant != oauth.GrantRefreshToken {
-		_, err := s.LoginOAuth(c.lookupEnv)
+		_, err := launch.LoginOAuth(s, c.lookupEnv)
 		fmt.Fprintf(c.stderr, "mcpwatch login: %v\n", err)
 		return exitConfig
 	}

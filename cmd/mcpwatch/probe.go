@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/expand"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
@@ -144,7 +145,7 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 	// The flags are a server like any configured one: Build expands it,
 	// reads its files, finds a credential given without a value (not
 	// probed: credential_missing) and makes its OAuth client.
-	b, err := f.server().Build(c.lookupEnv, config.BuildOptions{})
+	b, err := launch.Build(f.server(), c.lookupEnv, launch.BuildOptions{})
 	var called *callOutcome
 	if f.call.tool != "" {
 		called = &callOutcome{}

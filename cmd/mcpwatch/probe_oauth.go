@@ -46,7 +46,7 @@ func (o *oauthFlags) set(fs *pflag.FlagSet) bool {
 }
 
 // check rejects --oauth-* flags that cannot make a client, before any
-// value is read: the client the probe makes (config.Server.Build) is
+// value is read: the client the probe makes (launch.Build) is
 // checked again with the values.
 func (o *oauthFlags) check() error {
 	if o.refreshToken != "" && !expand.IsFileReference(o.refreshToken) {

@@ -169,7 +169,7 @@ func TestProbeStdio(t *testing.T) {
 			flags: []string{"--env", "REPORT_LOG_DIR=${MCPWATCH_SURELY_UNSET_VAR}"}, code: exitFailed, reason: "config",
 			has: []string{"FAILED (config)", "MCPWATCH_SURELY_UNSET_VAR", "--env REPORT_LOG_DIR"}},
 		// The flags are a server like a configured one: a credential given
-		// without a value is not sent to the server (config.Server.Build).
+		// without a value is not sent to the server (launch.Build).
 		{name: "credential given empty", cfg: probetest.Config{},
 			flags: []string{"--env", "API_KEY="}, code: exitFailed, reason: "credential_missing",
 			has: []string{"FAILED (credential_missing)", "env:API_KEY has no value (it is written empty)"}},

@@ -206,7 +206,7 @@ func (s *Server) setContracts(names []string, byTool map[string]contracts.Contra
 // readContractsFile reads a contracts file, as mcp-probe's toolsFile, and
 // checks the schedules its contracts name.
 func readContractsFile(path string) (contracts.File, error) {
-	data, err := readfile.Read(path, maxConfigBytes)
+	data, err := readfile.Read(path, MaxFileBytes)
 	if err != nil {
 		return contracts.File{}, fmt.Errorf("cannot read it (%s); fix the path", expand.FileProblem(err))
 	}

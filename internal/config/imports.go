@@ -66,7 +66,7 @@ func loadClientConfig(src Sources, path string, inputs map[string]expand.Input) 
 	if parsed.ServerList != nil { // mcp-probe.config.json: see mcpprobe.go
 		servers := loadMcpProbe(d, parsed.ServerList, filepath.Dir(abs))
 		for i := range servers {
-			servers[i].inputs = inputs
+			servers[i].Inputs = inputs
 		}
 		return servers, d.err()
 	}
@@ -99,7 +99,7 @@ func clientServer(d *decoder, key, name string, v any, project string, inputs ma
 	if !ok || skip {
 		return Server{}, false
 	}
-	s.inputs = inputs
+	s.Inputs = inputs
 	return s, true
 }
 
@@ -114,7 +114,7 @@ func decodeClientServer(d *decoder, prefix, name string, v any, project string) 
 		return Server{}, true, true
 	}
 	nerr := len(d.errs)
-	s = Server{Name: name, Source: d.file, baseDir: project, workspace: project}
+	s = Server{Name: name, Source: d.file, BaseDir: project, Workspace: project}
 	s.Command, _ = o.string("command")
 	s.Args, _ = o.strings("args")
 	s.Env, _ = o.stringMap("env")

@@ -62,8 +62,8 @@ package config
 // input files, cwd, ca_file, a command holding a "/", ${file:...}) start at
 // the directory of the file that names them; "~/" starts at $HOME. String
 // values of command, args, env, cwd, url, headers and ca_file may hold
-// ${...} references (see expand.go): their syntax is checked at load, their
-// values are read at every probe (Server.Build), and Config.Check reports
+// ${...} references (internal/expand): their syntax is checked at load, their
+// values are read at every probe (internal/launch's Build), and launch.Check reports
 // the ones that cannot be read now.
 
 import (
@@ -91,7 +91,7 @@ import (
 
 // Load reads, validates and normalizes an mcpwatch.yml; every problem
 // found is returned, joined, each naming the file, the key and the fix.
-// No variable or secret file is read (see Build, Config.Check). Its Loader
+// No variable or secret file is read (see launch.Build, launch.Check). Its Loader
 // has no Sources: a file with imports fails (internal/imports reads them).
 func Load(path string) (*Config, error) { return new(Loader).Load(path) }
 
@@ -102,7 +102,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	data, err := readfile.Read(abs, maxConfigBytes)
+	data, err := readfile.Read(abs, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -139,7 +139,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	if o, ok := root.sub("servers", false); ok {
 		for _, name := range o.keys() {
 			if s, ok := decodeServer(d, joinKey("servers", name), name, o.m[name], dir); ok {
-				s.inputs = inputs
+				s.Inputs = inputs
 				own = append(own, s)
 			}
 		}
@@ -435,7 +435,7 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 		return Server{}, false
 	}
 	nerr := len(d.errs)
-	s := Server{Name: name, Source: d.file, baseDir: dir}
+	s := Server{Name: name, Source: d.file, BaseDir: dir}
 	s.Command, _ = o.string("command")
 	s.URL, _ = o.string("url")
 	if s.Command == "" && s.URL == "" {
@@ -503,11 +503,11 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	return s, len(d.errs) == nerr
 }
 
-// maxConfigBytes is what a file read from the configuration may hold at
+// MaxFileBytes is what a file read from the configuration may hold at
 // most (see readfile, which also refuses a named pipe or a device): a
 // configuration, a client config or a contracts file of a large fleet is a
 // few MiB.
-const maxConfigBytes = 8 << 20
+const MaxFileBytes = 8 << 20
 
 // resolveLoadPath resolves a path read once, at load (imports, lock, input
 // files): "~/" by expandHome, a relative path against dir.
@@ -527,7 +527,8 @@ func resolveLoadPath(p, dir string) string {
 
 // resolveServerPath makes a plain relative path of a server absolute
 // against dir. A path holding a reference or starting with "~" is left for
-// Target, which resolves it after expansion with the probe's variables.
+// the probe's build (internal/launch), which resolves it after expansion
+// with the probe's variables.
 func resolveServerPath(p, dir string) string {
 	if p == "" || strings.Contains(p, "${") || strings.HasPrefix(p, "~") || filepath.IsAbs(p) {
 		return p

@@ -44,7 +44,7 @@ func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 		}
 		seen[name] = true
 		key = joinKey("servers", name)
-		s := Server{Name: name, Source: d.file, baseDir: dir}
+		s := Server{Name: name, Source: d.file, BaseDir: dir}
 		target, _ := o.string("target")
 		transport, hasTransport := o.string("transport")
 		s.Headers, _ = o.stringMap("headers")

@@ -231,7 +231,7 @@ func (l *Loader) registryServers(file string, im Import, inputs map[string]expan
 			// only the URL; what its host resolves to is checked as the
 			// probe dials.
 			if s.URL != "" && !im.PrivateRemotes {
-				s.publicOnly = fmt.Sprintf("it came from a registry: set private_remotes: true on %s %s to allow it", file, im.Key)
+				s.PublicOnly = fmt.Sprintf("it came from a registry: set private_remotes: true on %s %s to allow it", file, im.Key)
 			}
 			out = append(out, s)
 		} else {

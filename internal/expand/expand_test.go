@@ -7,14 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
-func mapLookup(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) {
-		v, ok := m[k]
-		return v, ok
-	}
-}
+var mapLookup = testtool.Lookup
 
 func TestExpand(t *testing.T) {
 	dir := t.TempDir()
@@ -206,14 +203,6 @@ func TestInputEnvVar(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
+var writeFile = testtool.WriteFile
 
 func removeFile(path string) error { return os.Remove(path) }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/issuer"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -127,14 +128,14 @@ type Observation struct {
 }
 
 // Probe probes s once (s normalized, as config.Load leaves every server):
-// it builds the target now (config.Server.Build, the one step that reads
+// it builds the target now (launch.Build, the one step that reads
 // and expands what the configuration names), waits for a slot in pool,
 // and probes within the deadline, which starts once the slot is taken. It
 // always returns a Result; ctx ending while it waits or probes makes it a
 // canceled one.
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
 	started := time.Now()
-	b, err := s.Build(req.Lookup, config.BuildOptions{Timeout: req.Timeout, Warm: req.Warm,
+	b, err := launch.Build(s, req.Lookup, launch.BuildOptions{Timeout: req.Timeout, Warm: req.Warm,
 		Calls: req.Calls, AutoCalls: req.AutoCalls, OAuth: req.OAuth, Login: req.Login})
 	obs := Observation{Timeout: b.Timeout}
 	if err != nil || len(b.Missing) > 0 {
@@ -398,7 +399,7 @@ func onStart(req Request) (done func()) {
 }
 
 // failed is the Result of a probe that never reached the server.
-func failed(b config.Built, reason probe.Reason, msg string, started time.Time) *probe.Result {
+func failed(b launch.Built, reason probe.Reason, msg string, started time.Time) *probe.Result {
 	took := time.Since(started)
 	return &probe.Result{
 		Reason:    reason,

@@ -3,7 +3,7 @@ package runner
 import (
 	"time"
 
-	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -14,7 +14,7 @@ import (
 // without it, most servers list fewer tools, or public data only, and
 // nothing would say why). Either names the server, the file, the variable
 // or the credential, never a value.
-func Unbuilt(b config.Built, err error, started time.Time) *probe.Result {
+func Unbuilt(b launch.Built, err error, started time.Time) *probe.Result {
 	if err != nil {
 		return failed(b, probe.ReasonConfig, err.Error(), started)
 	}

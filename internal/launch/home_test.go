@@ -1,4 +1,4 @@
-package config
+package launch
 
 import (
 	"errors"
@@ -44,7 +44,7 @@ servers:
 		t.Errorf("lock %q, want it in the account's home", cfg.Lock)
 	}
 	s, _ := cfg.Server("remote")
-	target, _, err := s.Resolve(noHOME)
+	target, _, err := Resolve(s, noHOME)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ servers:
 	if cfg.Lock != "~/team.lock.json" {
 		t.Errorf("lock %q, want it as written", cfg.Lock)
 	}
-	errs := cfg.Check(noHOME)
+	errs := Check(cfg, noHOME)
 	joined := ""
 	for _, e := range errs {
 		joined += e.Error() + "\n"
@@ -72,7 +72,7 @@ servers:
 
 func readTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := readfile.Read(filepath.Join("testdata", name), 1<<20)
+	b, err := readfile.Read(filepath.Join("../config/testdata", name), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
