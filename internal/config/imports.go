@@ -38,7 +38,6 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsonc"
 	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
-	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // loadClientConfig reads the servers of an MCP client config file through
@@ -115,46 +114,17 @@ func decodeClientServer(d *decoder, prefix, name string, v any, project string) 
 	}
 	nerr := len(d.errs)
 	s = Server{Name: name, Source: d.file, BaseDir: project, Workspace: project}
+	var w written
 	s.Command, _ = o.string("command")
-	s.Args, _ = o.strings("args")
-	s.Env, _ = o.stringMap("env")
+	readShared(o, &s)
 	s.EnvFile, _ = o.string("envFile")
-	cwd, hasCwd := o.string("cwd")
+	w.cwd, w.hasCwd = o.string("cwd")
 	s.URL, _ = o.string("url")
-	s.Headers, _ = o.stringMap("headers")
-	typ, hasType := o.string("type")
+	w.transport, w.hasTransport = o.string("type")
 	nearMisses(o)
 
-	t, known := probe.ParseTransport(typ)
-	switch {
-	case hasType && t == probe.TransportStdio:
-		s.Transport = probe.TransportStdio // with a url, checkServer reports it
-	case hasType:
-		if !known || t == probe.TransportAuto {
-			d.errorf(o.key("type"), "%q is not a server type mcpwatch can probe; use stdio, http or sse", typ)
-		}
-		s.Transport = t
-		if s.URL == "" && s.Command == "" {
-			break // checkServer reports it
-		}
-		if s.URL == "" {
-			d.errorf(o.key("type"), "is %s but the server has no url; add one, or use stdio for a command", typ)
-		}
-	case s.URL != "":
-		s.Transport = probe.TransportAuto
-	default:
-		s.Transport = probe.TransportStdio
-	}
-	checkServer(d, &s, serverKeys{prefix: prefix, transport: "type", caFile: joinKey(prefix, "ca_file")})
-
-	if s.Command != "" && s.URL == "" {
-		s.Command = resolveCommand(s.Command, project)
-		s.EnvFile = resolveServerPath(s.EnvFile, project)
-		s.Dir = project
-		if hasCwd {
-			s.Dir = resolveServerPath(cwd, project)
-		}
-	}
+	clientDialect.setTransport(d, prefix, &s, w)
+	clientDialect.finish(d, prefix, &s, w, project)
 	return s, len(d.errs) == nerr, false
 }
 

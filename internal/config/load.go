@@ -441,12 +441,11 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	if s.Command == "" && s.URL == "" {
 		return decodeOverlay(d, o, s, dir)
 	}
-	s.Args, _ = o.strings("args")
-	s.Env, _ = o.stringMap("env")
-	cwd, hasCwd := o.string("cwd")
+	var w written
+	readShared(o, &s)
+	w.cwd, w.hasCwd = o.string("cwd")
 	s.InheritEnv, s.inheritEnvSet = o.boolean("inherit_env")
-	transport, hasTransport := o.string("transport")
-	s.Headers, _ = o.stringMap("headers")
+	w.transport, w.hasTransport = o.string("transport")
 	if tls, ok := o.sub("tls", true); ok {
 		s.CAFile, _ = tls.string("ca_file")
 		s.Insecure, _ = tls.boolean("insecure_skip_verify")
@@ -462,44 +461,15 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	decodeCalls(o, &s, dir)
 	o.finish()
 
-	if s.URL != "" {
-		s.Transport = probe.TransportAuto
-		if hasTransport {
-			if t, ok := probe.ParseTransport(transport); ok {
-				s.Transport = t
-			} else {
-				d.errorf(o.key("transport"), "%q is not a transport; use auto, http or sse", transport)
-			}
-		}
-		for _, k := range []string{"command", "args", "env", "cwd", "inherit_env", "start_timeout", "stdio_mode", "restart_every"} {
-			if _, set := o.m[k]; set && s.Command == "" {
-				d.errorf(o.key(k), "applies only to command servers, and this one has a url; remove it")
-			}
-		}
-	} else if s.Command != "" {
-		s.Transport = probe.TransportStdio
-		if t, _ := probe.ParseTransport(transport); hasTransport && t != probe.TransportStdio {
-			d.errorf(o.key("transport"), "applies only to url servers, and this one has a command; remove it")
-		}
-		for _, k := range []string{"headers", "tls", "watch_changes"} {
-			if _, set := o.m[k]; set {
-				d.errorf(o.key(k), "applies only to url servers, and this one has a command; remove it")
-			}
-		}
+	ymlDialect.setTransport(d, prefix, &s, w)
+	switch {
+	case s.URL != "" && s.Command == "":
+		misplaced(o, "applies only to command servers, and this one has a url; remove it",
+			"command", "args", "env", "cwd", "inherit_env", "start_timeout", "stdio_mode", "restart_every")
+	case s.Command != "" && s.URL == "":
+		misplaced(o, "applies only to url servers, and this one has a command; remove it", "headers", "tls", "watch_changes")
 	}
-	checkServer(d, &s, serverKeys{prefix: prefix, transport: "transport", caFile: joinKey(prefix, "tls.ca_file")})
-	if s.Auth != nil {
-		checkAuth(d, &s, prefix)
-	}
-
-	if s.Command != "" {
-		s.Command = resolveCommand(s.Command, dir)
-		s.Dir = dir
-		if hasCwd {
-			s.Dir = resolveServerPath(cwd, dir)
-		}
-	}
-	s.CAFile = resolveServerPath(s.CAFile, dir)
+	ymlDialect.finish(d, prefix, &s, w, dir)
 	return s, len(d.errs) == nerr
 }
 
@@ -508,6 +478,15 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 // configuration, a client config or a contracts file of a large fleet is a
 // few MiB.
 const MaxFileBytes = 8 << 20
+
+// misplaced reports each of keys that o sets, saying problem.
+func misplaced(o *object, problem string, keys ...string) {
+	for _, k := range keys {
+		if _, set := o.m[k]; set {
+			o.d.errorf(o.key(k), "%s", problem)
+		}
+	}
+}
 
 // resolveLoadPath resolves a path read once, at load (imports, lock, input
 // files): "~/" by expandHome, a relative path against dir.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -44,5 +45,15 @@ func TestTransportOneVocabulary(t *testing.T) {
 				t.Fatalf("servers %+v, want one with transport %s", servers, tc.want)
 			}
 		})
+	}
+}
+
+// An mcp-probe config's target of spaces alone is no target: it named no
+// command to split (it panicked).
+func TestMcpProbeBlankTarget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp-probe.config.json")
+	writeFile(t, path, `{"servers": [{"name": "a", "target": "   "}]}`)
+	if _, err := readClientConfig(path); err == nil || !strings.Contains(err.Error(), "servers.a: has no target") {
+		t.Errorf("got %v", err)
 	}
 }
