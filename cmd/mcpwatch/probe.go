@@ -44,10 +44,10 @@ ${VAR} anywhere in the string, ${VAR:-default} (when VAR is unset or empty)
 and ${file:PATH} (the file's contents, one trailing newline trimmed). An
 unset variable fails the probe with reason "config"; a credential (an --env or
 --header whose name says credential, such as API_KEY or Authorization) with no
-value, unset or empty, fails it with reason "credential_missing", and the server
-is not started. Quote them with single
-quotes so the shell leaves them alone. A stdio server gets a minimal environment
-(PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TMPDIR) plus --env.
+value, unset or empty, fails it with reason "credential_missing", and the
+server is not started, as check and serve do. Quote them with single quotes so
+the shell leaves them alone. A stdio server gets a minimal environment (PATH,
+HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TMPDIR) plus --env.
 
 Flags:
 %s

@@ -453,15 +453,10 @@ func (x Expander) file(p part) (string, error) {
 	if err := px.eval(p.path, &b); err != nil {
 		return "", err
 	}
-	path := b.String()
-	if strings.HasPrefix(path, "~/") {
-		var ok bool
-		if path, ok = Home(path, x.lookupVar); !ok {
-			return "", &Error{Kind: ErrUnsetVariable, Var: "HOME",
-				Problem: fmt.Sprintf("secret file %s starts with ~/ but HOME is not set and the user has no home directory: set HOME or write an absolute path", path)}
-		}
-	} else if !filepath.IsAbs(path) && x.BaseDir != "" {
-		path = filepath.Join(x.BaseDir, path)
+	path, ok := x.Path(b.String())
+	if !ok {
+		return "", &Error{Kind: ErrUnsetVariable, Var: "HOME",
+			Problem: fmt.Sprintf("secret file %s starts with ~/ but HOME is not set and the user has no home directory: set HOME or write an absolute path", path)}
 	}
 	content, err := ReadSecret(path)
 	if err != nil {
@@ -472,6 +467,49 @@ func (x Expander) file(p part) (string, error) {
 		x.Missing(fmt.Sprintf("the file %s (${file:...}) is empty", path))
 	}
 	return content, nil
+}
+
+// Path resolves an expanded path as every path a server names is
+// resolved (a ${file:...}, its command, cwd, env file, CA, key and token
+// files): "~/" by Home, a relative one against BaseDir (as it is when
+// BaseDir is ""). ok is false for a "~/" path with no home at all: it is
+// then returned as written, never joined to a directory.
+func (x Expander) Path(p string) (string, bool) {
+	switch {
+	case strings.HasPrefix(p, "~/"):
+		return Home(p, x.lookupVar)
+	case p == "" || filepath.IsAbs(p) || x.BaseDir == "":
+		return p, true
+	}
+	return filepath.Join(x.BaseDir, p), true
+}
+
+// ExpandPath expands v and resolves the path it gives (Path).
+func (x Expander) ExpandPath(v string) (string, error) {
+	p, err := x.Expand(v)
+	if err != nil {
+		return "", err
+	}
+	p, _ = x.Path(p)
+	return p, nil
+}
+
+// Credential expands v, a credential's value, and says why it has no
+// value, if it has none: v written empty (a placeholder never filled in,
+// or a shell's empty $VAR), each reference without a default that gave
+// nothing (unset or empty: one problem to whoever is paged), a
+// ${VAR:?message} unset or empty (its message). err is any other problem,
+// a wiring fault.
+func (x Expander) Credential(v string) (out string, why []string, err error) {
+	if v == "" {
+		why = append(why, "it is written empty")
+	}
+	x.Missing = func(w string) { why = append(why, w) }
+	out, err = x.Expand(v)
+	if ee := (*Error)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
+		return "", append(why, ee.Problem), nil
+	}
+	return out, why, err
 }
 
 // ReadSecret reads a secret file: at most MaxSecretBytes, one trailing

@@ -64,7 +64,7 @@ func oauthConfig(s config.Server, lookup func(string) (string, bool), readRefres
 		TokenURL:     expandAt("token_url", a.TokenURL),
 	}
 	if a.PrivateKeyFile != "" {
-		cfg.PrivateKeyFile = resolvePath(expandAt("private_key_file", a.PrivateKeyFile), s.BaseDir, lookup)
+		cfg.PrivateKeyFile, _ = x.Path(expandAt("private_key_file", a.PrivateKeyFile))
 		if first == nil {
 			pem, err := readfile.Read(cfg.PrivateKeyFile, expand.MaxSecretBytes)
 			if err != nil {
@@ -78,7 +78,7 @@ func oauthConfig(s config.Server, lookup func(string) (string, bool), readRefres
 		if err != nil {
 			first = err
 		} else {
-			cfg.RefreshTokenFile = resolvePath(path, s.BaseDir, lookup)
+			cfg.RefreshTokenFile, _ = x.Path(path)
 			if readRefreshToken {
 				cfg.RefreshToken = expandAt("refresh_token", a.RefreshToken)
 			}

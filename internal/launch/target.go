@@ -89,7 +89,7 @@ func Check(c *config.Config, lookup func(string) (string, bool)) []error {
 // credential (see Resolve); with all set it goes on after an error to
 // report every one.
 func target(s config.Server, lookup func(string) (string, bool), all bool) (probe.Target, []probe.GivenCredential, []error) {
-	b := &build{s: s, lookup: lookup, all: all,
+	b := &build{s: s, all: all,
 		x: expand.Expander{Lookup: lookup, BaseDir: s.BaseDir, Inputs: s.Inputs, Workspace: s.Workspace}}
 	t := probe.Target{
 		InheritEnv:         s.InheritEnv,
@@ -119,12 +119,11 @@ func target(s config.Server, lookup func(string) (string, bool), all bool) (prob
 
 // build is one server's target as it is built: what it has met so far.
 type build struct {
-	s      config.Server
-	lookup func(string) (string, bool)
-	x      expand.Expander
-	all    bool // go on after an error (Check), else stop at the first
-	errs   []error
-	given  []probe.GivenCredential
+	s     config.Server
+	x     expand.Expander
+	all   bool // go on after an error (Check), else stop at the first
+	errs  []error
+	given []probe.GivenCredential
 }
 
 // stopped reports that an error ends the build: nothing more is read.
@@ -140,33 +139,30 @@ func (b *build) fail(key string, err error) {
 }
 
 // value expands the value at key.
-func (b *build) value(key, v string) string {
+func (b *build) value(key, v string) string { return b.expand(key, v, b.x.Expand) }
+
+// path expands a path at key and resolves it against the server's folder.
+func (b *build) path(key, p string) string { return b.expand(key, p, b.x.ExpandPath) }
+
+// expand gives the value at key as f makes it, noting f's error.
+func (b *build) expand(key, v string, f func(string) (string, error)) string {
 	if b.stopped() {
 		return ""
 	}
-	out, err := b.x.Expand(v)
+	out, err := f(v)
 	if err != nil {
 		b.fail(key, err)
 	}
 	return out
 }
 
-// path expands a path at key and resolves it against the server's folder.
-func (b *build) path(key, p string) string {
-	return resolvePath(b.value(key, p), b.s.BaseDir, b.lookup)
-}
-
 // credential expands the value at key of a credential named name, noting
-// whether it has a value.
+// whether it has a value (expand.Expander.Credential).
 func (b *build) credential(name, key, v string) string {
 	if b.stopped() {
 		return ""
 	}
-	var why []string
-	if v == "" { // a placeholder never filled in, or a shell's empty $VAR
-		why = append(why, "it is written empty")
-	}
-	out, err := b.expandNoting(v, &why)
+	out, why, err := b.x.Credential(v)
 	if err != nil {
 		b.fail(key, err)
 		return out
@@ -184,23 +180,9 @@ func (b *build) present(name, v string) {
 	if v == "" {
 		return
 	}
-	var why []string
-	if _, err := b.expandNoting(v, &why); err == nil {
+	if _, why, err := b.x.Credential(v); err == nil {
 		b.note(name, why)
 	}
-}
-
-// expandNoting expands v, adding to why each reference in it that gave no
-// value; a ${VAR:?message} unset or empty is one too, not an error.
-func (b *build) expandNoting(v string, why *[]string) (string, error) {
-	cx := b.x
-	cx.Missing = func(w string) { *why = append(*why, w) }
-	out, err := cx.Expand(v)
-	if ee := (*expand.Error)(nil); errors.As(err, &ee) && errors.Is(err, expand.ErrRequired) {
-		*why = append(*why, ee.Problem)
-		return "", nil
-	}
-	return out, err
 }
 
 func (b *build) note(name string, why []string) {
@@ -213,7 +195,7 @@ func (b *build) command(t *probe.Target) {
 	s := b.s
 	t.Command = b.value("command", s.Command)
 	if strings.Contains(t.Command, "/") {
-		t.Command = resolvePath(t.Command, s.BaseDir, b.lookup)
+		t.Command, _ = b.x.Path(t.Command)
 	}
 	if len(s.Args) > 0 {
 		t.Args = make([]string, len(s.Args))
@@ -222,7 +204,7 @@ func (b *build) command(t *probe.Target) {
 		}
 	}
 	if s.EnvFile != "" {
-		t.Env = b.envFile(b.value("envFile", s.EnvFile))
+		t.Env = b.envFile(b.path("envFile", s.EnvFile))
 	}
 	t.Env = b.values("env", s.Env, t.Env)
 	if s.Dir != "" {
@@ -306,7 +288,6 @@ func (b *build) envFile(path string) map[string]string {
 	if path == "" {
 		return nil
 	}
-	path = resolvePath(path, b.s.BaseDir, b.lookup)
 	fail := func(cause error, format string, args ...any) map[string]string {
 		b.errs = append(b.errs, &expand.Error{Server: b.s.Name, Source: b.s.Source, Key: "envFile",
 			Kind: expand.ErrSecretFile, File: path, Cause: cause, Problem: fmt.Sprintf(format, args...)})
@@ -347,22 +328,6 @@ func ReadCA(path string) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
-}
-
-// resolvePath resolves an expanded path: "~/" by expand.Home, a relative
-// path against base.
-func resolvePath(p, base string, lookup func(string) (string, bool)) string {
-	if p == "" {
-		return p
-	}
-	if strings.HasPrefix(p, "~/") {
-		p, _ = expand.Home(p, lookup)
-		return p
-	}
-	if filepath.IsAbs(p) || base == "" {
-		return p
-	}
-	return filepath.Join(base, p)
 }
 
 // checkPaths reports what would make a spawn or a TLS setup fail before
