@@ -1,7 +1,6 @@
 package config
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -17,5 +16,3 @@ func TestMain(m *testing.M) {
 var mapLookup = testtool.Lookup
 
 var writeFile = testtool.WriteFile
-
-func removeFile(path string) error { return os.Remove(path) }

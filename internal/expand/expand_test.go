@@ -3,7 +3,6 @@ package expand
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,5 +203,3 @@ func TestInputEnvVar(t *testing.T) {
 }
 
 var writeFile = testtool.WriteFile
-
-func removeFile(path string) error { return os.Remove(path) }
