@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/imports"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -81,7 +82,7 @@ func TestRegistryServerReachesOnlyPublicAddresses(t *testing.T) {
 		if len(cfg.Servers) != 1 {
 			t.Fatalf("%s: imported %d servers, want 1", yml, len(cfg.Servers))
 		}
-		target, _, err := cfg.Servers[0].Resolve(func(string) (string, bool) { return "", false })
+		target, _, err := launch.Resolve(cfg.Servers[0], func(string) (string, bool) { return "", false })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,18 +25,6 @@ import (
 	"time"
 )
 
-// Transport is how a server is reached.
-type Transport string
-
-const (
-	TransportStdio Transport = "stdio" // a process mcpwatch spawns
-	TransportHTTP  Transport = "http"  // streamable HTTP (2025-03-26 and later)
-	TransportSSE   Transport = "sse"   // legacy HTTP+SSE (2024-11-05)
-	// TransportAuto tries streamable HTTP first and falls back to legacy
-	// SSE by the spec's rule (a 400, 404 or 405 without a modern error body).
-	TransportAuto Transport = "auto"
-)
-
 // Era is the protocol generation a server speaks.
 type Era string
 

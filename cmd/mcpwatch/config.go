@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/imports"
 	"github.com/mcpwatch/mcpwatch/internal/issuer"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/preflight"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
@@ -82,7 +83,7 @@ func cmdConfig(_ context.Context, c *cli, args []string) int {
 		}
 		return exitConfig
 	}
-	problems := cfg.Check(c.lookupEnv)
+	problems := launch.Check(cfg, c.lookupEnv)
 	warnings := cfg.Warnings()
 	issuers := issuerChecks(cfg, c.lookupEnv)
 
@@ -124,7 +125,7 @@ func issuerChecks(cfg *config.Config, lookup func(string) (string, bool)) map[st
 		if s.NoIssuerCheck {
 			continue
 		}
-		t, _, err := s.Resolve(lookup)
+		t, _, err := launch.Resolve(s, lookup)
 		if err != nil {
 			continue // a problem config check reports
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // Every subcommand defines its flags in one place, its newXFlagSet; the
@@ -149,4 +151,27 @@ func (f *preflightFlags) check(fs *pflag.FlagSet) error {
 		return err
 	}
 	return f.out.check()
+}
+
+// remoteTransport reads --transport as every source of a server reads a
+// transport (probe.ParseTransport: streamable-http is http), for a --url.
+func remoteTransport(value string) (probe.Transport, error) {
+	if t, ok := probe.ParseTransport(value); ok && t.Remote() {
+		return t, nil
+	}
+	return "", usagef("--transport %q: want one of auto, http, sse", value)
+}
+
+// headerMap reads --header 'Name: value' flags (checked by the command's
+// check) as a server's headers: nil for none.
+func headerMap(headers []string) map[string]string {
+	var m map[string]string
+	for _, h := range headers {
+		name, value, _ := strings.Cut(h, ":")
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	return m
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/browser"
@@ -168,25 +170,18 @@ func (f *loginFlags) check(fs *pflag.FlagSet) error {
 	if _, err := bytesize.Parse(f.maxMessage); err != nil {
 		return usagef("--max-message-bytes: %v", err)
 	}
-	return oneOf("transport", f.transport, "auto", "http", "sse")
+	_, err := remoteTransport(f.transport)
+	return err
 }
 
 // adHocServer is the server --url and its flags describe.
 func (f *loginFlags) adHocServer() config.Server {
+	transport, _ := remoteTransport(f.transport) // checked by check
 	s := config.Server{
-		Name: "--url " + config.RedactURL(f.url), URL: f.url, Transport: probe.Transport(f.transport), Era: probe.Era(f.era),
-		CAFile: f.caFile, Insecure: f.insecure,
-		Auth: &config.Auth{Type: "oauth", Grant: oauth.GrantRefreshToken, ClientID: f.oauth.clientID, ClientSecret: f.oauth.clientSecret,
-			PrivateKeyFile: f.oauth.privateKeyFile, KeyID: f.oauth.keyID, AuthMethod: f.oauth.authMethod,
-			RefreshToken: f.oauth.refreshToken, Scopes: f.oauth.scopes, TokenURL: f.oauth.tokenURL},
+		Name: "--url " + expand.RedactURL(f.url), URL: f.url, Transport: transport, Era: probe.Era(f.era),
+		CAFile: f.caFile, Insecure: f.insecure, Headers: headerMap(f.headers), Auth: f.oauth.auth(),
 	}
-	for _, h := range f.headers {
-		name, value, _ := strings.Cut(h, ":")
-		if s.Headers == nil {
-			s.Headers = map[string]string{}
-		}
-		s.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
-	}
+	s.Auth.Grant = oauth.GrantRefreshToken
 	return s
 }
 
@@ -230,7 +225,7 @@ func cmdLogin(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 	if s.Auth == nil || s.Auth.Grant != oauth.GrantRefreshToken {
-		_, err := s.LoginOAuth(c.lookupEnv)
+		_, err := launch.LoginOAuth(s, c.lookupEnv)
 		fmt.Fprintf(c.stderr, "mcpwatch login: %v\n", err)
 		return exitConfig
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
-	"github.com/mcpwatch/mcpwatch/internal/oauth"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
@@ -38,9 +40,12 @@ when the call was made and answered without isError.
 Values of --env, --header, --url and the command and its arguments expand
 ${VAR} anywhere in the string, ${VAR:-default} (when VAR is unset or empty)
 and ${file:PATH} (the file's contents, one trailing newline trimmed). An
-unset variable fails the probe with reason "config". Quote them with single
-quotes so the shell leaves them alone. A stdio server gets a minimal environment
-(PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TMPDIR) plus --env.
+unset variable fails the probe with reason "config"; a credential (an --env or
+--header whose name says credential, such as API_KEY or Authorization) with no
+value, unset or empty, fails it with reason "credential_missing", and the
+server is not started, as check and serve do. Quote them with single quotes so
+the shell leaves them alone. A stdio server gets a minimal environment (PATH,
+HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TMPDIR) plus --env.
 
 Flags:
 %s
@@ -135,41 +140,34 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		return code
 	}
 
-	target, err := f.target(c.lookupEnv)
-	var client *oauth.Client
-	if err == nil && f.oauthOn {
-		client, err = f.oauth.authorize(&target, c.lookupEnv)
-		var ue *usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(c.stderr, "mcpwatch probe: %v\n", err)
-			return exitUsage
-		}
-	}
+	// The flags are a server like any configured one: Build expands it,
+	// reads its files, finds a credential given without a value (not
+	// probed: credential_missing) and makes its OAuth client.
+	b, err := launch.Build(f.server(), c.lookupEnv, launch.BuildOptions{})
 	var called *callOutcome
 	if f.call.tool != "" {
 		called = &callOutcome{}
 		opts.AfterList = f.call.hook(called)
 	}
 	var res *probe.Result
-	if err != nil {
-		res = configFailure(err)
+	if err != nil || len(b.Missing) > 0 {
+		res = runner.Unbuilt(b, flagError(err), time.Now())
 	} else {
 		// A command that installs what it runs (npx -y) gets its start
-		// time, as check gives it: config.Server.ProbeTimeout.
-		srv := f.server()
-		pctx, cancel := context.WithTimeout(ctx, srv.ProbeTimeout(0, true))
+		// time, as check gives it (b.Timeout).
+		pctx, cancel := context.WithTimeout(ctx, b.Timeout)
 		// The server may echo its credential (on stderr, in an error): what
 		// is printed is scrubbed of the values this probe sent it, the
 		// OAuth tokens included.
-		res = probe.Run(pctx, target, opts)
+		res = probe.Run(pctx, b.Target, opts)
 		cancel()
-		secrets := runner.Secrets{Written: f.written(), Probed: target}
-		if client != nil {
-			res.Credentials = client.Status()
-			secrets.Others = client.Secrets()
+		secrets := runner.Secrets{Written: probe.Target{Args: b.Written.Args, URL: b.Written.URL}, Probed: b.Target}
+		if b.Client != nil {
+			res.Credentials = b.Client.Status()
+			secrets.Others = b.Client.Secrets()
 		}
 		scrub := runner.NewScrubber(secrets)
-		res = runner.Installing(scrub.Result(res), srv.Install())
+		res = runner.Installing(scrub.Result(res), b.Install)
 		if called != nil && called.result != nil {
 			called.result = scrub.Call(called.result)
 		}
@@ -185,15 +183,55 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-// server is the probed command as the configuration would hold it, for
-// its deadline: --timeout, and the default start_timeout when the command
-// installs what it runs.
+// server is what the flags describe, as the configuration would hold it:
+// --timeout, and the default start_timeout when the command installs what
+// it runs. It has no name: its errors name the flags (flagError).
 func (f *probeFlags) server() config.Server {
-	s := config.Server{Timeout: f.timeout, StartTimeout: config.DefaultStartTimeout}
-	if len(f.command) > 0 {
-		s.Command, s.Args = f.command[0], f.command[1:]
+	s := config.Server{Timeout: f.timeout, Era: probe.Era(f.era)}
+	if f.url == "" {
+		s.Command, s.Args, s.Dir, s.InheritEnv = f.command[0], f.command[1:], f.cwd, f.inheritEnv
+		for _, kv := range f.env {
+			name, value, _ := strings.Cut(kv, "=")
+			if s.Env == nil {
+				s.Env = map[string]string{}
+			}
+			s.Env[name] = value
+		}
+		return s.Normalized(config.Defaults{})
 	}
-	return s
+	s.URL, s.CAFile, s.Insecure, s.Headers = f.url, f.caFile, f.insecure, headerMap(f.headers)
+	s.Transport, _ = remoteTransport(f.transport) // checked by check
+	if f.oauthOn {
+		s.Auth = f.oauth.auth()
+	}
+	return s.Normalized(config.Defaults{})
+}
+
+// flagError names the flag a key of server's error stands for: "--env
+// TOKEN" for env.TOKEN.
+func flagError(err error) error {
+	var ee *expand.Error
+	if !errors.As(err, &ee) {
+		return err
+	}
+	kind, name, _ := strings.Cut(ee.Key, ".")
+	name = strings.Trim(name, `"`)
+	switch kind {
+	case "env", "headers":
+		ee.Key = "--" + strings.TrimSuffix(kind, "s") + " " + name
+	case "auth":
+		ee.Key = "--oauth-" + strings.ReplaceAll(name, "_", "-")
+	case "tls":
+		ee.Key = "--ca-file"
+	case "url", "cwd":
+		ee.Key = "--" + kind
+	default: // command, args[N]
+		if i, ok := strings.CutPrefix(strings.TrimSuffix(kind, "]"), "args["); ok {
+			n, _ := strconv.Atoi(i)
+			ee.Key = fmt.Sprintf("argument %d", n+1)
+		}
+	}
+	return ee
 }
 
 // check rejects contradictory or malformed flags.
@@ -226,7 +264,7 @@ func (f *probeFlags) check(fs *pflag.FlagSet) error {
 	if err := f.out.check(); err != nil {
 		return err
 	}
-	if err := oneOf("transport", f.transport, "auto", "http", "sse"); err != nil {
+	if _, err := remoteTransport(f.transport); err != nil {
 		return err
 	}
 	for _, kv := range f.env {
@@ -249,6 +287,9 @@ func (f *probeFlags) check(fs *pflag.FlagSet) error {
 		return usagef("--oauth-client-id is required with the other --oauth-* flags (but for --oauth-refresh-token alone, after 'mcpwatch login')")
 	}
 	f.oauthOn = f.oauth.set(fs)
+	if f.oauthOn {
+		return f.oauth.check()
+	}
 	return nil
 }
 
@@ -283,109 +324,13 @@ func (f *probeFlags) options() (probe.Options, error) {
 	}, nil
 }
 
-// target builds the probe target, expanding ${...} references.
-func (f *probeFlags) target(lookup func(string) (string, bool)) (probe.Target, error) {
-	expand := func(what, s string) (string, error) {
-		v, err := config.Expand(s, lookup)
-		if err != nil {
-			var ee *config.ExpandError
-			if errors.As(err, &ee) && ee.Key == "" {
-				ee.Key = what
-				return "", ee
-			}
-			return "", fmt.Errorf("%s: %w", what, err)
-		}
-		return v, nil
-	}
-	t := probe.Target{Era: probe.Era(f.era)}
-	if f.url != "" {
-		u, err := expand("--url", f.url)
-		if err != nil {
-			return t, err
-		}
-		t.URL = u
-		t.Transport = probe.Transport(f.transport)
-		if f.caFile != "" {
-			ca, err := config.ReadCA(f.caFile)
-			if err != nil {
-				return t, fmt.Errorf("--ca-file %s: %w", f.caFile, err)
-			}
-			t.CA, t.CAFile = ca, f.caFile
-		}
-		t.InsecureSkipVerify = f.insecure
-		for _, h := range f.headers {
-			name, value, _ := strings.Cut(h, ":")
-			name = strings.TrimSpace(name)
-			v, err := expand("--header "+name, strings.TrimSpace(value))
-			if err != nil {
-				return t, err
-			}
-			if t.Headers == nil {
-				t.Headers = map[string]string{}
-			}
-			t.Headers[name] = v
-		}
-		return t, nil
-	}
-	t.Transport = probe.TransportStdio
-	t.Dir = f.cwd
-	t.InheritEnv = f.inheritEnv
-	for i, arg := range f.command {
-		what := fmt.Sprintf("argument %d", i)
-		if i == 0 {
-			what = "command"
-		}
-		v, err := expand(what, arg)
-		if err != nil {
-			return t, err
-		}
-		if i == 0 {
-			t.Command = v
-		} else {
-			t.Args = append(t.Args, v)
-		}
-	}
-	for _, kv := range f.env {
-		name, value, _ := strings.Cut(kv, "=")
-		v, err := expand("--env "+name, value)
-		if err != nil {
-			return t, err
-		}
-		if t.Env == nil {
-			t.Env = map[string]string{}
-		}
-		t.Env[name] = v
-	}
-	return t, nil
-}
-
-// configFailure is the result of a probe whose target could not be built.
-func configFailure(err error) *probe.Result {
-	return &probe.Result{
-		Reason:  probe.ReasonConfig,
-		Error:   err.Error(),
-		Tools:   []probe.Tool{},
-		Started: time.Now(),
-	}
-}
-
-// written is the target as given, before ${...} expansion: the arguments
-// and the URL a scrubber compares with the expanded target.
-func (f *probeFlags) written() probe.Target {
-	t := probe.Target{URL: f.url}
-	if len(f.command) > 1 {
-		t.Args = f.command[1:]
-	}
-	return t
-}
-
 // describeTarget names what was probed, for the text output: the command
 // as given (before expansion, so no secret shows) or the URL redacted as
 // 'mcpwatch config check' shows one (no user info, query values or
 // fragment).
 func describeTarget(f *probeFlags) string {
 	if f.url != "" {
-		return config.RedactURL(f.url)
+		return expand.RedactURL(f.url)
 	}
 	return strings.Join(f.command, " ")
 }

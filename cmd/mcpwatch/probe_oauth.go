@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -44,9 +45,25 @@ func (o *oauthFlags) set(fs *pflag.FlagSet) bool {
 	return false
 }
 
-// authorize gives the target an OAuth client built from the flags, through
-// the same expansion as an auth: block in mcpwatch.yml.
-func (o *oauthFlags) authorize(t *probe.Target, lookup func(string) (string, bool)) (*oauth.Client, error) {
+// check rejects --oauth-* flags that cannot make a client, before any
+// value is read: the client the probe makes (launch.Build) is
+// checked again with the values.
+func (o *oauthFlags) check() error {
+	if o.refreshToken != "" && !expand.IsFileReference(o.refreshToken) {
+		return usagef("--oauth-refresh-token: give '${file:PATH}', the file a rotated refresh token is written back to")
+	}
+	a := o.auth()
+	oc := oauth.Config{Grant: a.Grant, ClientID: a.ClientID, ClientSecret: a.ClientSecret, PrivateKeyFile: a.PrivateKeyFile,
+		AuthMethod: a.AuthMethod, RefreshTokenFile: a.RefreshToken}
+	if err := oc.Validate(); err != nil {
+		return usagef("--oauth-*: %v", err)
+	}
+	return nil
+}
+
+// auth is the auth: block the flags describe, read as one in
+// mcpwatch.yml is.
+func (o *oauthFlags) auth() *config.Auth {
 	grant := o.grant
 	if grant == "" {
 		grant = oauth.GrantClientCredentials
@@ -54,25 +71,11 @@ func (o *oauthFlags) authorize(t *probe.Target, lookup func(string) (string, boo
 			grant = oauth.GrantRefreshToken
 		}
 	}
-	s := config.Server{Name: "probe", URL: t.URL, Auth: &config.Auth{
+	return &config.Auth{
 		Type: "oauth", Grant: grant, ClientID: o.clientID, ClientSecret: o.clientSecret,
 		PrivateKeyFile: o.privateKeyFile, KeyID: o.keyID, AuthMethod: o.authMethod,
 		RefreshToken: o.refreshToken, Scopes: o.scopes, TokenURL: o.tokenURL,
-	}}
-	oc, err := s.OAuth(lookup)
-	if err != nil {
-		return nil, err
 	}
-	oc.ServerURL = t.URL
-	if o.refreshToken != "" && oc.RefreshTokenFile == "" {
-		return nil, usagef("--oauth-refresh-token: give '${file:PATH}', the file a rotated refresh token is written back to")
-	}
-	c, err := oauth.New(*oc)
-	if err != nil {
-		return nil, usagef("--oauth-*: %v", err)
-	}
-	t.Auth = c
-	return c, nil
 }
 
 // printCredentials adds what is known of the credentials' expiry to the

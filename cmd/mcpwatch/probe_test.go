@@ -149,8 +149,16 @@ func TestProbeStdio(t *testing.T) {
 		{name: "zero tools is a successful probe", cfg: probetest.Config{Behavior: probetest.TokenGated, Token: secret},
 			code: exitOK, tools: 0, era: "legacy", has: []string{"lists 0 tools"}},
 		{name: "unset variable", cfg: probetest.Config{},
-			flags: []string{"--env", "REPORT_API_TOKEN=${MCPWATCH_SURELY_UNSET_VAR}"}, code: exitFailed, reason: "config",
-			has: []string{"FAILED (config)", "MCPWATCH_SURELY_UNSET_VAR", "--env REPORT_API_TOKEN"}},
+			flags: []string{"--env", "REPORT_LOG_DIR=${MCPWATCH_SURELY_UNSET_VAR}"}, code: exitFailed, reason: "config",
+			has: []string{"FAILED (config)", "MCPWATCH_SURELY_UNSET_VAR", "--env REPORT_LOG_DIR"}},
+		// The flags are a server like a configured one: a credential given
+		// without a value is not sent to the server (launch.Build).
+		{name: "credential given empty", cfg: probetest.Config{},
+			flags: []string{"--env", "API_KEY="}, code: exitFailed, reason: "credential_missing",
+			has: []string{"FAILED (credential_missing)", "env:API_KEY has no value (it is written empty)"}},
+		{name: "credential from an unset variable", cfg: probetest.Config{},
+			flags: []string{"--env", "REPORT_API_TOKEN=${MCPWATCH_SURELY_UNSET_VAR}"}, code: exitFailed, reason: "credential_missing",
+			has: []string{"FAILED (credential_missing)", "env:REPORT_API_TOKEN has no value (${MCPWATCH_SURELY_UNSET_VAR} is not set)"}},
 		// It ended before reading a request: nothing is known of its era.
 		{name: "exits at once", cfg: probetest.Config{Behavior: probetest.ExitAtOnce}, code: exitFailed, reason: "exited",
 			has: []string{"FAILED (exited)", "exit status 1", "before reading any request", "| fatal: REPORT_API_TOKEN is not set"}},
@@ -317,6 +325,11 @@ func TestProbeURL(t *testing.T) {
 			flags: []string{"--header", "Authorization: Bearer wrong-${HTTP_TOKEN}"}, code: exitFailed, reason: "unauthorized",
 			has: []string{"FAILED (unauthorized)", "http       401", "challenge  Bearer"}},
 		{name: "legacy SSE through auto", cfg: probetest.Config{}, sse: true, code: exitOK, tools: 2, has: []string{"transport  sse"}},
+		// --transport reads what mcpwatch.yml and client configs take.
+		{name: "streamable-http spelled as a client config does", cfg: probetest.Config{},
+			flags: []string{"--transport", "streamable-http"}, code: exitOK, tools: 2, has: []string{"transport  http"}},
+		{name: "SSE in capitals", cfg: probetest.Config{}, sse: true,
+			flags: []string{"--transport", "SSE"}, code: exitOK, tools: 2, has: []string{"transport  sse"}},
 		{name: "modern", cfg: probetest.Config{Era: probetest.EraModern}, code: exitOK, tools: 2, has: []string{"modern, protocol 2026-07-28"}},
 	}
 	for _, tc := range tests {

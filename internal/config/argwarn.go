@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 )
 
@@ -22,27 +23,12 @@ func (c *Config) Warnings() []string {
 			}
 		}
 		for i, a := range s.Args {
-			if !secretAt[i] && !referencesSecret(a) {
+			if !secretAt[i] && !expand.ReferencesSecret(a) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("server %q (%s) args[%d]: %s puts a secret on the command line, which every local user can read (ps, /proc/PID/cmdline); give it in env if the server reads it from there",
-				s.Name, s.Source, i, RedactArgs([]string{a})[0]))
+				s.Name, s.Source, i, expand.RedactArgs([]string{a})[0]))
 		}
 	}
 	return out
-}
-
-// referencesSecret reports whether a value holds a reference to a secret:
-// a ${file:...}, or a variable whose name says credential.
-func referencesSecret(v string) bool {
-	t, err := parseTemplate(v)
-	if err != nil {
-		return false
-	}
-	for _, p := range t {
-		if p.kind == refFile || p.kind == refVar && secret.IsCredentialName(p.text) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,14 +1,11 @@
 package config
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
-	"github.com/mcpwatch/mcpwatch/internal/oauth"
-	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
+	"github.com/mcpwatch/mcpwatch/internal/oauthspec"
 )
 
 // Auth is a server's auth: block, kept unexpanded like every other value:
@@ -71,32 +68,32 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 			d.errorf(joinKey(joinKey(prefix, "headers"), k), "is set together with auth:; the OAuth client sends the Authorization header, so remove one")
 		}
 	}
-	if !slices.Contains(oauth.Grants, a.Grant) {
+	if !slices.Contains(oauthspec.Grants, a.Grant) {
 		d.errorf(at("grant"), "%q is not a grant; use client_credentials (a machine client) or refresh_token (delegated access, the token from a file)", a.Grant)
 	}
 	switch {
-	case a.ClientID == "" && a.Grant == oauth.GrantRefreshToken && (a.ClientSecret != "" || a.PrivateKeyFile != ""):
+	case a.ClientID == "" && a.Grant == oauthspec.GrantRefreshToken && (a.ClientSecret != "" || a.PrivateKeyFile != ""):
 		d.errorf(at("client_id"), "is required with a client secret or key; give the client_id the authorization server knows mcpwatch by")
-	case a.ClientID == "" && a.Grant != oauth.GrantRefreshToken:
+	case a.ClientID == "" && a.Grant != oauthspec.GrantRefreshToken:
 		// With grant refresh_token it may be left out: mcpwatch login then
 		// uses a Client ID Metadata Document or registers a client, and
 		// keeps it beside the refresh token.
 		d.errorf(at("client_id"), "is required; give the client_id the authorization server knows mcpwatch by")
 	}
-	if a.AuthMethod != "" && !slices.Contains(oauth.AuthMethods, a.AuthMethod) {
-		d.errorf(at("auth_method"), "%q is not a client authentication method; use one of %s", a.AuthMethod, strings.Join(oauth.AuthMethods, ", "))
+	if a.AuthMethod != "" && !slices.Contains(oauthspec.AuthMethods, a.AuthMethod) {
+		d.errorf(at("auth_method"), "%q is not a client authentication method; use one of %s", a.AuthMethod, strings.Join(oauthspec.AuthMethods, ", "))
 	}
 	switch {
 	case a.ClientSecret != "" && a.PrivateKeyFile != "":
 		d.errorf(at("client_secret"), "is set together with private_key_file; keep one (private_key_file signs private_key_jwt assertions)")
-	case a.Grant == oauth.GrantClientCredentials && a.ClientSecret == "" && a.PrivateKeyFile == "":
+	case a.Grant == oauthspec.GrantClientCredentials && a.ClientSecret == "" && a.PrivateKeyFile == "":
 		d.errorf(joinKey(prefix, "auth"), "grant client_credentials needs client_secret or private_key_file")
 	}
 	switch {
-	case a.Grant == oauth.GrantRefreshToken && a.RefreshToken == "":
+	case a.Grant == oauthspec.GrantRefreshToken && a.RefreshToken == "":
 		d.errorf(at("refresh_token"), "is required for grant refresh_token: write refresh_token: \"${file:PATH}\", and run 'mcpwatch login %s' to sign in in a browser and store the refresh token there", s.Name)
-	case a.Grant == oauth.GrantRefreshToken:
-		if _, ok := fileReference(a.RefreshToken); !ok {
+	case a.Grant == oauthspec.GrantRefreshToken:
+		if !expand.IsFileReference(a.RefreshToken) {
 			d.errorf(at("refresh_token"), "must be a file reference, \"${file:PATH}\" and nothing else: a rotated refresh token is written back to that file")
 		}
 	case a.RefreshToken != "":
@@ -112,99 +109,6 @@ func checkAuth(d *decoder, s *Server, prefix string) {
 			d.errorf(at("token_url"), "%s", problem)
 		}
 	}
-}
-
-// fileReference returns the path template of a value that is exactly one
-// ${file:PATH} reference.
-func fileReference(v string) (template, bool) {
-	t, err := parseTemplate(v)
-	if err != nil || len(t) != 1 || t[0].kind != refFile {
-		return nil, false
-	}
-	return t[0].path, true
-}
-
-// OAuth expands the server's auth: block for one probe: nil when it has
-// none. The refresh token and the private key are read now, as every
-// ${file:...} is at each probe. Errors are *ExpandError values naming the
-// server and the key, never a value.
-func (s Server) OAuth(lookup func(string) (string, bool)) (*oauth.Config, error) {
-	return s.oauth(lookup, true)
-}
-
-// LoginOAuth is OAuth for mcpwatch login: the refresh token's file is
-// resolved but not read (it is the file login writes, and need not exist
-// yet). It is an error for a server whose auth: block is not grant
-// refresh_token, which has nothing to sign in to.
-func (s Server) LoginOAuth(lookup func(string) (string, bool)) (*oauth.Config, error) {
-	switch {
-	case s.Auth == nil:
-		return nil, fmt.Errorf("server %q has no auth: block; give it one with grant: refresh_token and refresh_token: \"${file:PATH}\" (see docs/oauth.md)", s.Name)
-	case s.Auth.Grant != oauth.GrantRefreshToken:
-		return nil, fmt.Errorf("server %q uses grant %s, which needs no sign-in; mcpwatch login is for grant refresh_token", s.Name, s.Auth.Grant)
-	}
-	return s.oauth(lookup, false)
-}
-
-func (s Server) oauth(lookup func(string) (string, bool), readRefreshToken bool) (*oauth.Config, error) {
-	a := s.Auth
-	if a == nil {
-		return nil, nil
-	}
-	x := expander{lookup: lookup, baseDir: s.baseDir, inputs: s.inputs, workspace: s.workspace}
-	var first error
-	expand := func(key, value string) string {
-		if first != nil || value == "" {
-			return ""
-		}
-		v, err := x.expand(value)
-		if err != nil {
-			if ee := (*ExpandError)(nil); errors.As(err, &ee) {
-				ee.Server, ee.Key, ee.Source = s.Name, "auth."+key, s.Source
-			}
-			first = err
-		}
-		return v
-	}
-	cfg := &oauth.Config{
-		Server:       s.Name,
-		Grant:        a.Grant,
-		ClientID:     expand("client_id", a.ClientID),
-		ClientSecret: expand("client_secret", a.ClientSecret),
-		KeyID:        a.KeyID,
-		AuthMethod:   a.AuthMethod,
-		Scopes:       a.Scopes,
-		TokenURL:     expand("token_url", a.TokenURL),
-	}
-	if a.PrivateKeyFile != "" {
-		cfg.PrivateKeyFile = resolvePath(expand("private_key_file", a.PrivateKeyFile), s.baseDir, lookup)
-		if first == nil {
-			pem, err := readfile.Read(cfg.PrivateKeyFile, maxSecretFileBytes)
-			if err != nil {
-				return nil, &ExpandError{Server: s.Name, Source: s.Source, Key: "auth.private_key_file", Kind: ErrSecretFile, File: cfg.PrivateKeyFile, Cause: err,
-					msg: fmt.Sprintf("cannot read private key file %s: %s; create it or fix the path", cfg.PrivateKeyFile, describeFileError(err))}
-			}
-			cfg.PrivateKey = pem
-		}
-	}
-	if pathT, ok := fileReference(a.RefreshToken); ok && first == nil {
-		var b strings.Builder
-		if err := x.eval(pathT, &b); err != nil {
-			first = err
-		} else {
-			cfg.RefreshTokenFile = resolvePath(b.String(), s.baseDir, lookup)
-			if readRefreshToken {
-				cfg.RefreshToken = expand("refresh_token", a.RefreshToken)
-			}
-		}
-	}
-	if ee := (*ExpandError)(nil); errors.As(first, &ee) && ee.Key == "auth.refresh_token" && errors.Is(first, fs.ErrNotExist) {
-		ee.msg = fmt.Sprintf("there is no refresh token at %s yet: run 'mcpwatch login %s' to sign in in a browser and store one there", cfg.RefreshTokenFile, s.Name)
-	}
-	if first != nil {
-		return nil, first
-	}
-	return cfg, nil
 }
 
 // RedactedAuth is an auth: block fit to print: secrets redacted, file
@@ -228,10 +132,10 @@ func (a *Auth) redacted() *RedactedAuth {
 	}
 	return &RedactedAuth{
 		Type: a.Type, Grant: a.Grant, ClientID: a.ClientID,
-		ClientSecret:   RedactValue(a.ClientSecret),
+		ClientSecret:   expand.RedactValue(a.ClientSecret),
 		PrivateKeyFile: a.PrivateKeyFile, KeyID: a.KeyID, AuthMethod: a.AuthMethod,
-		RefreshToken: RedactValue(a.RefreshToken),
+		RefreshToken: expand.RedactValue(a.RefreshToken),
 		Scopes:       slices.Clone(a.Scopes),
-		TokenURL:     RedactURL(a.TokenURL),
+		TokenURL:     expand.RedactURL(a.TokenURL),
 	}
 }

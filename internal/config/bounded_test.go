@@ -5,62 +5,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
 // within runs f, failing the test if it has not returned after a minute:
 // the guard of a read that would block for ever, not a timing claim.
-func within[T any](t *testing.T, what string, f func() T) T {
-	t.Helper()
-	done := make(chan T, 1)
-	go func() { done <- f() }()
-	select {
-	case v := <-done:
-		return v
-	case <-time.After(time.Minute):
-		t.Fatalf("%s has not returned after a minute: it blocks", what)
-		panic("unreachable")
-	}
-}
-
 // A ${file:...} naming a named pipe, or a device, is a secret file that
 // cannot be read; it never blocks the probe or `config check` (it did, for
 // ever: the open of a pipe waits for a writer).
-func TestSecretFileThatIsNotAFile(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "token")
-	testtool.Mkfifo(t, fifo)
-	for path, kind := range map[string]string{fifo: "a named pipe (FIFO), not a regular file", "/dev/zero": "a device, not a regular file"} {
-		err := within(t, "Expand ${file:"+path+"}", func() error {
-			_, err := Expand("${file:"+path+"}", mapLookup(nil))
-			return err
-		})
-		if want := "cannot read secret file " + path + ": " + kind + "; create it or fix the ${file:...} path"; err == nil || err.Error() != want {
-			t.Errorf("got %v\nwant %s", err, want)
-		}
-	}
-
-	dir := t.TempDir()
-	testtool.Mkfifo(t, filepath.Join(dir, "pipe"))
-	path := filepath.Join(dir, "mcpwatch.yml")
-	writeFile(t, path, "servers:\n  report:\n    command: /bin/true\n    env: {TOKEN: \"${file:pipe}\"}\n")
-	cfg, err := load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	problems := within(t, "Config.Check", func() []error { return cfg.Check(mapLookup(nil)) })
-	if len(problems) == 0 || !strings.Contains(problems[0].Error(), "a named pipe (FIFO), not a regular file") {
-		t.Errorf("Check: %v", problems)
-	}
-}
-
 // References nest at most maxNesting deep: 400,000 nested defaults crashed
 // the parser (and a running daemon on its reload) with a stack overflow.
 func TestDeeplyNestedReferencesAreRefused(t *testing.T) {
 	const n = 400_000
 	deep := strings.Repeat("${A:-", n) + "x" + strings.Repeat("}", n)
-	if _, err := Expand(deep, mapLookup(nil)); err == nil || !strings.Contains(err.Error(), "references nest more than 16 deep") {
+	if _, err := expand.Expand(deep, mapLookup(nil)); err == nil || !strings.Contains(err.Error(), "references nest more than 16 deep") {
 		t.Errorf("Expand: %v", err)
 	}
 	dir := t.TempDir()
@@ -71,7 +31,7 @@ func TestDeeplyNestedReferencesAreRefused(t *testing.T) {
 		t.Errorf("Load: %v", err)
 	}
 	ok := strings.Repeat("${A:-", 16) + "x" + strings.Repeat("}", 16)
-	if got, err := Expand(ok, mapLookup(nil)); err != nil || got != "x" {
+	if got, err := expand.Expand(ok, mapLookup(nil)); err != nil || got != "x" {
 		t.Errorf("16 deep: %q, %v", got, err)
 	}
 }
@@ -101,7 +61,7 @@ func TestFilesTheConfigurationNamesAreBounded(t *testing.T) {
 	for _, tc := range cases {
 		path := filepath.Join(dir, "mcpwatch.yml")
 		writeFile(t, path, tc.yml)
-		got := within(t, "Load", func() error { _, err := load(path); return err })
+		got := testtool.Within(t, "Load", func() error { _, err := load(path); return err })
 		if got == nil || !strings.Contains(got.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.name, got, tc.want)
 		}

@@ -27,6 +27,7 @@ import (
 	"sort"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
@@ -205,9 +206,9 @@ func (s *Server) setContracts(names []string, byTool map[string]contracts.Contra
 // readContractsFile reads a contracts file, as mcp-probe's toolsFile, and
 // checks the schedules its contracts name.
 func readContractsFile(path string) (contracts.File, error) {
-	data, err := readfile.Read(path, maxConfigBytes)
+	data, err := readfile.Read(path, MaxFileBytes)
 	if err != nil {
-		return contracts.File{}, fmt.Errorf("cannot read it (%s); fix the path", describeFileError(err))
+		return contracts.File{}, fmt.Errorf("cannot read it (%s); fix the path", expand.FileProblem(err))
 	}
 	f, err := contracts.ParseFile(data)
 	return f, errors.Join(append([]error{err}, contractScheduleErrors("tools", f)...)...)

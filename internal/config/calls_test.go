@@ -47,36 +47,6 @@ func TestLoadCalls(t *testing.T) {
 	}
 }
 
-func TestLoadMcpProbeConfig(t *testing.T) {
-	servers, err := readClientConfig("testdata/clients/mcp-probe/mcp-probe.config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(servers) != 2 {
-		t.Fatalf("%d servers", len(servers))
-	}
-	dd, local := servers[0], servers[1]
-	dir, _ := filepath.Abs("testdata/clients/mcp-probe")
-	target, _, err := dd.Resolve(func(k string) (string, bool) { return "dd-secret", k == "DATADOG_MCP_TOKEN" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if target.URL != "https://mcp.example.com/mcp" || target.Transport != "http" || target.Headers["Authorization"] != "Bearer dd-secret" {
-		t.Errorf("datadog target: %+v", target)
-	}
-	if strings.Join(dd.Forbid, " ") != "delete_dashboard rotate_api_key" || strings.Join(dd.ExpectedTools, " ") != "logs_query" {
-		t.Errorf("datadog: forbid %v expected %v", dd.Forbid, dd.ExpectedTools)
-	}
-	if len(dd.Contracts) != 1 || dd.Contracts[0].Tool != "logs_query" || dd.Contracts[0].Retry.Attempts != 3 ||
-		len(dd.Contracts[0].Expect.RequiredFields) != 2 || *dd.Contracts[0].Expect.MaxRows != 100 ||
-		dd.ContractsFile != filepath.Join(dir, "datadog.tools.json") || dd.CallSchedule != DefaultCallSchedule {
-		t.Errorf("datadog contracts: %+v from %s", dd.Contracts, dd.ContractsFile)
-	}
-	if local.Command != "node" || strings.Join(local.Args, " ") != "./server.js --read-only" || local.Dir != dir {
-		t.Errorf("local: %s %v in %s", local.Command, local.Args, local.Dir)
-	}
-}
-
 func TestLoadMcpProbeConfigErrors(t *testing.T) {
 	_, err := readClientConfig("testdata/bad/clients/mcp-probe.config.json")
 	if err == nil {

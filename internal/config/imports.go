@@ -35,16 +35,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsonc"
 	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
-	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // loadClientConfig reads the servers of an MCP client config file through
 // src (Sources.ClientFile: the decoder host discovery reads the same files
 // with, so a file means one thing however it is named). What they leave
 // unset, Normalize sets.
-func loadClientConfig(src Sources, path string, inputs map[string]input) ([]Server, error) {
+func loadClientConfig(src Sources, path string, inputs map[string]expand.Input) ([]Server, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("client config %s: %w", path, err)
@@ -65,7 +65,7 @@ func loadClientConfig(src Sources, path string, inputs map[string]input) ([]Serv
 	if parsed.ServerList != nil { // mcp-probe.config.json: see mcpprobe.go
 		servers := loadMcpProbe(d, parsed.ServerList, filepath.Dir(abs))
 		for i := range servers {
-			servers[i].inputs = inputs
+			servers[i].Inputs = inputs
 		}
 		return servers, d.err()
 	}
@@ -93,12 +93,12 @@ func loadClientConfig(src Sources, path string, inputs map[string]input) ([]Serv
 
 // clientServer reads one server of a client config (Normalize applies the
 // defaults); ok is false for a server in error or disabled.
-func clientServer(d *decoder, key, name string, v any, project string, inputs map[string]input) (Server, bool) {
+func clientServer(d *decoder, key, name string, v any, project string, inputs map[string]expand.Input) (Server, bool) {
 	s, ok, skip := decodeClientServer(d, key, name, v, project)
 	if !ok || skip {
 		return Server{}, false
 	}
-	s.inputs = inputs
+	s.Inputs = inputs
 	return s, true
 }
 
@@ -113,47 +113,18 @@ func decodeClientServer(d *decoder, prefix, name string, v any, project string) 
 		return Server{}, true, true
 	}
 	nerr := len(d.errs)
-	s = Server{Name: name, Source: d.file, baseDir: project, workspace: project}
+	s = Server{Name: name, Source: d.file, BaseDir: project, Workspace: project}
+	var w written
 	s.Command, _ = o.string("command")
-	s.Args, _ = o.strings("args")
-	s.Env, _ = o.stringMap("env")
+	readShared(o, &s)
 	s.EnvFile, _ = o.string("envFile")
-	cwd, hasCwd := o.string("cwd")
+	w.cwd, w.hasCwd = o.string("cwd")
 	s.URL, _ = o.string("url")
-	s.Headers, _ = o.stringMap("headers")
-	typ, hasType := o.string("type")
+	w.transport, w.hasTransport = o.string("type")
 	nearMisses(o)
 
-	switch {
-	case hasType && typ == "stdio":
-		s.Transport = probe.TransportStdio // with a url, checkServer reports it
-	case hasType:
-		t, known := parseTransport(typ)
-		if !known || t == probe.TransportAuto {
-			d.errorf(o.key("type"), "%q is not a server type mcpwatch can probe; use stdio, http or sse", typ)
-		}
-		s.Transport = t
-		if s.URL == "" && s.Command == "" {
-			break // checkServer reports it
-		}
-		if s.URL == "" {
-			d.errorf(o.key("type"), "is %s but the server has no url; add one, or use stdio for a command", typ)
-		}
-	case s.URL != "":
-		s.Transport = probe.TransportAuto
-	default:
-		s.Transport = probe.TransportStdio
-	}
-	checkServer(d, &s, serverKeys{prefix: prefix, transport: "type", caFile: joinKey(prefix, "ca_file")})
-
-	if s.Command != "" && s.URL == "" {
-		s.Command = resolveCommand(s.Command, project)
-		s.EnvFile = resolveServerPath(s.EnvFile, project)
-		s.Dir = project
-		if hasCwd {
-			s.Dir = resolveServerPath(cwd, project)
-		}
-	}
+	clientDialect.setTransport(d, prefix, &s, w)
+	clientDialect.finish(d, prefix, &s, w, project)
 	return s, len(d.errs) == nerr, false
 }
 

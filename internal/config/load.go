@@ -51,7 +51,7 @@ package config
 //	    allow_destructive_calls: []   # destructive tools a contract may call anyway
 //	  remote:
 //	    url: https://mcp.example.com/mcp   # ... or a remote server
-//	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse
+//	    transport: auto          # auto (streamable HTTP, falling back to SSE) | http | sse (probe.ParseTransport)
 //	    headers: {Authorization: "Bearer ${TOKEN}"}
 //	    tls: {ca_file: ./ca.pem, insecure_skip_verify: false}
 //	    watch_changes: true      # hold a stream for tools/list_changed and re-probe at once;
@@ -62,8 +62,8 @@ package config
 // input files, cwd, ca_file, a command holding a "/", ${file:...}) start at
 // the directory of the file that names them; "~/" starts at $HOME. String
 // values of command, args, env, cwd, url, headers and ca_file may hold
-// ${...} references (see expand.go): their syntax is checked at load, their
-// values are read at every probe (Server.Build), and Config.Check reports
+// ${...} references (internal/expand): their syntax is checked at load, their
+// values are read at every probe (internal/launch's Build), and launch.Check reports
 // the ones that cannot be read now.
 
 import (
@@ -82,6 +82,7 @@ import (
 	"github.com/knadh/koanf/maps"
 	yamlv3 "go.yaml.in/yaml/v3"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
@@ -90,7 +91,7 @@ import (
 
 // Load reads, validates and normalizes an mcpwatch.yml; every problem
 // found is returned, joined, each naming the file, the key and the fix.
-// No variable or secret file is read (see Build, Config.Check). Its Loader
+// No variable or secret file is read (see launch.Build, launch.Check). Its Loader
 // has no Sources: a file with imports fails (internal/imports reads them).
 func Load(path string) (*Config, error) { return new(Loader).Load(path) }
 
@@ -101,7 +102,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	data, err := readfile.Read(abs, maxConfigBytes)
+	data, err := readfile.Read(abs, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -125,7 +126,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 			cfg.Lock = resolveLoadPath(lock, dir)
 		}
 	}
-	var inputs map[string]input
+	var inputs map[string]expand.Input
 	if o, ok := root.sub("inputs", false); ok {
 		inputs = decodeInputs(o, dir)
 	}
@@ -138,7 +139,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 	if o, ok := root.sub("servers", false); ok {
 		for _, name := range o.keys() {
 			if s, ok := decodeServer(d, joinKey("servers", name), name, o.m[name], dir); ok {
-				s.inputs = inputs
+				s.Inputs = inputs
 				own = append(own, s)
 			}
 		}
@@ -168,7 +169,7 @@ func (l *Loader) Load(path string) (*Config, error) {
 			continue
 		case errors.As(err, &pe):
 			errs = append(errs, &FieldError{File: abs, Key: im.key, Err: err,
-				Problem: fmt.Sprintf("cannot read %s (%s); fix the path, or write {path: ..., optional: true} if it may be absent", im.path, describeFileError(err))})
+				Problem: fmt.Sprintf("cannot read %s (%s); fix the path, or write {path: ..., optional: true} if it may be absent", im.path, expand.FileProblem(err))})
 			continue
 		default:
 			errs = append(errs, err)
@@ -353,8 +354,8 @@ func decodeDefaults(o *object, def *Defaults) {
 	o.finish()
 }
 
-func decodeInputs(o *object, dir string) map[string]input {
-	inputs := map[string]input{}
+func decodeInputs(o *object, dir string) map[string]expand.Input {
+	inputs := map[string]expand.Input{}
 	for _, id := range o.keys() {
 		in, ok := o.d.object(o.key(id), o.m[id], true)
 		if !ok {
@@ -371,9 +372,9 @@ func decodeInputs(o *object, dir string) map[string]input {
 		case hasFile && file == "":
 			o.d.errorf(in.key("file"), "is empty; name the file that holds the input")
 		case hasFile:
-			inputs[id] = input{File: resolveLoadPath(file, dir)}
+			inputs[id] = expand.Input{File: resolveLoadPath(file, dir)}
 		default:
-			inputs[id] = input{Env: env}
+			inputs[id] = expand.Input{Env: env}
 		}
 	}
 	return inputs
@@ -434,18 +435,17 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 		return Server{}, false
 	}
 	nerr := len(d.errs)
-	s := Server{Name: name, Source: d.file, baseDir: dir}
+	s := Server{Name: name, Source: d.file, BaseDir: dir}
 	s.Command, _ = o.string("command")
 	s.URL, _ = o.string("url")
 	if s.Command == "" && s.URL == "" {
 		return decodeOverlay(d, o, s, dir)
 	}
-	s.Args, _ = o.strings("args")
-	s.Env, _ = o.stringMap("env")
-	cwd, hasCwd := o.string("cwd")
+	var w written
+	readShared(o, &s)
+	w.cwd, w.hasCwd = o.string("cwd")
 	s.InheritEnv, s.inheritEnvSet = o.boolean("inherit_env")
-	transport, hasTransport := o.string("transport")
-	s.Headers, _ = o.stringMap("headers")
+	w.transport, w.hasTransport = o.string("transport")
 	if tls, ok := o.sub("tls", true); ok {
 		s.CAFile, _ = tls.string("ca_file")
 		s.Insecure, _ = tls.boolean("insecure_skip_verify")
@@ -461,45 +461,31 @@ func decodeServer(d *decoder, prefix, name string, v any, dir string) (Server, b
 	decodeCalls(o, &s, dir)
 	o.finish()
 
-	if s.URL != "" {
-		s.Transport = probe.TransportAuto
-		if hasTransport {
-			if t, ok := parseTransport(transport); ok {
-				s.Transport = t
-			} else {
-				d.errorf(o.key("transport"), "%q is not a transport; use auto, http or sse", transport)
-			}
-		}
-		for _, k := range []string{"command", "args", "env", "cwd", "inherit_env", "start_timeout", "stdio_mode", "restart_every"} {
-			if _, set := o.m[k]; set && s.Command == "" {
-				d.errorf(o.key(k), "applies only to command servers, and this one has a url; remove it")
-			}
-		}
-	} else if s.Command != "" {
-		s.Transport = probe.TransportStdio
-		if hasTransport && transport != string(probe.TransportStdio) {
-			d.errorf(o.key("transport"), "applies only to url servers, and this one has a command; remove it")
-		}
-		for _, k := range []string{"headers", "tls", "watch_changes"} {
-			if _, set := o.m[k]; set {
-				d.errorf(o.key(k), "applies only to url servers, and this one has a command; remove it")
-			}
-		}
+	ymlDialect.setTransport(d, prefix, &s, w)
+	switch {
+	case s.URL != "" && s.Command == "":
+		misplaced(o, "applies only to command servers, and this one has a url; remove it",
+			"command", "args", "env", "cwd", "inherit_env", "start_timeout", "stdio_mode", "restart_every")
+	case s.Command != "" && s.URL == "":
+		misplaced(o, "applies only to url servers, and this one has a command; remove it", "headers", "tls", "watch_changes")
 	}
-	checkServer(d, &s, serverKeys{prefix: prefix, transport: "transport", caFile: joinKey(prefix, "tls.ca_file")})
-	if s.Auth != nil {
-		checkAuth(d, &s, prefix)
-	}
-
-	if s.Command != "" {
-		s.Command = resolveCommand(s.Command, dir)
-		s.Dir = dir
-		if hasCwd {
-			s.Dir = resolveServerPath(cwd, dir)
-		}
-	}
-	s.CAFile = resolveServerPath(s.CAFile, dir)
+	ymlDialect.finish(d, prefix, &s, w, dir)
 	return s, len(d.errs) == nerr
+}
+
+// MaxFileBytes is what a file read from the configuration may hold at
+// most (see readfile, which also refuses a named pipe or a device): a
+// configuration, a client config or a contracts file of a large fleet is a
+// few MiB.
+const MaxFileBytes = 8 << 20
+
+// misplaced reports each of keys that o sets, saying problem.
+func misplaced(o *object, problem string, keys ...string) {
+	for _, k := range keys {
+		if _, set := o.m[k]; set {
+			o.d.errorf(o.key(k), "%s", problem)
+		}
+	}
 }
 
 // resolveLoadPath resolves a path read once, at load (imports, lock, input
@@ -509,7 +495,7 @@ func resolveLoadPath(p, dir string) string {
 		return p
 	}
 	if strings.HasPrefix(p, "~/") {
-		p, _ = expandHome(p, processLookup)
+		p, _ = expand.Home(p, expand.ProcessLookup)
 		return p
 	}
 	if filepath.IsAbs(p) {
@@ -520,7 +506,8 @@ func resolveLoadPath(p, dir string) string {
 
 // resolveServerPath makes a plain relative path of a server absolute
 // against dir. A path holding a reference or starting with "~" is left for
-// Target, which resolves it after expansion with the probe's variables.
+// the probe's build (internal/launch), which resolves it after expansion
+// with the probe's variables.
 func resolveServerPath(p, dir string) string {
 	if p == "" || strings.Contains(p, "${") || strings.HasPrefix(p, "~") || filepath.IsAbs(p) {
 		return p

@@ -3,9 +3,7 @@ package config
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -153,105 +151,6 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-func TestLoadFull(t *testing.T) {
-	cfg, err := load("testdata/full.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, _ := filepath.Abs("testdata")
-	caPEM, err := os.ReadFile(filepath.Join(td, "certs", "ca.pem")) // read once, as the target is built
-	if err != nil {
-		t.Fatal(err)
-	}
-	vscode := filepath.Join(td, "clients", "vscode")
-	claude := filepath.Join(td, "clients", "claude-code")
-
-	if cfg.Path != filepath.Join(td, "full.yml") || cfg.Lock != filepath.Join(td, "mcp-tools.lock.json") {
-		t.Errorf("Path=%s Lock=%s", cfg.Path, cfg.Lock)
-	}
-	wantDefaults := Defaults{Timeout: 10 * time.Second, StartTimeout: 3 * time.Minute, Schedule: "@every 30s", Concurrency: 16,
-		StdioConcurrency: 4, Era: probe.EraAuto, MaxMessageBytes: 4 << 20, CallSchedule: "@every 10m", CallTimeout: 20 * time.Second,
-		StdioMode: StdioLive, RestartEvery: 15 * time.Minute, LiveSessions: 8,
-		IssuerInterval: 15 * time.Minute}
-	if cfg.Defaults != wantDefaults {
-		t.Errorf("Defaults = %+v", cfg.Defaults)
-	}
-	var names []string
-	for _, s := range cfg.Servers {
-		names = append(names, s.Name)
-	}
-	// experimental is excluded; legacy-events is ignored; the optional
-	// desktop import is absent.
-	if got, want := strings.Join(names, " "), "github local-tools perplexity remote report report-cc report-remote"; got != want {
-		t.Fatalf("servers = %s, want %s", got, want)
-	}
-
-	env := mapLookup(map[string]string{"TOKEN": "tok-1", "VSCODE_API_KEY": "pplx-1", "REPORT_API_TOKEN": "rep-1", "HOME": "/home/u"})
-	cases := []struct {
-		server   string
-		target   probe.Target
-		timeout  time.Duration
-		schedule string
-		forbid   []string
-		source   string
-	}{
-		{"report", probe.Target{
-			Command: filepath.Join(td, "bin", "reportserver"), Args: []string{"--log-level", "debug"},
-			Env: map[string]string{"REPORT_API_TOKEN": "fixture-token", "REPORT_SCOPE": "full"},
-			Dir: td, Transport: probe.TransportStdio, Era: probe.EraAuto,
-		}, 5 * time.Second, "@every 15s", []string{"delete_*", "rotate_api_key"}, "full.yml"},
-		{"remote", probe.Target{
-			URL: "https://mcp.example.com/mcp", Transport: probe.TransportAuto,
-			Headers: map[string]string{"Authorization": "Bearer tok-1"},
-			CAFile:  filepath.Join(td, "certs", "ca.pem"), CA: caPEM, Era: probe.EraModern,
-		}, 10 * time.Second, "@every 30s", nil, "full.yml"},
-		{"report-cc", probe.Target{
-			Command: "python3", Args: []string{"./report_server.py"},
-			Env: map[string]string{"REPORT_API_TOKEN": "rep-1"},
-			Dir: claude, Transport: probe.TransportStdio, Era: probe.EraAuto,
-		}, 10 * time.Second, "@every 30s", nil, "clients/claude-code/.mcp.json"},
-		{"report-remote", probe.Target{
-			URL: "https://reports.example.com/mcp", Transport: probe.TransportHTTP,
-			Headers: map[string]string{"Authorization": "Bearer rep-1"}, Era: probe.EraAuto,
-		}, 10 * time.Second, "@every 30s", nil, "clients/claude-code/.mcp.json"},
-		{"github", probe.Target{
-			URL: "https://api.githubcopilot.com/mcp/", Transport: probe.TransportHTTP,
-			Headers: map[string]string{"Authorization": "Bearer gh-fixture"}, Era: probe.EraAuto,
-		}, 10 * time.Second, "@every 30s", nil, "clients/vscode/.vscode/mcp.json"},
-		{"local-tools", probe.Target{
-			Command: filepath.Join(vscode, "bin", "tools"), Args: []string{"--root", vscode},
-			Dir: filepath.Join(vscode, "work"), Transport: probe.TransportStdio, Era: probe.EraAuto,
-		}, 10 * time.Second, "@every 30s", nil, "clients/vscode/.vscode/mcp.json"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.server, func(t *testing.T) {
-			s, ok := cfg.Server(tc.server)
-			if !ok {
-				t.Fatalf("no server %q", tc.server)
-			}
-			if s.Source != filepath.Join(td, tc.source) {
-				t.Errorf("Source = %s", s.Source)
-			}
-			if s.Timeout != tc.timeout || s.Schedule != tc.schedule || !reflect.DeepEqual(s.Forbid, tc.forbid) {
-				t.Errorf("Timeout=%s Schedule=%q Forbid=%q", s.Timeout, s.Schedule, s.Forbid)
-			}
-			got, _, err := s.Resolve(env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.target) {
-				t.Errorf("Target\n got: %+v\nwant: %+v", got, tc.target)
-			}
-		})
-	}
-	if _, ok := cfg.Server("experimental"); ok {
-		t.Error("excluded server experimental is watched")
-	}
-	if _, ok := cfg.Server("legacy-events"); ok || !reflect.DeepEqual(cfg.Ignore, []string{"legacy-events"}) {
-		t.Errorf("ignored server legacy-events is watched, or Ignore = %q", cfg.Ignore)
-	}
-}
-
 func TestLoadAppliesDefaults(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"imported": {"url": "https://x.example.com/mcp"}}}`)
@@ -317,59 +216,6 @@ servers:
 
 // TestLoadRelativePaths: a config is read the same from any working
 // directory, and a ${file:...} path starts at the config's directory.
-func TestLoadRelativePaths(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "etc", "secrets", "token"), "rel-token\n")
-	ca, err := os.ReadFile(filepath.Join("testdata", "certs", "ca.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "ca.pem"), string(ca))
-	writeFile(t, filepath.Join(dir, "etc", "mcpwatch.yml"), `
-lock: locks/tools.lock.json
-servers:
-  rel:
-    command: ./bin/server
-    args: [./data]
-    cwd: work
-    env: {TOKEN: "${file:secrets/token}"}
-  bare: {command: python3}
-  home: {command: "~/bin/server", cwd: "${HOME}/work"}
-  remote:
-    url: https://x.example.com/mcp
-    tls: {ca_file: ../ca.pem}
-`)
-	t.Chdir(t.TempDir()) // somewhere else entirely
-	cfg, err := load(filepath.Join(dir, "etc", "mcpwatch.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	etc := filepath.Join(dir, "etc")
-	if cfg.Lock != filepath.Join(etc, "locks", "tools.lock.json") {
-		t.Errorf("Lock = %s", cfg.Lock)
-	}
-	lookup := mapLookup(map[string]string{"HOME": "/home/u"})
-	for _, tc := range []struct {
-		name, command, dir, token, ca string
-		args                          []string
-	}{
-		{"rel", filepath.Join(etc, "bin", "server"), filepath.Join(etc, "work"), "rel-token", "", []string{"./data"}},
-		{"bare", "python3", etc, "", "", nil},
-		{"home", "/home/u/bin/server", "/home/u/work", "", "", nil},
-		{"remote", "", "", "", filepath.Join(dir, "ca.pem"), nil},
-	} {
-		s, _ := cfg.Server(tc.name)
-		target, _, err := s.Resolve(lookup)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if target.Command != tc.command || target.Dir != tc.dir || target.Env["TOKEN"] != tc.token ||
-			target.CAFile != tc.ca || !reflect.DeepEqual(target.Args, tc.args) {
-			t.Errorf("%s: %+v", tc.name, target)
-		}
-	}
-}
-
 func TestLoadMissingFile(t *testing.T) {
 	_, err := load(filepath.Join(t.TempDir(), "mcpwatch.yml"))
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -393,24 +239,5 @@ func TestLoadServerNamesWithDots(t *testing.T) {
 	}
 	if _, ok := cfg.Server("reports.v2"); !ok {
 		t.Errorf("servers = %+v", cfg.Servers)
-	}
-}
-
-func TestLoadDoesNotReadVariables(t *testing.T) {
-	// Unset variables and absent secret files are a probe-time matter:
-	// Load succeeds, Check reports them.
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "mcpwatch.yml"), `
-servers:
-  report:
-    command: /bin/sh
-    env: {TOKEN: "${MCPWATCH_TEST_SURELY_UNSET}", OTHER: "${file:/nonexistent/token}"}
-`)
-	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if errs := cfg.Check(os.LookupEnv); len(errs) != 2 {
-		t.Errorf("Check = %v, want 2 errors", errs)
 	}
 }

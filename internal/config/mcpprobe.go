@@ -44,34 +44,29 @@ func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 		}
 		seen[name] = true
 		key = joinKey("servers", name)
-		s := Server{Name: name, Source: d.file, baseDir: dir}
+		s := Server{Name: name, Source: d.file, BaseDir: dir}
+		var w written
 		target, _ := o.string("target")
-		transport, hasTransport := o.string("transport")
-		s.Headers, _ = o.stringMap("headers")
-		args, _ := o.strings("args")
-		s.Env, _ = o.stringMap("env")
+		w.transport, w.hasTransport = o.string("transport")
+		readShared(o, &s)
 		s.ExpectedTools, _ = o.strings("expectedTools")
 		forbidden, _ := o.strings("forbiddenTools")
 		toolsFile, hasFile := o.string("toolsFile")
 
+		// target is a URL, or a command line split at spaces: by its
+		// transport, else by its look.
 		isURL := strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://")
+		t, _ := probe.ParseTransport(w.transport)
 		switch {
-		case target == "":
+		case strings.TrimSpace(target) == "": // nothing to split into a command
 			d.errorf(key, "has no target; give a URL (http, sse) or a command line (stdio)")
-		case hasTransport && transport == "stdio", !hasTransport && !isURL:
+		case w.hasTransport && t == probe.TransportStdio, !w.hasTransport && !isURL:
 			fields := strings.Fields(target)
-			s.Command, s.Args, s.Transport = resolveCommand(fields[0], dir), append(fields[1:], args...), probe.TransportStdio
-			s.Dir = dir
+			s.Command, s.Args = fields[0], append(fields[1:], s.Args...)
 		default:
-			s.URL, s.Transport = target, probe.TransportAuto
-			if hasTransport {
-				t, known := parseTransport(transport)
-				if !known || t == probe.TransportStdio && isURL {
-					d.errorf(joinKey(key, "transport"), "%q is not a transport mcpwatch can probe a URL with; use http or sse", transport)
-				}
-				s.Transport = t
-			}
+			s.URL, s.Args = target, nil
 		}
+		mcpProbeDialect.setTransport(d, key, &s, w)
 		for _, f := range forbidden {
 			// Names, not patterns: escape what a forbid glob reads.
 			s.Forbid = append(s.Forbid, glob.Escape(f))
@@ -84,7 +79,7 @@ func loadMcpProbe(d *decoder, list []any, dir string) []Server {
 			}
 			s.setContracts(f.Names(), f.Tools)
 		}
-		checkServer(d, &s, serverKeys{prefix: key, transport: "transport", caFile: joinKey(key, "ca_file")})
+		mcpProbeDialect.finish(d, key, &s, written{}, dir)
 		if len(d.errs) == nerr {
 			out = append(out, s)
 		}

@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 )
 
 // Loader loads configurations. Its Sources reads what the imports name,
@@ -179,7 +181,7 @@ func decodeImportSource(o *object, hasPath bool, dir string, src Sources) *Impor
 
 // importSource loads the servers of a discover: or registry: import of the
 // configuration file.
-func (l *Loader) importSource(file string, spec importSpec, inputs map[string]input) ([]Server, []error) {
+func (l *Loader) importSource(file string, spec importSpec, inputs map[string]expand.Input) ([]Server, []error) {
 	if l.Sources == nil {
 		return nil, []error{noSources(file, spec.key)}
 	}
@@ -198,7 +200,7 @@ func noSources(file, key string) error {
 
 const noSourcesProblem = "imports are not read by this loader (it has no Sources); load the file with mcpwatch's own"
 
-func (l *Loader) discovered(file string, im Import, inputs map[string]input) ([]Server, []error) {
+func (l *Loader) discovered(file string, im Import, inputs map[string]expand.Input) ([]Server, []error) {
 	found, errs := l.Sources.Discover(file, im)
 	var out []Server
 	for _, f := range found {
@@ -216,7 +218,7 @@ func (l *Loader) discovered(file string, im Import, inputs map[string]input) ([]
 	return out, errs
 }
 
-func (l *Loader) registryServers(file string, im Import, inputs map[string]input) ([]Server, []error) {
+func (l *Loader) registryServers(file string, im Import, inputs map[string]expand.Input) ([]Server, []error) {
 	entries, errs := l.Sources.Registry(file, im)
 	var out []Server
 	for _, e := range entries {
@@ -229,7 +231,7 @@ func (l *Loader) registryServers(file string, im Import, inputs map[string]input
 			// only the URL; what its host resolves to is checked as the
 			// probe dials.
 			if s.URL != "" && !im.PrivateRemotes {
-				s.publicOnly = fmt.Sprintf("it came from a registry: set private_remotes: true on %s %s to allow it", file, im.Key)
+				s.PublicOnly = fmt.Sprintf("it came from a registry: set private_remotes: true on %s %s to allow it", file, im.Key)
 			}
 			out = append(out, s)
 		} else {
@@ -244,7 +246,7 @@ func (l *Loader) registryServers(file string, im Import, inputs map[string]input
 // cannot be watched, naming its file and key.
 func DecodeEntry(e Entry) (Server, error) { return decodeEntry(e, nil) }
 
-func decodeEntry(e Entry, inputs map[string]input) (Server, error) {
+func decodeEntry(e Entry, inputs map[string]expand.Input) (Server, error) {
 	d := &decoder{file: e.File}
 	if s, ok := clientServer(d, e.Key, e.Name, e.Spec, e.Project, inputs); ok {
 		return s, nil

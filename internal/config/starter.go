@@ -34,7 +34,7 @@ const StarterDir = "mcp-contracts"
 
 // MaxContractsFileBytes bounds a contracts file read, as every file of a
 // configuration is bounded.
-const MaxContractsFileBytes = maxConfigBytes
+const MaxContractsFileBytes = MaxFileBytes
 
 // StarterFile is the starter contracts file of server beside lock:
 // mcp-contracts/NAME.tools.json, NAME the server's name as starterName

@@ -2,15 +2,17 @@
 // servers it imports (MCP client config files, the host's clients, a
 // registry), which its Loader's Sources read (internal/imports) and it
 // decodes. It validates everything at load, itself reading no variable,
-// secret file or network, and expands ${VAR}, ${VAR:-default} and ${file:PATH}
-// only when a probe target is built (Server.Build, build.go), so a rotated
-// secret is seen without a restart.
+// secret file or network: it is data. ${VAR}, ${VAR:-default} and
+// ${file:PATH} (internal/expand) are expanded only when a probe's target is
+// built (internal/launch), so a rotated secret is seen without a restart.
 package config
 
 import (
+	"sort"
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -65,7 +67,8 @@ const (
 )
 
 // Server is one MCP server to watch. String values may hold ${...}
-// references; they are kept unexpanded here and expanded by Target.
+// references; they are kept unexpanded here and expanded by the probe's
+// build of a target (internal/launch).
 type Server struct {
 	Name   string // unique key; the metrics' server label
 	Source string // file that defined it
@@ -154,27 +157,29 @@ type Server struct {
 	// once that is read.
 	callChecks []callCheck
 
-	// inputs resolves VS Code ${input:ID} references.
-	inputs map[string]input
-	// baseDir is where relative paths start: the directory of the file
+	// Inputs resolve VS Code ${input:ID} references.
+	Inputs map[string]expand.Input
+	// BaseDir is where relative paths start: the directory of the file
 	// that defined the server (the project folder for .vscode/ and .cursor/).
-	baseDir string
-	// workspace answers ${workspaceFolder} for servers imported from VS Code.
-	workspace string
-	// publicOnly, for a registry server imported without private_remotes,
+	BaseDir string
+	// Workspace answers ${workspaceFolder} for servers imported from VS Code.
+	Workspace string
+	// PublicOnly, for a registry server imported without private_remotes,
 	// is the next step a refused address names: its probes connect only
 	// to public addresses (probe.Target.PublicOnly), since the registry
 	// chose its URL and headers. Empty: any address.
-	publicOnly string
-}
-
-// input is a VS Code input: resolved from an environment variable or a file,
-// never prompted for.
-type input struct {
-	Env  string
-	File string
+	PublicOnly string
 }
 
 // HasCalls reports whether the server has canary calls to make: contracts,
 // or calls: auto.
 func (s Server) HasCalls() bool { return len(s.Contracts) > 0 || s.AutoCalls > 0 }
+
+// Server returns the server called name.
+func (c *Config) Server(name string) (Server, bool) {
+	i := sort.Search(len(c.Servers), func(i int) bool { return c.Servers[i].Name >= name })
+	if i < len(c.Servers) && c.Servers[i].Name == name {
+		return c.Servers[i], true
+	}
+	return Server{}, false
+}

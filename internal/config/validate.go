@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/glob"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -22,9 +23,9 @@ type serverKeys struct {
 
 // checkRef reports a malformed ${...} reference in the value at key.
 func (d *decoder) checkRef(key, value string) {
-	if _, err := parseTemplate(value); err != nil {
-		if e := (*ExpandError)(nil); errors.As(err, &e) {
-			d.errorf(key, "%s", e.msg)
+	if err := expand.Check(value); err != nil {
+		if e := (*expand.Error)(nil); errors.As(err, &e) {
+			d.errorf(key, "%s", e.Problem)
 		} else {
 			d.errorf(key, "%v", err)
 		}
@@ -103,22 +104,6 @@ func parseEra(s string) (probe.Era, bool) {
 	switch e := probe.Era(s); e {
 	case probe.EraAuto, probe.EraModern, probe.EraLegacy:
 		return e, true
-	}
-	return "", false
-}
-
-// parseTransport reads a remote server's transport. Client configs spell
-// streamable HTTP several ways; mcpwatch.yml accepts them too.
-func parseTransport(s string) (probe.Transport, bool) {
-	switch strings.ToLower(s) {
-	case "auto":
-		return probe.TransportAuto, true
-	case "http", "streamable-http", "streamable_http", "streamablehttp":
-		return probe.TransportHTTP, true
-	case "sse":
-		return probe.TransportSSE, true
-	case "stdio":
-		return probe.TransportStdio, true
 	}
 	return "", false
 }

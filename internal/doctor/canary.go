@@ -10,6 +10,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/issuer"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/runner"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -69,7 +70,7 @@ func expectedIssuers(s config.Server) []string {
 	if s.NoIssuerCheck {
 		return nil
 	}
-	t, _, err := s.Resolve(func(string) (string, bool) { return "set", true })
+	t, _, err := launch.Resolve(s, func(string) (string, bool) { return "set", true })
 	if err != nil {
 		return nil
 	}
@@ -87,7 +88,7 @@ func expectedIssuers(s config.Server) []string {
 func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
 	// Every variable answered, so that Resolve names each credential the
 	// server is given; whether CI gives it a value is judgeCredentials'.
-	_, given, _ := s.Resolve(func(string) (string, bool) { return "set", true })
+	_, given, _ := launch.Resolve(s, func(string) (string, bool) { return "set", true })
 	var creds []string
 	for _, g := range given {
 		creds = append(creds, g.Credential)

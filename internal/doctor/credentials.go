@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -17,7 +19,7 @@ import (
 // GitLab's variables:), from a secret or a variable. CI gives an unset
 // secret as an empty string, so a missing one is a check that runs without
 // the credential. Which variables a server needs is what the
-// configuration's own expansion asks for (config.Config.Check with a
+// configuration's own expansion asks for (launch.Check with a
 // lookup that answers for the step's environment): ${VAR:-default} needs
 // nothing, ${A:-${B}} needs B only where A is unset.
 
@@ -106,9 +108,9 @@ func (d *doctor) judgeCredentials(c *candidate) {
 			}
 			n.uses = append(n.uses, use)
 		}
-		for _, err := range sub.Check(lookup) {
-			var ee *config.ExpandError
-			if !errors.As(err, &ee) || !(errors.Is(err, config.ErrUnsetVariable) || errors.Is(err, config.ErrRequired)) || ee.Var == "" || assumed[ee.Var] {
+		for _, err := range launch.Check(&sub, lookup) {
+			var ee *expand.Error
+			if !errors.As(err, &ee) || !(errors.Is(err, expand.ErrUnsetVariable) || errors.Is(err, expand.ErrRequired)) || ee.Var == "" || assumed[ee.Var] {
 				continue
 			}
 			needed(ee.Var, fmt.Sprintf("server %q (%s)", ee.Server, ee.Key))
@@ -175,7 +177,7 @@ func (d *doctor) judgeCredentials(c *candidate) {
 }
 
 // missingCredentials finds the variables that leave a credential of s
-// missing (config.Server.Resolve: a ${VAR:?message} unset, which is no
+// missing (launch.Resolve: a ${VAR:?message} unset, which is no
 // expansion error), as pairs of the variable and the credential: each
 // variable the expansion read and found unset is one when taking it as set
 // makes the credential present.
@@ -188,9 +190,9 @@ func missingCredentials(s config.Server, lookup func(string) (string, bool), ass
 		}
 		return v, ok
 	}
-	_, given, _ := s.Resolve(recording)
+	_, given, _ := launch.Resolve(s, recording)
 	var out [][2]string
-	for _, g := range config.Missing(given) {
+	for _, g := range launch.Missing(given) {
 		for _, name := range unset {
 			if assumed[name] {
 				continue
@@ -201,7 +203,7 @@ func missingCredentials(s config.Server, lookup func(string) (string, bool), ass
 				}
 				return lookup(n)
 			}
-			_, again, _ := s.Resolve(with)
+			_, again, _ := launch.Resolve(s, with)
 			if i := slices.IndexFunc(again, func(a probe.GivenCredential) bool { return a.Credential == g.Credential }); i >= 0 && again[i].Present {
 				out = append(out, [2]string{name, g.Credential})
 			}

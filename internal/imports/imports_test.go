@@ -13,6 +13,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/discover"
 	"github.com/mcpwatch/mcpwatch/internal/discover/discovertest"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/registry/registrytest"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -49,12 +50,12 @@ servers:
 	if github.Source != filepath.Join(home, ".claude.json") || github.Timeout != config.BuiltinDefaults().Timeout {
 		t.Errorf("github: source %s, timeout %s", github.Source, github.Timeout)
 	}
-	tgt, _, err := github.Resolve(mapLookup(map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp-1"}))
+	tgt, _, err := launch.Resolve(github, mapLookup(map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp-1"}))
 	if err != nil || tgt.Command != "npx" || tgt.Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "ghp-1" || tgt.Transport != probe.TransportStdio {
 		t.Errorf("github target %+v, %v", tgt, err)
 	}
 	figma, _ := cfg.Server("figma")
-	tgt, _, err = figma.Resolve(mapLookup(map[string]string{"FIGMA_OAUTH_TOKEN": "fig-1"}))
+	tgt, _, err = launch.Resolve(figma, mapLookup(map[string]string{"FIGMA_OAUTH_TOKEN": "fig-1"}))
 	if err != nil || tgt.Headers["Authorization"] != "Bearer fig-1" || tgt.Transport != probe.TransportHTTP {
 		t.Errorf("figma target %+v, %v", tgt, err)
 	}
@@ -241,7 +242,7 @@ func TestLoadRegistryPrivateRemotes(t *testing.T) {
 			names = append(names, s.Name)
 			// What a name resolves to is checked as the probe dials,
 			// unless private_remotes allows any address.
-			target, _, err := s.Resolve(func(string) (string, bool) { return "", false })
+			target, _, err := launch.Resolve(s, func(string) (string, bool) { return "", false })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,30 +4,27 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/oauthspec"
 )
 
-// Grants.
+// Grants and client authentication methods: oauthspec's, which the
+// configuration checks an auth: block against.
 const (
-	GrantClientCredentials = "client_credentials"
-	GrantRefreshToken      = "refresh_token"
-	// GrantAuthorizationCode is mcpwatch login's: a person signs in in a
-	// browser, once, and the refresh token it yields is stored for the
-	// refresh_token grant. It is never configured (Grants does not list it).
-	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = oauthspec.GrantClientCredentials
+	GrantRefreshToken      = oauthspec.GrantRefreshToken
+	GrantAuthorizationCode = oauthspec.GrantAuthorizationCode
+
+	AuthClientSecretBasic = oauthspec.AuthClientSecretBasic
+	AuthClientSecretPost  = oauthspec.AuthClientSecretPost
+	AuthPrivateKeyJWT     = oauthspec.AuthPrivateKeyJWT
+	AuthNone              = oauthspec.AuthNone
 )
 
-// Client authentication methods at the token endpoint.
-const (
-	AuthClientSecretBasic = "client_secret_basic"
-	AuthClientSecretPost  = "client_secret_post"
-	AuthPrivateKeyJWT     = "private_key_jwt"
-	AuthNone              = "none" // a public client: refresh tokens only
-)
-
-// Grants and AuthMethods list the accepted values, for configuration checks.
+// Grants and AuthMethods list the accepted values.
 var (
-	Grants      = []string{GrantClientCredentials, GrantRefreshToken}
-	AuthMethods = []string{AuthClientSecretBasic, AuthClientSecretPost, AuthPrivateKeyJWT, AuthNone}
+	Grants      = oauthspec.Grants
+	AuthMethods = oauthspec.AuthMethods
 )
 
 // Config is one server's OAuth client, its secrets as read for this probe.

@@ -30,6 +30,7 @@ import (
 
 	"github.com/mcpwatch/mcpwatch/internal/util/dialguard"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
+	"github.com/mcpwatch/mcpwatch/probe"
 )
 
 // Def is one server to watch, from an entry.
@@ -150,13 +151,8 @@ func (e Entry) defs(opt Options) ([]Def, []Skipped) {
 }
 
 func (e Entry) remoteDef(r Remote, private bool) (Def, string) {
-	var typ string
-	switch r.Type {
-	case "streamable-http", "streamable", "http":
-		typ = "http"
-	case "sse":
-		typ = "sse"
-	default:
+	typ, _ := probe.ParseTransport(r.Type)
+	if typ != probe.TransportHTTP && typ != probe.TransportSSE {
 		return Def{}, fmt.Sprintf("a remote of type %q, which is neither streamable-http nor sse", r.Type)
 	}
 	if r.URL == "" {
@@ -166,7 +162,7 @@ func (e Entry) remoteDef(r Remote, private bool) (Def, string) {
 		return Def{}, why + "; imported only with private_remotes: true"
 	}
 	v := vars{server: e.Name, dest: "host " + remoteHost(fixedValues(r.URL, r.Variables))}
-	spec := map[string]any{"type": typ, "url": v.template(r.URL, r.Variables)}
+	spec := map[string]any{"type": string(typ), "url": v.template(r.URL, r.Variables)}
 	headers := map[string]any{}
 	for _, h := range r.Headers {
 		if h.Name == "" {
@@ -183,7 +179,7 @@ func (e Entry) remoteDef(r Remote, private bool) (Def, string) {
 }
 
 func (e Entry) packageDef(p Package) (Def, string) {
-	if p.Transport != "" && p.Transport != "stdio" {
+	if t, _ := probe.ParseTransport(p.Transport); p.Transport != "" && t != probe.TransportStdio {
 		return Def{}, fmt.Sprintf("a %s package serving %s: mcpwatch watches a running server's URL, and does not start one", p.RegistryType, p.Transport)
 	}
 	if p.Identifier == "" {

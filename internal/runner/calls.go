@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/mcpwatch/mcpwatch/internal/canary"
-	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/credential"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/verdict"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -31,7 +31,7 @@ import (
 // issuer checks, waited for) is not sent again in a call: each contract's
 // outcome is credential_rejected, not called, quoting the issuer. A dead
 // key watched at its issuer costs the service nothing more.
-func callHook(s config.Built, retries bool, given []string, scrub func() Scrubber, issuers func() []probe.IssuerCheck, out *[]contracts.Outcome) probe.AfterList {
+func callHook(s launch.Built, retries bool, given []string, scrub func() Scrubber, issuers func() []probe.IssuerCheck, out *[]contracts.Outcome) probe.AfterList {
 	return func(ctx context.Context, tools []probe.Tool, c probe.Caller) {
 		if rejected, ok := rejectedBy(issuers()); ok {
 			*out = heldByIssuer(s, rejected, time.Now())
@@ -110,7 +110,7 @@ func (s *spaced) Call(ctx context.Context, tool string, args json.RawMessage) *p
 
 // heldByIssuer are the outcomes of s's contracts, not called because the
 // issuer of their server's credential rejected it.
-func heldByIssuer(s config.Built, c probe.IssuerCheck, now time.Time) []contracts.Outcome {
+func heldByIssuer(s launch.Built, c probe.IssuerCheck, now time.Time) []contracts.Outcome {
 	out := make([]contracts.Outcome, len(s.Contracts))
 	for i, k := range s.Contracts {
 		out[i] = contracts.Outcome{
@@ -125,7 +125,7 @@ func heldByIssuer(s config.Built, c probe.IssuerCheck, now time.Time) []contract
 
 // notCalled are the outcomes of contracts whose tools could not be called
 // because the probe failed before the list was read.
-func notCalled(s config.Built, res *probe.Result) []contracts.Outcome {
+func notCalled(s launch.Built, res *probe.Result) []contracts.Outcome {
 	reason, msg := contracts.ReasonProbeFailed, "not called: the probe failed ("+string(res.Reason)+") before the tools could be listed"
 	if res.OK {
 		reason, msg = probe.ReasonTimeout, "not called: the probe's deadline passed before the calls"

@@ -55,7 +55,7 @@ func missingMessage(missing []probe.GivenCredential) string {
 }
 
 // credentialNames are the names of the credentials a server is given, as
-// config.Server.Resolve found them (env and header values whose names say
+// launch.Resolve found them (env and header values whose names say
 // credential, an auth: block's secrets), sorted.
 func credentialNames(given []probe.GivenCredential) []string {
 	out := make([]string, len(given))

@@ -3,6 +3,7 @@ package runner
 import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -11,7 +12,7 @@ import (
 type judging struct {
 	// built is the server as it was probed: its credentials, contracts
 	// and install.
-	built config.Built
+	built launch.Built
 	// scrub holds every secret the probe knew of by its end.
 	scrub Scrubber
 	// warm: the server's command had started before, so a timeout is not

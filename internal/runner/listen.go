@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
@@ -26,7 +27,7 @@ type ListenRequest struct {
 // its probes. It returns when ctx ends (nil) or the stream does.
 func Listen(ctx context.Context, s config.Server, req ListenRequest, changed func()) error {
 	// A listener never signs anyone in.
-	b, err := s.Build(req.Lookup, config.BuildOptions{OAuth: req.OAuth, Listen: true})
+	b, err := launch.Build(s, req.Lookup, launch.BuildOptions{OAuth: req.OAuth, Listen: true})
 	if err != nil {
 		return err
 	}

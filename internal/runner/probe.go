@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/issuer"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/lockstore"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -127,7 +128,7 @@ type Observation struct {
 }
 
 // Probe probes s once (s normalized, as config.Load leaves every server),
-// in three steps: it builds the target now (config.Server.Build, the one
+// in three steps: it builds the target now (launch.Build, the one
 // step that reads and expands what the configuration names); waits for a
 // slot in pool and probes within the deadline, which starts once the slot
 // is taken; and judges what the probe saw (judge: scrubbed, then read
@@ -135,11 +136,11 @@ type Observation struct {
 // makes it a canceled one.
 func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observation {
 	started := time.Now()
-	b, err := s.Build(req.Lookup, config.BuildOptions{Timeout: req.Timeout, Warm: req.Warm,
+	b, err := launch.Build(s, req.Lookup, launch.BuildOptions{Timeout: req.Timeout, Warm: req.Warm,
 		Calls: req.Calls, AutoCalls: req.AutoCalls, OAuth: req.OAuth, Login: req.Login})
 	if err != nil || len(b.Missing) > 0 {
 		defer onStart(req)()
-		return unprobed(b, unbuilt(b, err, started))
+		return unprobed(b, Unbuilt(b, err, started))
 	}
 	target, client := b.Target, b.Client
 	if target.Era == "" || target.Era == probe.EraAuto {
@@ -202,26 +203,9 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 	return obs
 }
 
-// unbuilt is the Result of a server whose target could not be built
-// (err), or that lacks a credential: an unset variable, a secret file
-// that cannot be read or an unusable auth: block is a wiring fault
-// (config); a credential that is there but empty is credential_missing,
-// and the server is not probed: without it, most servers list fewer
-// tools, or public data only, and nothing would say why. Either error
-// names the server, the file, the variable or the credential, never a
-// value.
-func unbuilt(b config.Built, err error, started time.Time) *probe.Result {
-	if err != nil {
-		return failed(b, probe.ReasonConfig, err.Error(), started)
-	}
-	res := failed(b, probe.ReasonCredentialMissing, missingMessage(b.Missing), started)
-	res.Credentials = &probe.CredentialStatus{Given: b.Given}
-	return res
-}
-
 // unprobed is the Observation of a server that was not probed (res says
 // why): its contracts are not called either.
-func unprobed(b config.Built, res *probe.Result) Observation {
+func unprobed(b launch.Built, res *probe.Result) Observation {
 	obs := Observation{Result: res, Timeout: b.Timeout}
 	if b.Calls {
 		obs.Calls = notCalled(b, res)
@@ -399,7 +383,7 @@ func onStart(req Request) (done func()) {
 }
 
 // failed is the Result of a probe that never reached the server.
-func failed(b config.Built, reason probe.Reason, msg string, started time.Time) *probe.Result {
+func failed(b launch.Built, reason probe.Reason, msg string, started time.Time) *probe.Result {
 	took := time.Since(started)
 	return &probe.Result{
 		Reason:    reason,

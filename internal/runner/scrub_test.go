@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -345,7 +345,7 @@ func TestScrubberArgsAsRedacted(t *testing.T) {
 	}
 	for _, tc := range cases {
 		target := probe.Target{Command: "server", Args: tc.args}
-		if got := strings.Join(config.RedactArgs(tc.args), " "); strings.Contains(got, tc.secret) {
+		if got := strings.Join(expand.RedactArgs(tc.args), " "); strings.Contains(got, tc.secret) {
 			t.Errorf("RedactArgs(%q) = %q shows %q", tc.args, got, tc.secret)
 		}
 		s := NewScrubber(Secrets{Written: target, Probed: target})

@@ -1,6 +1,6 @@
 // Package testtool holds what tests of several packages share: it finds the
 // programs some tests run besides Go (promtool, amtool), and makes named
-// pipes (Mkfifo). Where a program is missing the test is skipped with a message saying
+// pipes (Mkfifo), and guards a call that could block for ever (Within). Where a program is missing the test is skipped with a message saying
 // what to install; where $CI is set it fails instead, because CI installs
 // them (scripts/e2e-deps.sh) and a test that silently did not run there
 // proves nothing.

@@ -1,4 +1,4 @@
-package config
+package launch
 
 import (
 	"errors"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 )
 
 func TestTargetErrorNamesServerAndKey(t *testing.T) {
@@ -30,12 +33,12 @@ servers:
 	lookup := mapLookup(map[string]string{"REPORT_SCOPE": "read"})
 
 	report, _ := cfg.Server("report")
-	_, _, err = report.Resolve(lookup)
-	var ee *ExpandError
+	_, _, err = Resolve(report, lookup)
+	var ee *expand.Error
 	if !errors.As(err, &ee) {
 		t.Fatalf("got %T %v", err, err)
 	}
-	if !errors.Is(err, ErrSecretFile) || !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrUnsetVariable) {
+	if !errors.Is(err, expand.ErrSecretFile) || !errors.Is(err, fs.ErrNotExist) || errors.Is(err, expand.ErrUnsetVariable) {
 		t.Errorf("kind of %v", err)
 	}
 	if ee.Server != "report" || ee.Key != "env.REPORT_API_TOKEN" || ee.File != tokenPath || ee.Source != file {
@@ -51,7 +54,7 @@ servers:
 	writeFile(t, tokenPath, "")
 	for _, content := range []string{"", "tok-1\n", "tok-2\n"} {
 		writeFile(t, tokenPath, content)
-		target, _, err := report.Resolve(lookup)
+		target, _, err := Resolve(report, lookup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,9 +64,9 @@ servers:
 	}
 
 	remote, _ := cfg.Server("remote")
-	_, _, err = remote.Resolve(lookup)
+	_, _, err = Resolve(remote, lookup)
 	want = `server "remote" (` + file + `) headers.X-Region: variable REPORT_REGION is not set: set REPORT_REGION or use ${REPORT_REGION:-} for an empty default`
-	if err == nil || err.Error() != want || !errors.Is(err, ErrUnsetVariable) {
+	if err == nil || err.Error() != want || !errors.Is(err, expand.ErrUnsetVariable) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
@@ -103,7 +106,7 @@ servers:
 		t.Fatal(err)
 	}
 	binDir := filepath.Dir(os.Args[0]) // a PATH that exists but lacks the binary
-	errs := cfg.Check(mapLookup(map[string]string{"TOKEN": "hunter2-token", "PATH": binDir}))
+	errs := Check(cfg, mapLookup(map[string]string{"TOKEN": "hunter2-token", "PATH": binDir}))
 	var got []string
 	for _, err := range errs {
 		got = append(got, strings.ReplaceAll(err.Error(), dir, "DIR"))
@@ -131,13 +134,13 @@ servers:
 
 // BenchmarkTarget is the cost the daemon pays before every probe.
 func BenchmarkTarget(b *testing.B) {
-	cfg, err := load("testdata/full.yml")
+	cfg, err := load("../config/testdata/full.yml")
 	if err != nil {
 		b.Fatal(err)
 	}
 	s, _ := cfg.Server("report")
 	for b.Loop() {
-		if _, _, err := s.Resolve(os.LookupEnv); err != nil {
+		if _, _, err := Resolve(s, os.LookupEnv); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -145,7 +148,7 @@ func BenchmarkTarget(b *testing.B) {
 
 func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
-		if _, err := load("testdata/full.yml"); err != nil {
+		if _, err := load("../config/testdata/full.yml"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -162,7 +165,7 @@ func TestCAFileReadWithTheTarget(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ca, err := os.ReadFile(filepath.Join("testdata", "certs", "ca.pem"))
+	ca, err := os.ReadFile(filepath.Join("../config/testdata", "certs", "ca.pem"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,15 +175,15 @@ func TestCAFileReadWithTheTarget(t *testing.T) {
 		"fifo.pem":  "tls.ca_file: " + fifo + ": a named pipe (FIFO), not a regular file",
 		"ca.pem":    "",
 	} {
-		cfg := &Config{Servers: []Server{{Name: "remote", Source: "f.yml", URL: "https://x.example.com/mcp", CAFile: filepath.Join(dir, file)}}}
-		errs := cfg.Check(mapLookup(nil))
+		cfg := &config.Config{Servers: []config.Server{{Name: "remote", Source: "f.yml", URL: "https://x.example.com/mcp", CAFile: filepath.Join(dir, file)}}}
+		errs := Check(cfg, mapLookup(nil))
 		switch {
 		case want == "" && len(errs) > 0:
 			t.Errorf("%s: %v", file, errs)
 		case want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), want)):
 			t.Errorf("%s: %v, want %q", file, errs, want)
 		}
-		if target, _, err := cfg.Servers[0].Resolve(mapLookup(nil)); want == "" && (err != nil || string(target.CA) != string(ca)) {
+		if target, _, err := Resolve(cfg.Servers[0], mapLookup(nil)); want == "" && (err != nil || string(target.CA) != string(ca)) {
 			t.Errorf("%s: target CA %d bytes, %v", file, len(target.CA), err)
 		}
 	}

@@ -1,4 +1,4 @@
-package config
+package launch
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 )
 
@@ -30,11 +31,11 @@ servers:
     tls: {ca_file: ~/ca.pem}
 `)
 	t.Setenv("HOME", "")
-	real := currentUser
-	t.Cleanup(func() { currentUser = real })
+	real := expand.CurrentUser
+	t.Cleanup(func() { expand.CurrentUser = real })
 	noHOME := mapLookup(map[string]string{})
 
-	currentUser = func() (*user.User, error) { return &user.User{HomeDir: home}, nil }
+	expand.CurrentUser = func() (*user.User, error) { return &user.User{HomeDir: home}, nil }
 	cfg, err := load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ servers:
 		t.Errorf("lock %q, want it in the account's home", cfg.Lock)
 	}
 	s, _ := cfg.Server("remote")
-	target, _, err := s.Resolve(noHOME)
+	target, _, err := Resolve(s, noHOME)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ servers:
 		t.Errorf("CA file %q, Authorization %q: want both from the account's home", target.CAFile, target.Headers["Authorization"])
 	}
 
-	currentUser = func() (*user.User, error) { return nil, errors.New("no account") }
+	expand.CurrentUser = func() (*user.User, error) { return nil, errors.New("no account") }
 	cfg, err = load(filepath.Join(dir, "mcpwatch.yml"))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ servers:
 	if cfg.Lock != "~/team.lock.json" {
 		t.Errorf("lock %q, want it as written", cfg.Lock)
 	}
-	errs := cfg.Check(noHOME)
+	errs := Check(cfg, noHOME)
 	joined := ""
 	for _, e := range errs {
 		joined += e.Error() + "\n"
@@ -71,7 +72,7 @@ servers:
 
 func readTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := readfile.Read(filepath.Join("testdata", name), 1<<20)
+	b, err := readfile.Read(filepath.Join("../config/testdata", name), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,16 @@
-package config
+package expand
 
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
 )
 
-func mapLookup(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) {
-		v, ok := m[k]
-		return v, ok
-	}
-}
+var mapLookup = testtool.Lookup
 
 func TestExpand(t *testing.T) {
 	dir := t.TempDir()
@@ -133,9 +129,9 @@ func TestExpandErrors(t *testing.T) {
 			if !errors.Is(err, tc.kind) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tc.kind)
 			}
-			var ee *ExpandError
+			var ee *Error
 			if !errors.As(err, &ee) {
-				t.Fatalf("error %T is not *ExpandError", err)
+				t.Fatalf("error %T is not *Error", err)
 			}
 			if err.Error() != tc.msg {
 				t.Errorf("message\n got: %s\nwant: %s", err, tc.msg)
@@ -151,9 +147,9 @@ func TestExpandErrorFields(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "token")
 	_, err := Expand("${file:"+missing+"}", mapLookup(nil))
-	var ee *ExpandError
+	var ee *Error
 	if !errors.As(err, &ee) {
-		t.Fatalf("not an *ExpandError: %v", err)
+		t.Fatalf("not an *Error: %v", err)
 	}
 	if ee.File != missing || ee.Var != "" {
 		t.Errorf("File=%q Var=%q, want File=%q", ee.File, ee.Var, missing)
@@ -186,7 +182,7 @@ func TestExpandRereadsFile(t *testing.T) {
 
 func TestExpandSecretFileTooLarge(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "big")
-	writeFile(t, path, strings.Repeat("x", maxSecretFileBytes+1))
+	writeFile(t, path, strings.Repeat("x", MaxSecretBytes+1))
 	_, err := Expand("${file:"+path+"}", mapLookup(nil))
 	if !errors.Is(err, ErrSecretFile) || !strings.Contains(err.Error(), "larger than the limit of 1 MiB") {
 		t.Errorf("got %v", err)
@@ -206,14 +202,4 @@ func TestInputEnvVar(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func removeFile(path string) error { return os.Remove(path) }
+var writeFile = testtool.WriteFile

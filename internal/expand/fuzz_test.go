@@ -1,4 +1,4 @@
-package config
+package expand
 
 import (
 	"errors"
@@ -38,13 +38,13 @@ var expandSeeds = []string{
 
 // FuzzExpand: expansion never panics; its output is bounded by the input
 // and the values looked up; $$ round-trips any text; an error is an
-// ExpandError of its kinds that never quotes a value.
+// Error of its kinds that never quotes a value.
 func FuzzExpand(f *testing.F) {
 	for _, s := range expandSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tmpl, parseErr := parseTemplate(s)
+		tmpl, parseErr := parse(s)
 		// Escaped, any text is itself.
 		if got, err := Expand(strings.ReplaceAll(s, "$", "$$"), fuzzLookup); err != nil || got != s {
 			t.Fatalf("Expand(escaped %q) = %q, %v", s, got, err)
@@ -52,15 +52,15 @@ func FuzzExpand(f *testing.F) {
 		if parseErr == nil && readsFiles(tmpl) {
 			return // the fuzzer does not get to read the machine's files
 		}
-		x := expander{lookup: fuzzLookup, workspace: "/w"}
-		out, err := x.expand(s)
+		x := Expander{Lookup: fuzzLookup, Workspace: "/w"}
+		out, err := x.Expand(s)
 		if (parseErr == nil) != (err == nil || !errors.Is(err, ErrSyntax)) {
 			t.Fatalf("parse error %v, expand error %v", parseErr, err)
 		}
 		if err != nil {
-			var xe *ExpandError
+			var xe *Error
 			if !errors.As(err, &xe) || !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrUnsetVariable) {
-				t.Fatalf("error %T %v: not an ExpandError of syntax or an unset variable", err, err)
+				t.Fatalf("error %T %v: not an Error of syntax or an unset variable", err, err)
 			}
 			if strings.Contains(err.Error(), fuzzValue) {
 				t.Fatalf("the error quotes a value: %v", err)
@@ -109,7 +109,7 @@ func FuzzRedactValue(f *testing.F) {
 		case out == Redacted:
 			return
 		}
-		tmpl, err := parseTemplate(out)
+		tmpl, err := parse(out)
 		if err != nil {
 			t.Fatalf("RedactValue(%q) = %q, which does not parse: %v", s, out, err)
 		}
@@ -162,7 +162,7 @@ func FuzzRedactArgs(f *testing.F) {
 			strings.HasPrefix(value, "http://") || strings.HasPrefix(value, "https://") {
 			return // a URL is shown by the URL rules (FuzzRedactURL in internal/util/secret)
 		}
-		tmpl, err := parseTemplate(value)
+		tmpl, err := parse(value)
 		pure := err == nil && pureReference(tmpl)
 		if !secret.IsCredentialName(flag) || pure || strings.Contains(flag, value) || strings.Contains(Redacted, value) {
 			return

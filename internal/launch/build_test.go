@@ -1,4 +1,4 @@
-package config
+package launch
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 // gets no client; the deadline counts the calls.
 func TestBuild(t *testing.T) {
 	dir := t.TempDir()
-	ca, err := os.ReadFile(filepath.Join("testdata", "certs", "ca.pem"))
+	ca, err := os.ReadFile(filepath.Join("../config/testdata", "certs", "ca.pem"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ servers:
 	}
 	remote, _ := cfg.Server("remote")
 	cache := &oauth.Cache{}
-	b, err := remote.Build(mapLookup(map[string]string{"API_KEY": "k-1"}), BuildOptions{OAuth: cache})
+	b, err := Build(remote, mapLookup(map[string]string{"API_KEY": "k-1"}), BuildOptions{OAuth: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,16 +58,16 @@ servers:
 	// The header's variable empty: missing, not probed, so no OAuth
 	// client is made; a listener makes it all the same.
 	empty := mapLookup(map[string]string{"API_KEY": ""})
-	b, err = remote.Build(empty, BuildOptions{OAuth: cache})
+	b, err = Build(remote, empty, BuildOptions{OAuth: cache})
 	if err != nil || len(b.Missing) != 1 || b.Missing[0].Credential != "header:X-Api-Key" || b.Client != nil || b.Target.Auth != nil {
 		t.Errorf("missing: %+v, %v", b, err)
 	}
-	if b, err = remote.Build(empty, BuildOptions{OAuth: cache, Listen: true}); err != nil || b.Client == nil {
+	if b, err = Build(remote, empty, BuildOptions{OAuth: cache, Listen: true}); err != nil || b.Client == nil {
 		t.Errorf("listen: %+v, %v", b, err)
 	}
 
 	local, _ := cfg.Server("local")
-	b, err = local.Build(nil, BuildOptions{Calls: true})
+	b, err = Build(local, nil, BuildOptions{Calls: true})
 	if err != nil || b.Target.Env["REGION"] != "eu" || b.Install.Installs != "npx" || b.Target.Auth != nil {
 		t.Fatalf("local built = %+v, %v", b, err)
 	}
@@ -76,7 +76,7 @@ servers:
 	if b.Timeout != time.Minute+2*2*time.Second || !b.Calls || b.Auto != 2 {
 		t.Errorf("local timeout %s, calls %v, auto %d", b.Timeout, b.Calls, b.Auto)
 	}
-	if b, _ = local.Build(nil, BuildOptions{Warm: true, Timeout: 3 * time.Second}); b.Timeout != 3*time.Second || b.Calls || b.Auto != 0 {
+	if b, _ = Build(local, nil, BuildOptions{Warm: true, Timeout: 3 * time.Second}); b.Timeout != 3*time.Second || b.Calls || b.Auto != 0 {
 		t.Errorf("warm, no calls: timeout %s, calls %v, auto %d", b.Timeout, b.Calls, b.Auto)
 	}
 
@@ -84,7 +84,7 @@ servers:
 	if err := os.Remove(filepath.Join(dir, "secret")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := remote.Build(mapLookup(map[string]string{"API_KEY": "k-1"}), BuildOptions{}); err == nil || !strings.Contains(err.Error(), "auth.client_secret") {
+	if _, err := Build(remote, mapLookup(map[string]string{"API_KEY": "k-1"}), BuildOptions{}); err == nil || !strings.Contains(err.Error(), "auth.client_secret") {
 		t.Errorf("secret file gone: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package config
+package launch
 
 import (
 	"errors"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 )
 
 // Every credential a server is given is checked: an env or header value
@@ -20,59 +23,62 @@ func TestResolveCredentials(t *testing.T) {
 	env := map[string]string{"GOOD": "s3cret-value", "EMPTY": "", "DIR": dir}
 	tests := []struct {
 		name    string
-		server  Server
+		server  config.Server
 		missing map[string]string // credential -> part of why
 		present []string
 	}{
 		{name: "a bare variable, empty: what CI gives an unset secret",
-			server:  Server{Command: "x", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${EMPTY}", "GITHUB_HOST": "${EMPTY}"}},
+			server:  config.Server{Command: "x", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${EMPTY}", "GITHUB_HOST": "${EMPTY}"}},
 			missing: map[string]string{"env:GITHUB_PERSONAL_ACCESS_TOKEN": "${EMPTY} is set but empty"}},
 		{name: "a bare variable, unset: the same problem, the same state",
-			server:  Server{Command: "x", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${NOT_SET_ANYWHERE}"}},
+			server:  config.Server{Command: "x", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${NOT_SET_ANYWHERE}"}},
 			missing: map[string]string{"env:GITHUB_PERSONAL_ACCESS_TOKEN": "${NOT_SET_ANYWHERE} is not set"}},
 		{name: "unset in a header and in a flag's value, through ${env:VAR}",
-			server: Server{URL: "https://x.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${env:NOT_SET_ANYWHERE}"},
+			server: config.Server{URL: "https://x.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${env:NOT_SET_ANYWHERE}"},
 				Args: []string{"--api-key=${NOT_SET_ANYWHERE}"}},
 			missing: map[string]string{"header:Authorization": "${NOT_SET_ANYWHERE} is not set", "arg:--api-key": "${NOT_SET_ANYWHERE} is not set"}},
 		{name: "an unresolved VS Code input",
-			server:  Server{Command: "x", Env: map[string]string{"PERPLEXITY_API_KEY": "${input:perplexity-key}"}},
+			server:  config.Server{Command: "x", Env: map[string]string{"PERPLEXITY_API_KEY": "${input:perplexity-key}"}},
 			missing: map[string]string{"env:PERPLEXITY_API_KEY": "input perplexity-key is not resolved"}},
 		{name: "an emptied token file",
-			server:  Server{Command: "x", Env: map[string]string{"REPORT_API_TOKEN": "${file:${DIR}/emptied}"}},
+			server:  config.Server{Command: "x", Env: map[string]string{"REPORT_API_TOKEN": "${file:${DIR}/emptied}"}},
 			missing: map[string]string{"env:REPORT_API_TOKEN": "/emptied (${file:...}) is empty"}},
 		{name: "a bearer header whose token is empty",
-			server:  Server{URL: "https://x.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${EMPTY}", "X-Client": "${EMPTY}"}},
+			server:  config.Server{URL: "https://x.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${EMPTY}", "X-Client": "${EMPTY}"}},
 			missing: map[string]string{"header:Authorization": "${EMPTY} is set but empty"}},
+		{name: "written empty: a placeholder never filled in",
+			server:  config.Server{Command: "x", Env: map[string]string{"BRAVE_API_KEY": "", "LOG_LEVEL": ""}},
+			missing: map[string]string{"env:BRAVE_API_KEY": "it is written empty"}},
 		{name: "${VAR:-} may be empty",
-			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${EMPTY:-}"}},
+			server:  config.Server{Command: "x", Env: map[string]string{"API_KEY": "${EMPTY:-}"}},
 			present: []string{"env:API_KEY"}},
 		{name: "${VAR:?message} must not be",
-			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${EMPTY:?create one at https://example.com/keys}"}},
+			server:  config.Server{Command: "x", Env: map[string]string{"API_KEY": "${EMPTY:?create one at https://example.com/keys}"}},
 			missing: map[string]string{"env:API_KEY": "variable EMPTY is empty: create one at https://example.com/keys"}},
 		{name: "${VAR:?message} unset",
-			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${NOT_SET_AT_ALL:?set it in CI}"}},
+			server:  config.Server{Command: "x", Env: map[string]string{"API_KEY": "${NOT_SET_AT_ALL:?set it in CI}"}},
 			missing: map[string]string{"env:API_KEY": "variable NOT_SET_AT_ALL is not set: set it in CI"}},
 		{name: "present ones",
-			server:  Server{Command: "x", Env: map[string]string{"API_KEY": "${GOOD}", "SLACK_BOT_TOKEN": "${file:${DIR}/token}", "LITERAL_TOKEN": "written-in-the-file"}},
+			server:  config.Server{Command: "x", Env: map[string]string{"API_KEY": "${GOOD}", "SLACK_BOT_TOKEN": "${file:${DIR}/token}", "LITERAL_TOKEN": "written-in-the-file"}},
 			present: []string{"env:API_KEY", "env:LITERAL_TOKEN", "env:SLACK_BOT_TOKEN"}},
 		{name: "a flag's value in args, both spellings (Stripe's --api-key=${STRIPE_SECRET_KEY})",
-			server:  Server{Command: "x", Args: []string{"--api-key=${EMPTY}", "--token", "${EMPTY}", "--access-token", "${GOOD}", "--port", "${EMPTY}"}},
+			server:  config.Server{Command: "x", Args: []string{"--api-key=${EMPTY}", "--token", "${EMPTY}", "--access-token", "${GOOD}", "--port", "${EMPTY}"}},
 			missing: map[string]string{"arg:--api-key": "${EMPTY} is set but empty", "arg:--token": "${EMPTY} is set but empty"},
 			present: []string{"arg:--access-token"}},
 		{name: "a URL's userinfo in args, and a URL's api_key= query",
-			server:  Server{Command: "x", Args: []string{"postgresql://mcp:${EMPTY}@127.0.0.1/app"}},
+			server:  config.Server{Command: "x", Args: []string{"postgresql://mcp:${EMPTY}@127.0.0.1/app"}},
 			missing: map[string]string{"arg:userinfo": "${EMPTY} is set but empty"}},
 		{name: "a server URL's api_key= query",
-			server:  Server{URL: "https://x.example.com/mcp?api_key=${EMPTY}&mode=${EMPTY}"},
+			server:  config.Server{URL: "https://x.example.com/mcp?api_key=${EMPTY}&mode=${EMPTY}"},
 			missing: map[string]string{"url:api_key": "${EMPTY} is set but empty"}},
 		{name: "an auth: block's secret",
-			server:  Server{URL: "https://x.example.com/mcp", Auth: &Auth{Type: "oauth", Grant: "client_credentials", ClientID: "c", ClientSecret: "${EMPTY}"}},
+			server:  config.Server{URL: "https://x.example.com/mcp", Auth: &config.Auth{Type: "oauth", Grant: "client_credentials", ClientID: "c", ClientSecret: "${EMPTY}"}},
 			missing: map[string]string{"auth:client_secret": "${EMPTY} is set but empty"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.server.Name = "s"
-			_, given, err := tc.server.Resolve(mapLookup(env))
+			_, given, err := Resolve(tc.server, mapLookup(env))
 			if err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
@@ -102,15 +108,15 @@ func TestResolveCredentials(t *testing.T) {
 // ${VAR:?message} outside a credential is an error carrying the message.
 func TestResolveErrors(t *testing.T) {
 	for _, tc := range []struct {
-		server Server
+		server config.Server
 		kind   error
 		msg    string
 	}{
-		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_HOST": "${NOT_SET_ANYWHERE}"}}, ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
-		{Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "${file:${NOT_SET_ANYWHERE}/token}"}}, ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
-		{Server{Name: "s", Command: "x", Args: []string{"--dir", "${NOT_SET_ANYWHERE:?name the directory to serve}"}}, ErrRequired, "name the directory to serve"},
+		{config.Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_HOST": "${NOT_SET_ANYWHERE}"}}, expand.ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
+		{config.Server{Name: "s", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "${file:${NOT_SET_ANYWHERE}/token}"}}, expand.ErrUnsetVariable, "variable NOT_SET_ANYWHERE is not set"},
+		{config.Server{Name: "s", Command: "x", Args: []string{"--dir", "${NOT_SET_ANYWHERE:?name the directory to serve}"}}, expand.ErrRequired, "name the directory to serve"},
 	} {
-		_, _, err := tc.server.Resolve(mapLookup(nil))
+		_, _, err := Resolve(tc.server, mapLookup(nil))
 		if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("Resolve: %v, want %v saying %q", err, tc.kind, tc.msg)
 		}
@@ -119,20 +125,20 @@ func TestResolveErrors(t *testing.T) {
 
 // config check names a missing credential, and the fix.
 func TestCheckReportsMissingCredentials(t *testing.T) {
-	cfg := &Config{Servers: []Server{{Name: "github", Source: "/p/.mcp.json", Command: "true",
+	cfg := &config.Config{Servers: []config.Server{{Name: "github", Source: "/p/.mcp.json", Command: "true",
 		Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"}}}}
 	lookup := mapLookup(map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "", "PATH": "/usr/bin:/bin"})
 	var found bool
-	for _, err := range cfg.Check(lookup) {
+	for _, err := range Check(cfg, lookup) {
 		if strings.Contains(err.Error(), `server "github" (/p/.mcp.json) env.GITHUB_PERSONAL_ACCESS_TOKEN: credential missing: ${GITHUB_PERSONAL_ACCESS_TOKEN} is set but empty`) {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("config check does not name the empty credential: %v", cfg.Check(lookup))
+		t.Errorf("config check does not name the empty credential: %v", Check(cfg, lookup))
 	}
 	// Unset, config check still says so, as the same missing credential.
-	problems := cfg.Check(mapLookup(map[string]string{"PATH": "/usr/bin:/bin"}))
+	problems := Check(cfg, mapLookup(map[string]string{"PATH": "/usr/bin:/bin"}))
 	if len(problems) != 1 || !strings.Contains(problems[0].Error(), `env.GITHUB_PERSONAL_ACCESS_TOKEN: credential missing: ${GITHUB_PERSONAL_ACCESS_TOKEN} is not set; a probe would fail with credential_missing`) {
 		t.Errorf("config check of an unset credential: %v", problems)
 	}
@@ -142,7 +148,7 @@ func TestCheckReportsMissingCredentials(t *testing.T) {
 // /proc/PID/cmdline: config check warns, naming the argument, never a
 // value; a setting in args is no secret.
 func TestWarningsSecretInArgs(t *testing.T) {
-	cfg := &Config{Servers: []Server{
+	cfg := &config.Config{Servers: []config.Server{
 		{Name: "stripe", Source: "/p/.mcp.json", Command: "npx", Args: []string{"-y", "@stripe/mcp", "--api-key=${STRIPE_SECRET_KEY}"}},
 		{Name: "db", Source: "/p/.mcp.json", Command: "x", Args: []string{"--dsn", "postgresql://u:${PW}@h/db", "--token-file", "${file:/run/t}"}},
 		{Name: "fs", Source: "/p/.mcp.json", Command: "x", Args: []string{"--root", "${HOME}", "--port=${PORT}"}},

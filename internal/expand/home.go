@@ -1,4 +1,4 @@
-package config
+package expand
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// expandHome is the one reading of a path that starts with "~/" (the lock,
+// Home is the one reading of a path that starts with "~/" (the lock,
 // imports, inputs and contracts files at load; a command, cwd, CA file,
 // envFile, ${file:...}, private key or refresh token file at probe time):
 // the home directory is $HOME as lookup reads it, or, when HOME is unset
@@ -15,7 +15,7 @@ import (
 // account database, as a shell's tilde expansion does. ok is false when p
 // starts with "~/" and neither gives one; p is then returned as written,
 // never joined to a directory. Any other path is returned as it is.
-func expandHome(p string, lookup func(string) (string, bool)) (string, bool) {
+func Home(p string, lookup func(string) (string, bool)) (string, bool) {
 	rest, ok := strings.CutPrefix(p, "~/")
 	if !ok {
 		return p, true
@@ -25,7 +25,7 @@ func expandHome(p string, lookup func(string) (string, bool)) (string, bool) {
 		home, _ = lookup("HOME")
 	}
 	if home == "" {
-		if u, err := currentUser(); err == nil {
+		if u, err := CurrentUser(); err == nil {
 			home = u.HomeDir
 		}
 	}
@@ -35,8 +35,8 @@ func expandHome(p string, lookup func(string) (string, bool)) (string, bool) {
 	return filepath.Join(home, rest), true
 }
 
-// currentUser is user.Current; a test replaces it to have no account.
-var currentUser = user.Current
+// CurrentUser is user.Current; a test replaces it to have no account.
+var CurrentUser = user.Current
 
-// processLookup reads mcpwatch's own environment, for paths read at load.
-func processLookup(name string) (string, bool) { return os.LookupEnv(name) }
+// ProcessLookup reads mcpwatch's own environment, for paths read at load.
+func ProcessLookup(name string) (string, bool) { return os.LookupEnv(name) }

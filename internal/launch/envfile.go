@@ -1,10 +1,12 @@
-package config
+package launch
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/mcpwatch/mcpwatch/internal/expand"
 )
 
 // parseEnvFile reads a dotenv file as VS Code's envFile: KEY=VALUE lines,
@@ -14,7 +16,7 @@ import (
 func parseEnvFile(data []byte) (map[string]string, error) {
 	env := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), maxSecretFileBytes)
+	sc.Buffer(make([]byte, 0, 4096), expand.MaxSecretBytes)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {

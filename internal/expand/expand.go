@@ -1,11 +1,16 @@
-package config
+package expand
 
+// Package expand is the ${...} reference language of a server's
+// configuration: its syntax (checked at load by internal/config), its
+// expansion (at every probe, by the runner's build of a target) and its
+// redaction (what a printed server shows), all from one parse.
+//
 // Reference syntax, the same in mcpwatch.yml and in every imported client
 // config:
 //
 //	${VAR}              the variable's value; unset is an error, set-but-empty gives ""
 //	                    (in a credential's value, unset and empty are alike: the
-//	                    credential is missing, credential_missing; see Server.Resolve)
+//	                    credential is missing, credential_missing; see launch.Resolve)
 //	${VAR:-default}     default when VAR is unset OR empty, as in the shell; ${VAR:-}
 //	                    says "may be empty"
 //	${VAR:?message}     VAR must be set and non-empty, as in the shell: otherwise the
@@ -13,7 +18,7 @@ package config
 //	${env:VAR}          VS Code's spelling of ${VAR} (":-default" allowed too)
 //	${file:PATH}        the file's contents, one trailing newline trimmed; a
 //	                    missing or unreadable file is an error, an empty file gives ""
-//	${input:ID}         a VS Code input (see inputs in load.go); without an
+//	${input:ID}         a VS Code input (see inputs in internal/config load.go); without an
 //	                    inputs entry, the variable MCPWATCH_INPUT_<ID>
 //	${workspaceFolder}  for servers imported from a client config, the project
 //	                    folder (the one holding .vscode/); also ${workspaceFolderBasename},
@@ -36,14 +41,16 @@ import (
 	"strings"
 
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 )
 
-// Sentinel kinds of ExpandError, for errors.Is.
+// Sentinel kinds of Error, for errors.Is.
 var (
 	// ErrUnsetVariable: a ${VAR} (or ${input:ID}) named something unset.
 	ErrUnsetVariable = errors.New("unset variable")
-	// ErrSecretFile: a ${file:PATH} could not be read. The daemon reports it
-	// apart from an empty credential: it is a wiring fault.
+	// ErrSecretFile: a ${file:PATH} (or another file a server names: its
+	// envFile, private key, CA) could not be read. It is reported apart
+	// from an empty credential: it is a wiring fault.
 	ErrSecretFile = errors.New("unreadable secret file")
 	// ErrSyntax: a malformed reference, such as "${" without "}".
 	ErrSyntax = errors.New("bad reference syntax")
@@ -51,18 +58,13 @@ var (
 	ErrRequired = errors.New("required variable unset or empty")
 )
 
-// What a file read from the configuration may hold at most (see readfile,
-// which also refuses a named pipe or a device): a secret is small; a
-// configuration, a client config or a contracts file of a large fleet is
-// a few MiB.
-const (
-	maxSecretFileBytes = 1 << 20
-	maxConfigBytes     = 8 << 20
-)
+// MaxSecretBytes is what a secret file may hold at most (see readfile,
+// which also refuses a named pipe or a device): a secret is small.
+const MaxSecretBytes = 1 << 20
 
-// ExpandError is why a string could not be expanded. It never holds the
+// Error is why a string could not be expanded. It never holds the
 // value being expanded nor a file's contents, only names.
-type ExpandError struct {
+type Error struct {
 	Server string // server name, when expanding a server's field
 	Key    string // the field, e.g. "env.REPORT_API_TOKEN" or "headers.Authorization"
 	Source string // the file that defined the server
@@ -76,10 +78,11 @@ type ExpandError struct {
 
 	Kind  error // ErrUnsetVariable, ErrSecretFile, ErrSyntax or ErrRequired
 	Cause error // underlying error (e.g. fs.ErrNotExist), or nil
-	msg   string
+	// Problem is what is wrong and the fix, naming no value.
+	Problem string
 }
 
-func (e *ExpandError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Server != "" {
 		fmt.Fprintf(&b, "server %q", e.Server)
@@ -93,13 +96,13 @@ func (e *ExpandError) Error() string {
 	} else if e.Key != "" {
 		fmt.Fprintf(&b, "%s: ", e.Key)
 	}
-	b.WriteString(e.msg)
+	b.WriteString(e.Problem)
 	return b.String()
 }
 
 // Unwrap lets errors.Is match both the kind (ErrSecretFile) and the cause
 // (fs.ErrNotExist).
-func (e *ExpandError) Unwrap() []error {
+func (e *Error) Unwrap() []error {
 	if e.Cause != nil {
 		return []error{e.Kind, e.Cause}
 	}
@@ -110,27 +113,28 @@ func (e *ExpandError) Unwrap() []error {
 // variable; os.LookupEnv fits. Relative ${file:...} paths are read from the
 // working directory.
 func Expand(s string, lookup func(string) (string, bool)) (string, error) {
-	return expander{lookup: lookup}.expand(s)
+	return Expander{Lookup: lookup}.Expand(s)
 }
 
-// expander is Expand with the context of one server: where relative file
+// Expander is Expand with the context of one server: where relative file
 // paths start, its VS Code inputs and workspace folder.
-type expander struct {
-	lookup    func(string) (string, bool)
-	baseDir   string           // for relative ${file:...} paths; "" is the working directory
-	inputs    map[string]input // VS Code inputs declared for the server's source
-	workspace string           // ${workspaceFolder}; "" when not imported from VS Code
-	// missing, when set, hears of each reference without a default that
+type Expander struct {
+	Lookup    func(string) (string, bool)
+	BaseDir   string           // for relative ${file:...} paths; "" is the working directory
+	Inputs    map[string]Input // VS Code inputs declared for the server's source
+	Workspace string           // ${workspaceFolder}; "" when not imported from VS Code
+	// Missing, when set, hears of each reference without a default that
 	// gave no value, unset ("${TOKEN} is not set", which is then no error)
 	// or empty ("${TOKEN} is set but empty"): in a credential's value, that
 	// credential is missing either way, since both are the same problem to
 	// whoever is paged. ${VAR:-} is never reported. A variable in a
 	// ${file:...} path is not the credential: unset, it stays an error.
-	missing func(why string)
+	Missing func(why string)
 }
 
-func (x expander) expand(s string) (string, error) {
-	t, err := parseTemplate(s)
+// Expand substitutes every reference in s.
+func (x Expander) Expand(s string) (string, error) {
+	t, err := parse(s)
 	if err != nil {
 		return "", err
 	}
@@ -169,9 +173,17 @@ type part struct {
 
 type template []part
 
-// parseTemplate checks the syntax of s; load calls it on every expandable
-// value so a typo is reported at load, not at the first probe.
-func parseTemplate(s string) (template, error) {
+// Check reports a malformed reference in s (an *Error of kind ErrSyntax):
+// load calls it on every expandable value, so a typo is reported at load,
+// not at the first probe.
+func Check(s string) error {
+	_, err := parse(s)
+	return err
+}
+
+// parse reads s into its literal runs and references, once: expansion
+// and redaction both work on what it returns.
+func parse(s string) (template, error) {
 	p := parser{s: s}
 	t, err := p.parse(false)
 	if err != nil {
@@ -192,8 +204,8 @@ type parser struct {
 const maxNesting = 16
 
 func (p *parser) syntax(offset int, format string, args ...any) error {
-	return &ExpandError{Kind: ErrSyntax, Offset: offset,
-		msg: fmt.Sprintf("bad reference at byte %d: %s (write $$ for a literal $)", offset, fmt.Sprintf(format, args...))}
+	return &Error{Kind: ErrSyntax, Offset: offset,
+		Problem: fmt.Sprintf("bad reference at byte %d: %s (write $$ for a literal $)", offset, fmt.Sprintf(format, args...))}
 }
 
 // parse reads literals and references up to the end of s or, inside a
@@ -340,7 +352,7 @@ func isNameByte(c byte) bool {
 
 func isInputIDByte(c byte) bool { return isNameByte(c) || c == '-' || c == '.' }
 
-func (x expander) eval(t template, b *strings.Builder) error {
+func (x Expander) eval(t template, b *strings.Builder) error {
 	for _, p := range t {
 		switch p.kind {
 		case refLiteral:
@@ -368,7 +380,7 @@ func (x expander) eval(t template, b *strings.Builder) error {
 	return nil
 }
 
-func (x expander) variable(p part) (string, error) {
+func (x Expander) variable(p part) (string, error) {
 	if v, ok := x.clientVariable(p.text); ok {
 		return v, nil
 	}
@@ -382,8 +394,8 @@ func (x expander) variable(p part) (string, error) {
 		if !ok {
 			state = "not set"
 		}
-		return "", &ExpandError{Kind: ErrRequired, Var: p.text, Message: p.message,
-			msg: fmt.Sprintf("variable %s is %s: %s", p.text, state, msg)}
+		return "", &Error{Kind: ErrRequired, Var: p.text, Message: p.message,
+			Problem: fmt.Sprintf("variable %s is %s: %s", p.text, state, msg)}
 	}
 	if p.def != nil && v == "" {
 		var b strings.Builder
@@ -392,31 +404,31 @@ func (x expander) variable(p part) (string, error) {
 		}
 		return b.String(), nil
 	}
-	if !ok && x.missing != nil {
-		x.missing(fmt.Sprintf("${%s} is not set", p.text))
+	if !ok && x.Missing != nil {
+		x.Missing(fmt.Sprintf("${%s} is not set", p.text))
 		return "", nil
 	}
 	if !ok {
-		return "", &ExpandError{Kind: ErrUnsetVariable, Var: p.text,
-			msg: fmt.Sprintf("variable %s is not set: set %s or use ${%s:-} for an empty default", p.text, p.text, p.text)}
+		return "", &Error{Kind: ErrUnsetVariable, Var: p.text,
+			Problem: fmt.Sprintf("variable %s is not set: set %s or use ${%s:-} for an empty default", p.text, p.text, p.text)}
 	}
-	if v == "" && p.def == nil && x.missing != nil {
-		x.missing(fmt.Sprintf("${%s} is set but empty", p.text))
+	if v == "" && p.def == nil && x.Missing != nil {
+		x.Missing(fmt.Sprintf("${%s} is set but empty", p.text))
 	}
 	return v, nil
 }
 
 // clientVariable answers the variables VS Code and Cursor define, for
 // servers imported from a client config.
-func (x expander) clientVariable(name string) (string, bool) {
-	if x.workspace == "" {
+func (x Expander) clientVariable(name string) (string, bool) {
+	if x.Workspace == "" {
 		return "", false
 	}
 	switch name {
 	case "workspaceFolder":
-		return x.workspace, true
+		return x.Workspace, true
 	case "workspaceFolderBasename":
-		return filepath.Base(x.workspace), true
+		return filepath.Base(x.Workspace), true
 	case "pathSeparator":
 		return string(filepath.Separator), true
 	case "userHome":
@@ -427,45 +439,83 @@ func (x expander) clientVariable(name string) (string, bool) {
 	return "", false
 }
 
-func (x expander) lookupVar(name string) (string, bool) {
-	if x.lookup == nil {
+func (x Expander) lookupVar(name string) (string, bool) {
+	if x.Lookup == nil {
 		return "", false
 	}
-	return x.lookup(name)
+	return x.Lookup(name)
 }
 
-func (x expander) file(p part) (string, error) {
+func (x Expander) file(p part) (string, error) {
 	var b strings.Builder
 	px := x
-	px.missing = nil // the path is no credential: an unset variable in it is a wiring fault
+	px.Missing = nil // the path is no credential: an unset variable in it is a wiring fault
 	if err := px.eval(p.path, &b); err != nil {
 		return "", err
 	}
-	path := b.String()
-	if strings.HasPrefix(path, "~/") {
-		var ok bool
-		if path, ok = expandHome(path, x.lookupVar); !ok {
-			return "", &ExpandError{Kind: ErrUnsetVariable, Var: "HOME",
-				msg: fmt.Sprintf("secret file %s starts with ~/ but HOME is not set and the user has no home directory: set HOME or write an absolute path", path)}
-		}
-	} else if !filepath.IsAbs(path) && x.baseDir != "" {
-		path = filepath.Join(x.baseDir, path)
+	path, ok := x.Path(b.String())
+	if !ok {
+		return "", &Error{Kind: ErrUnsetVariable, Var: "HOME",
+			Problem: fmt.Sprintf("secret file %s starts with ~/ but HOME is not set and the user has no home directory: set HOME or write an absolute path", path)}
 	}
-	content, err := readSecretFile(path)
+	content, err := ReadSecret(path)
 	if err != nil {
-		return "", &ExpandError{Kind: ErrSecretFile, File: path, Cause: err,
-			msg: fmt.Sprintf("cannot read secret file %s: %s; create it or fix the ${file:...} path", path, describeFileError(err))}
+		return "", &Error{Kind: ErrSecretFile, File: path, Cause: err,
+			Problem: fmt.Sprintf("cannot read secret file %s: %s; create it or fix the ${file:...} path", path, FileProblem(err))}
 	}
-	if content == "" && x.missing != nil {
-		x.missing(fmt.Sprintf("the file %s (${file:...}) is empty", path))
+	if content == "" && x.Missing != nil {
+		x.Missing(fmt.Sprintf("the file %s (${file:...}) is empty", path))
 	}
 	return content, nil
 }
 
-// readSecretFile reads at most maxSecretFileBytes and trims one trailing
-// newline, as `echo token > file` leaves one.
-func readSecretFile(path string) (string, error) {
-	data, err := readfile.Read(path, maxSecretFileBytes)
+// Path resolves an expanded path as every path a server names is
+// resolved (a ${file:...}, its command, cwd, env file, CA, key and token
+// files): "~/" by Home, a relative one against BaseDir (as it is when
+// BaseDir is ""). ok is false for a "~/" path with no home at all: it is
+// then returned as written, never joined to a directory.
+func (x Expander) Path(p string) (string, bool) {
+	switch {
+	case strings.HasPrefix(p, "~/"):
+		return Home(p, x.lookupVar)
+	case p == "" || filepath.IsAbs(p) || x.BaseDir == "":
+		return p, true
+	}
+	return filepath.Join(x.BaseDir, p), true
+}
+
+// ExpandPath expands v and resolves the path it gives (Path).
+func (x Expander) ExpandPath(v string) (string, error) {
+	p, err := x.Expand(v)
+	if err != nil {
+		return "", err
+	}
+	p, _ = x.Path(p)
+	return p, nil
+}
+
+// Credential expands v, a credential's value, and says why it has no
+// value, if it has none: v written empty (a placeholder never filled in,
+// or a shell's empty $VAR), each reference without a default that gave
+// nothing (unset or empty: one problem to whoever is paged), a
+// ${VAR:?message} unset or empty (its message). err is any other problem,
+// a wiring fault.
+func (x Expander) Credential(v string) (out string, why []string, err error) {
+	if v == "" {
+		why = append(why, "it is written empty")
+	}
+	x.Missing = func(w string) { why = append(why, w) }
+	out, err = x.Expand(v)
+	if ee := (*Error)(nil); errors.As(err, &ee) && errors.Is(err, ErrRequired) {
+		return "", append(why, ee.Problem), nil
+	}
+	return out, why, err
+}
+
+// ReadSecret reads a secret file: at most MaxSecretBytes, one trailing
+// newline trimmed, as `echo token > file` leaves one.
+func ReadSecret(path string) (string, error) {
+	data, err := readfile.Read(path, MaxSecretBytes)
 	if err != nil {
 		return "", err
 	}
@@ -476,8 +526,9 @@ func readSecretFile(path string) (string, error) {
 	return strings.TrimSuffix(s, "\n"), nil
 }
 
-// describeFileError drops the path an *fs.PathError repeats.
-func describeFileError(err error) string {
+// FileProblem is err of a file read, without the path an *fs.PathError
+// repeats (the message names it once).
+func FileProblem(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
@@ -498,42 +549,98 @@ func inputEnvVar(id string) string {
 	return "MCPWATCH_INPUT_" + string(b)
 }
 
-func (x expander) input(p part) (string, error) {
+func (x Expander) input(p part) (string, error) {
 	v, err := x.inputValue(p)
-	if x.missing != nil {
-		if ee := (*ExpandError)(nil); errors.As(err, &ee) && errors.Is(err, ErrUnsetVariable) {
-			x.missing(ee.msg)
+	if x.Missing != nil {
+		if ee := (*Error)(nil); errors.As(err, &ee) && errors.Is(err, ErrUnsetVariable) {
+			x.Missing(ee.Problem)
 			return "", nil
 		}
 		if err == nil && v == "" {
-			x.missing(fmt.Sprintf("${input:%s} is empty", p.text))
+			x.Missing(fmt.Sprintf("${input:%s} is empty", p.text))
 		}
 	}
 	return v, err
 }
 
-func (x expander) inputValue(p part) (string, error) {
-	in, declared := x.inputs[p.text]
+func (x Expander) inputValue(p part) (string, error) {
+	in, declared := x.Inputs[p.text]
 	switch {
 	case declared && in.File != "":
 		path := in.File // made absolute at load
-		content, err := readSecretFile(path)
+		content, err := ReadSecret(path)
 		if err != nil {
-			return "", &ExpandError{Kind: ErrSecretFile, Input: p.text, File: path, Cause: err,
-				msg: fmt.Sprintf("input %s: cannot read file %s: %s; create it or fix inputs.%s.file", p.text, path, describeFileError(err), p.text)}
+			return "", &Error{Kind: ErrSecretFile, Input: p.text, File: path, Cause: err,
+				Problem: fmt.Sprintf("input %s: cannot read file %s: %s; create it or fix inputs.%s.file", p.text, path, FileProblem(err), p.text)}
 		}
 		return content, nil
 	case declared && in.Env != "":
 		if v, ok := x.lookupVar(in.Env); ok {
 			return v, nil
 		}
-		return "", &ExpandError{Kind: ErrUnsetVariable, Input: p.text, Var: in.Env,
-			msg: fmt.Sprintf("input %s: variable %s is not set: set %s", p.text, in.Env, in.Env)}
+		return "", &Error{Kind: ErrUnsetVariable, Input: p.text, Var: in.Env,
+			Problem: fmt.Sprintf("input %s: variable %s is not set: set %s", p.text, in.Env, in.Env)}
 	}
 	name := inputEnvVar(p.text)
 	if v, ok := x.lookupVar(name); ok {
 		return v, nil
 	}
-	return "", &ExpandError{Kind: ErrUnsetVariable, Input: p.text, Var: name,
-		msg: fmt.Sprintf("input %s is not resolved (mcpwatch never prompts): set %s, or add inputs: {%s: {env: VAR}} or {file: PATH} to mcpwatch.yml", p.text, name, p.text)}
+	return "", &Error{Kind: ErrUnsetVariable, Input: p.text, Var: name,
+		Problem: fmt.Sprintf("input %s is not resolved (mcpwatch never prompts): set %s, or add inputs: {%s: {env: VAR}} or {file: PATH} to mcpwatch.yml", p.text, name, p.text)}
+}
+
+// Input is a VS Code input: resolved from an environment variable or a
+// file, never prompted for.
+type Input struct {
+	Env  string
+	File string // absolute
+}
+
+// IsFileReference reports whether v is exactly one ${file:PATH}
+// reference, as a refresh token must be (the file a rotated one is
+// written back to).
+func IsFileReference(v string) bool {
+	_, ok := fileReference(v)
+	return ok
+}
+
+// fileReference returns the path template of a value that is exactly one
+// ${file:PATH} reference.
+func fileReference(v string) (template, bool) {
+	t, err := parse(v)
+	if err != nil || len(t) != 1 || t[0].kind != refFile {
+		return nil, false
+	}
+	return t[0].path, true
+}
+
+// FilePath expands the path of v, a value that is exactly one
+// ${file:PATH} reference, without reading the file (it may not exist
+// yet: a refresh token's file before mcpwatch login writes it). ok is
+// false for any other value.
+func (x Expander) FilePath(v string) (path string, ok bool, err error) {
+	pathT, ok := fileReference(v)
+	if !ok {
+		return "", false, nil
+	}
+	var b strings.Builder
+	if err := x.eval(pathT, &b); err != nil {
+		return "", true, err
+	}
+	return b.String(), true, nil
+}
+
+// ReferencesSecret reports whether a value holds a reference to a secret:
+// a ${file:...}, or a variable whose name says credential.
+func ReferencesSecret(v string) bool {
+	t, err := parse(v)
+	if err != nil {
+		return false
+	}
+	for _, p := range t {
+		if p.kind == refFile || p.kind == refVar && secret.IsCredentialName(p.text) {
+			return true
+		}
+	}
+	return false
 }

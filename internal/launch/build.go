@@ -1,8 +1,8 @@
-package config
+package launch
 
-// Probe time. Load decodes and validates (load.go and the files it calls);
-// nothing here runs then. Build is the one step that makes a loaded server
-// ready for one probe: every ${...} expanded, every file it names read
+// Package launch is probe time: what a server's configuration (internal/
+// config, plain data) becomes when one probe starts. Build is the one step
+// that makes a loaded server ready for one probe: every ${...} expanded, every file it names read
 // (the env file, ${file:...} secrets, the CA, the OAuth private key and
 // refresh token), its OAuth client made, and its deadline set. The daemon,
 // check, lock, init and login call it once per probe, so a rotated secret
@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/config"
 	"github.com/mcpwatch/mcpwatch/internal/contracts"
 	"github.com/mcpwatch/mcpwatch/internal/oauth"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -76,39 +77,24 @@ type Built struct {
 	AllowDestructive []string
 	// Install says how the server's command installs what it runs, for
 	// explaining a first start's timeout; Installs is "" when it does not.
-	Install Install
+	Install config.Install
 	// IssuerCheck says the services that issued the server's credentials
 	// may be asked about them (issuer_check).
 	IssuerCheck bool
-}
-
-// Install is what explains the timeout of a first start of a command that
-// installs what it runs (a package download, an image pull).
-type Install struct {
-	Installs     string // "npx", "pipx run", "docker run"...; "" none (see Server.Installs)
-	Args         []string
-	Dir          string // the server's cwd as written
-	NpmCache     string // the server's npm_config_cache as written
-	StartTimeout time.Duration
-}
-
-// Install is s's Install.
-func (s Server) Install() Install {
-	return Install{Installs: s.Installs(), Args: s.Args, Dir: s.Dir, NpmCache: s.Env["npm_config_cache"], StartTimeout: s.StartTimeout}
 }
 
 // DestructiveAllowed reports whether the configuration opts tool in to
 // destructive canary calls.
 func (b Built) DestructiveAllowed(tool string) bool { return slices.Contains(b.AllowDestructive, tool) }
 
-// Build makes s (normalized, as Load leaves every server) ready for one
+// Build makes s (normalized, as config.Load leaves every server) ready for one
 // probe with lookup reading the variables (os.LookupEnv fits; nil reads
 // none). Everything but the target is set whatever happens, for a probe
 // that never starts. The error is a wiring fault (an unset variable, a
 // secret file that cannot be read, an unusable auth: block), naming the
 // server, the file, the key or the variable, never a value; a credential
 // that is there but empty is no error but a Missing one.
-func (s Server) Build(lookup func(string) (string, bool), o BuildOptions) (Built, error) {
+func Build(s config.Server, lookup func(string) (string, bool), o BuildOptions) (Built, error) {
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
 	}
@@ -129,7 +115,7 @@ func (s Server) Build(lookup func(string) (string, bool), o BuildOptions) (Built
 		Install:          s.Install(),
 		IssuerCheck:      !s.NoIssuerCheck,
 	}
-	target, given, errs := s.target(lookup, false)
+	target, given, errs := target(s, lookup, false)
 	b.Given, b.Missing = given, Missing(given)
 	if len(errs) > 0 {
 		return b, errs[0]
@@ -137,7 +123,7 @@ func (s Server) Build(lookup func(string) (string, bool), o BuildOptions) (Built
 	if len(b.Missing) > 0 && !o.Listen {
 		return b, nil
 	}
-	client, err := s.authorize(target.URL, lookup, o.OAuth, o.Login)
+	client, err := authorize(s, target.URL, lookup, o.OAuth, o.Login)
 	if err != nil {
 		return b, err
 	}
@@ -152,12 +138,12 @@ func (s Server) Build(lookup func(string) (string, bool), o BuildOptions) (Built
 // authorize makes the OAuth client of a server with an auth: block (nil
 // for none): the cache's (tokens kept across probes), or a new one for
 // this probe alone; with login, a new one that signs in.
-func (s Server) authorize(url string, lookup func(string) (string, bool), cache *oauth.Cache, login *oauth.Login) (*oauth.Client, error) {
-	read := s.OAuth
+func authorize(s config.Server, url string, lookup func(string) (string, bool), cache *oauth.Cache, login *oauth.Login) (*oauth.Client, error) {
+	read := OAuth
 	if login != nil {
-		read = s.LoginOAuth
+		read = LoginOAuth
 	}
-	oc, err := read(lookup)
+	oc, err := read(s, lookup)
 	if err != nil || oc == nil {
 		return nil, err
 	}
@@ -169,36 +155,4 @@ func (s Server) authorize(url string, lookup func(string) (string, bool), cache 
 		return cache.Client(*oc)
 	}
 	return oauth.New(*oc)
-}
-
-// ProbeTimeout is the deadline of one probe of s: override when positive
-// (the CLI's --timeout), else the server's own; and, while starting (the
-// first probe of the command since mcpwatch started, the configuration
-// was reloaded or the command changed, until a probe ends other than by
-// its deadline), at least s.StartTimeout when the command installs what it
-// runs (Installs): a cold npx -y install takes far longer than a probe,
-// and a probe that ends first kills the install with it. check, lock and
-// probe start every server afresh, so each of their probes is starting.
-func (s Server) ProbeTimeout(override time.Duration, starting bool) time.Duration {
-	t := s.Timeout
-	if override > 0 {
-		t = override
-	}
-	if starting && s.Installs() != "" {
-		t = max(t, s.StartTimeout)
-	}
-	return t
-}
-
-// CallDeadline is the deadline of a probe of s: the probe's own
-// (probeTimeout), then a call timeout for each call it may make: each
-// contract's when it makes them (contracts), and each auto call (auto).
-// The probe of check, lock, serve and init and doctor's sum of a job's
-// time all take it from here.
-func (s Server) CallDeadline(probeTimeout time.Duration, contracts bool, auto int) time.Duration {
-	n := max(auto, 0)
-	if contracts {
-		n += len(s.Contracts)
-	}
-	return probeTimeout + time.Duration(n)*s.CallTimeout
 }
