@@ -33,11 +33,11 @@ func firstRoundTools() []probetest.Tool {
 // heapAndStacks is what the Go heap and the goroutines' stacks hold after
 // a collection: the memory a fleet's state and its probes in flight take,
 // without the collector's headroom.
-func heapAndStacks() int64 {
+func heapAndStacks() float64 {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc + m.StackInuse)
+	return float64(m.HeapAlloc + m.StackInuse)
 }
 
 // The first round of a fleet over streamable HTTP, the real prober against
@@ -62,7 +62,7 @@ func TestFirstRoundMemory(t *testing.T) {
 		// transient at the peak (128 probes waiting on their answers,
 		// 1,872 due probes in the queue) and 7.7 kB a server after the
 		// round (its state, configuration, history and counters).
-		maxTransient   = 4 << 20
+		maxTransient   = 4 << 20 // bytes
 		maxPerServerKB = 10.0
 	)
 	kit := probetest.NewServer(probetest.Config{Era: probetest.EraModern, Tools: firstRoundTools()})
@@ -103,12 +103,12 @@ func TestFirstRoundMemory(t *testing.T) {
 	waitFor(t, "the first round", func() bool { return lists.Load() >= n && h.d.Ready() })
 	after := heapAndStacks() - base
 
-	perServer := float64(after) / n / 1024
+	perServer := after / n / 1024
 	transient := peak - after
 	t.Logf("the first round of %d servers: %.1f MB at its peak (%d requests held), %.1f MB after it (%.2f kB a server): %.1f MB of transient",
-		n, float64(peak)/(1<<20), held, float64(after)/(1<<20), perServer, float64(transient)/(1<<20))
+		n, peak/(1<<20), held, after/(1<<20), perServer, transient/(1<<20))
 	if transient > maxTransient {
-		t.Errorf("at the first round's peak the fleet holds %.1f MB more than after it; want at most %.0f MB", float64(transient)/(1<<20), float64(maxTransient)/(1<<20))
+		t.Errorf("at the first round's peak the fleet holds %.1f MB more than after it; want at most %d MB", transient/(1<<20), maxTransient>>20)
 	}
 	if perServer > maxPerServerKB {
 		t.Errorf("after the first round a server retains %.2f kB; want at most %.1f kB", perServer, maxPerServerKB)
