@@ -49,7 +49,7 @@ CC_CHECK = printf 'int main(void) { return 0; }\n' | "$$($(GO) env CC)" -x c -o 
 NO_RACE  = no working C compiler ('$$($(GO) env CC)'): the race detector needs cgo, which needs one
 # Regression guards that measure the heap or a render time skip under -race, whose shadow memory
 # and slowdown make such figures meaningless: after the race run, make test runs them without it.
-NORACE_GUARDS = ^(TestRetainedMemoryPerServer|TestRetainedMemoryHugeTools|TestStatusPage10000UnderASecond|TestStatusPage10000WithHistoryUnderASecond)$$
+NORACE_GUARDS = ^(TestRetainedMemoryPerServer|TestFirstRoundMemory|TestRetainedMemoryHugeTools|TestStatusPage10000UnderASecond|TestStatusPage10000WithHistoryUnderASecond)$$
 
 # The pinned npm MCP servers (testdata/peers) are installed first when node and npm are present
 # (scripts/peers.sh: npm install from the lock, from npm's cache where it can); without them their

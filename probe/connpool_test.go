@@ -2,6 +2,8 @@ package probe_test
 
 import (
 	"context"
+	"encoding/pem"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -193,5 +195,54 @@ func TestConnPoolStreams(t *testing.T) {
 				t.Errorf("%d legacy sessions left open", got)
 			}
 		})
+	}
+}
+
+// A server that refuses every probe (401, 500) keeps its one connection
+// too, over plain HTTP (the lean exchange) and over TLS (net/http's
+// HTTP/1.1 transport): the refusal's body is read to its end before it is
+// closed, where closing it unread closed the connection, and over TLS the
+// next probe paid a handshake.
+func TestConnPoolReusesConnectionsAfterARefusal(t *testing.T) {
+	t.Parallel()
+	for _, behavior := range []probetest.Behavior{probetest.Unauthorized401, probetest.ServerError500} {
+		for _, secure := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/tls=%v", behavior, secure), func(t *testing.T) {
+				t.Parallel()
+				kit := probetest.NewServer(probetest.Config{Era: probetest.EraModern, Behavior: behavior})
+				t.Cleanup(kit.Close)
+				srv := httptest.NewUnstartedServer(kit)
+				var accepted atomic.Int64
+				srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+					if state == http.StateNew {
+						accepted.Add(1)
+					}
+				}
+				target := probe.Target{EraHint: probe.EraModern}
+				if secure {
+					srv.StartTLS()
+					target.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+				} else {
+					srv.Start()
+				}
+				t.Cleanup(srv.Close)
+				target.URL = srv.URL + "/mcp"
+				pool := probe.NewConnPool()
+				defer pool.Close()
+				var conns connReturns
+				for i := range 10 {
+					ctx, cancel := context.WithTimeout(conns.traced(context.Background()), time.Minute)
+					res := probe.Run(ctx, target, probe.Options{Conns: pool})
+					cancel()
+					if res.OK || len(res.Tools) != 0 {
+						t.Fatalf("probe %d of a server that refuses: ok %v, %d tools", i, res.OK, len(res.Tools))
+					}
+					conns.waitAllBack(t)
+				}
+				if n := accepted.Load(); n != 1 {
+					t.Errorf("10 refused probes through a pool: %d connections, want 1", n)
+				}
+			})
+		}
 	}
 }

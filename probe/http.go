@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -165,7 +164,7 @@ func (c *httpConn) notify(ctx context.Context, method string, params any) error 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return c.statusError(resp, method)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	discardBody(resp.Body)
 	return nil
 }
 
@@ -208,7 +207,7 @@ func (c *httpConn) close(ctx context.Context) {
 		return
 	}
 	c.obs.recordStatus(resp)
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	discardBody(resp.Body)
 	resp.Body.Close()
 }
 
@@ -332,7 +331,7 @@ func (c *httpConn) answer(ctx context.Context, req *message) {
 		c.obs.warn("answering the server's %s request: %v", sanitize.Truncate(req.Method, 60), err)
 		return
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	discardBody(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		c.obs.warn("answering the server's %s request: HTTP %d", sanitize.Truncate(req.Method, 60), resp.StatusCode)

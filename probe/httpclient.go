@@ -185,9 +185,10 @@ const (
 
 // ConnPool keeps HTTP connections alive between the probes of a server:
 // one keep-alive transport per origin (and TLS settings), with a few idle
-// connections each (a plain-HTTP origin's exchanges made on the probe's
-// own goroutine by a leanTransport, net/http's transport behind it), so a daemon probing a server every 15 s sets up TCP and
-// TLS once rather than at every probe. Configured headers are added per
+// connections each (an origin's exchanges, over HTTP/1.1 in the clear or
+// over TLS, made on the probe's own goroutine by a leanTransport, net/http's
+// transport behind it), so a daemon probing a server every 15 s sets up TCP
+// and TLS once rather than at every probe. Configured headers are added per
 // request, so servers of one origin share connections, never credentials.
 // It is safe for concurrent use; Close closes every idle connection.
 type ConnPool struct {

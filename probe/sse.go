@@ -234,7 +234,7 @@ func (c *sseConn) post(ctx context.Context, method string, body []byte) error {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return httpStatusError(resp, label, c.where, c.client.redirects)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	discardBody(resp.Body)
 	return nil
 }
 

@@ -243,18 +243,20 @@ func (h *fleetHandler) close() {
 	}
 }
 
-// fleetServer serves the fleet on a few loopback listeners: probes to many
-// ports spread the client's ephemeral ports over more four-tuples, so a
-// fast run does not run out of them to TIME_WAIT.
+// fleetServer serves the fleet on loopback listeners, each an origin of its
+// own: probes to many ports spread the client's ephemeral ports over more
+// four-tuples, so a fast run does not run out of them to TIME_WAIT, and an
+// HTTPS fleet spreads its servers over many origins, as real hosts are.
 type fleetServer struct {
 	handler *fleetHandler
+	tls     *tlsFleet // nil: plain HTTP
 	addrs   []string
 	servers []*http.Server
 	wg      sync.WaitGroup
 }
 
-func startFleet(servers []simServer, listeners int, watch bool) (*fleetServer, error) {
-	fs := &fleetServer{handler: newFleetHandler(servers)}
+func startFleet(servers []simServer, listeners int, watch bool, tf *tlsFleet) (*fleetServer, error) {
+	fs := &fleetServer{handler: newFleetHandler(servers), tls: tf}
 	fs.handler.watch = watch
 	for range max(listeners, 1) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -268,6 +270,10 @@ func startFleet(servers []simServer, listeners int, watch bool) (*fleetServer, e
 		fs.wg.Add(1)
 		go func() {
 			defer fs.wg.Done()
+			if tf != nil {
+				_ = tf.serve(srv, l) // ends with ErrServerClosed at close
+				return
+			}
 			_ = srv.Serve(l) // ends with ErrServerClosed at close
 		}()
 	}
@@ -275,7 +281,11 @@ func startFleet(servers []simServer, listeners int, watch bool) (*fleetServer, e
 }
 
 func (fs *fleetServer) url(s simServer) string {
-	return "http://" + fs.addrs[s.listener] + s.path
+	scheme := "http://"
+	if fs.tls != nil {
+		scheme = "https://"
+	}
+	return scheme + fs.addrs[s.listener] + s.path
 }
 
 func (fs *fleetServer) close() {

@@ -121,9 +121,10 @@ type floorResult struct {
 	Errors   int `json:"errors"`   // requests that got no answer
 }
 
-// runFloor writes plan, runs the floor client on it, and measures its CPU
-// over the window after one round of warm-up.
-func runFloor(ctx context.Context, dir string, plan floorPlan) (cpuS float64, fr floorResult, err error) {
+// runFloor writes plan, runs the floor client on it (env added to its
+// environment), and measures its CPU over the window after one round of
+// warm-up; window, when set, is called as the window opens and as it shuts.
+func runFloor(ctx context.Context, dir string, plan floorPlan, env []string, window func(shut bool)) (cpuS float64, fr floorResult, err error) {
 	path := dir + "/floor-plan.json"
 	raw, err := json.Marshal(plan)
 	if err != nil {
@@ -139,7 +140,7 @@ func runFloor(ctx context.Context, dir string, plan floorPlan) (cpuS float64, fr
 	cmd := exec.CommandContext(ctx, self, "-mode", "floor-client", "-floor-plan", path) //nolint:gosec // G204: this binary, on the plan it just wrote
 	// A test binary runs the harness's main instead of its tests when
 	// told so (main_test.go).
-	cmd.Env = append(minimalEnv(), floorClientEnv+"=1")
+	cmd.Env = append(append(minimalEnv(), env...), floorClientEnv+"=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return 0, fr, err
@@ -165,10 +166,16 @@ func runFloor(ctx context.Context, dir string, plan floorPlan) (cpuS float64, fr
 	if err != nil {
 		return 0, fr, err
 	}
+	if window != nil {
+		window(false)
+	}
 	time.Sleep(time.Until(open.Add(time.Duration(plan.WindowNS))))
 	c1, err := readProcStat(cmd.Process.Pid)
 	if err != nil {
 		return 0, fr, err
+	}
+	if window != nil {
+		window(true)
 	}
 	var last string
 	for lines.Scan() {

@@ -85,6 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.calls.interval, "call-interval", 5*time.Minute, "with -contracts or -auto-calls: the call_schedule (@every)")
 	fs.BoolVar(&o.watch, "watch", false, "http mode: watch_changes: true on every server; the fleet holds each listener's stream open (the cost of 1 listener per server)")
 	fs.BoolVar(&o.floor, "floor", false, "http mode: after mcpwatch, replay the requests it sent in one interval from a minimal client (its own process, kept-alive connections, same schedule, answers read and not parsed), and report mcpwatch's CPU per probe as a ratio to that floor")
+	fs.BoolVar(&o.tls, "tls", false, "http mode: serve the fleet over HTTPS (HTTP/1.1 only) with a certificate of a test CA made for the run, which mcpwatch and the floor trust through SSL_CERT_FILE; -listeners defaults to 1000 origins")
+	fs.BoolVar(&o.h2, "h2", false, "with -tls: the fleet offers HTTP/2 (ALPN h2) as well as HTTP/1.1")
 	fs.StringVar(&floorPlanPath, "floor-plan", "", "floor-client mode (run by -floor): the plan to replay")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configuration, lock, mcpwatch's log)")
 	fs.StringVar(&jsonOut, "json", "", "append the result as one JSON line to this file")
@@ -119,6 +121,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.failShare, o.slowShare = failPercent/100, slowPercent/100
+	if o.tls && !flagSet(fs, "listeners") {
+		o.listeners = tlsOrigins
+	}
 	if o.mode == "floor-client" {
 		if err := floorClient(floorPlanPath, stdout); err != nil {
 			fmt.Fprintf(stderr, "mcpwatch-scale: floor client: %v\n", err)
@@ -229,6 +234,10 @@ func (o scaleOptions) validate() error {
 	switch {
 	case !slices.Contains([]string{"http", "stdio", "npx", "check", "preflight", "runners"}, o.mode):
 		return fmt.Errorf("-mode %q: want http, stdio, npx, check, preflight or runners", o.mode)
+	case (o.tls || o.h2) && o.mode != "http":
+		return fmt.Errorf("-tls and -h2 need -mode http: they serve the simulated HTTP servers over HTTPS")
+	case o.h2 && !o.tls:
+		return fmt.Errorf("-h2 needs -tls: HTTP/2 is offered over TLS")
 	case o.floor && o.mode != "http":
 		return fmt.Errorf("-floor needs -mode http: it replays the requests of simulated HTTP servers")
 	case o.n < 1:
@@ -239,6 +248,18 @@ func (o scaleOptions) validate() error {
 		return fmt.Errorf("-fail and -slow are percentages that add up to at most 100")
 	}
 	return nil
+}
+
+// tlsOrigins is how many origins an HTTPS fleet spreads its servers over
+// unless -listeners says otherwise: remote servers are on hosts of their
+// own, a few to a host at most (10 each in a fleet of 10,000).
+const tlsOrigins = 1000
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func appendJSON(path string, v any) error {

@@ -60,6 +60,19 @@ type result struct {
 	FloorRequests int     `json:"floor_requests,omitempty"`
 	FloorErrors   int     `json:"floor_errors,omitempty"`
 	FloorRatio    float64 `json:"floor_ratio,omitempty"`
+	// FloorHandshakes are the TLS handshakes of the floor's window.
+	FloorHandshakes int64 `json:"floor_handshakes,omitempty"`
+
+	// The HTTPS fleet (-tls): the protocol it offered besides HTTP/1.1,
+	// the TLS handshakes completed before the window (the first round's
+	// and the warm-up's) and in it, a minute on average, and the share
+	// of the window's that resumed a session.
+	TLS              string  `json:"tls,omitempty"` // "HTTP/1.1" or "HTTP/2"; "" for plain HTTP
+	Origins          int     `json:"origins"`
+	HandshakesBefore int64   `json:"handshakes_before,omitempty"`
+	Handshakes       int64   `json:"handshakes,omitempty"`
+	HandshakesPerMin float64 `json:"handshakes_per_min,omitempty"`
+	ResumedShare     float64 `json:"resumed_share,omitempty"`
 
 	CPUS          float64 `json:"cpu_s"`
 	CPUPercent    float64 `json:"cpu_percent_of_one_core"`
@@ -159,6 +172,9 @@ func (r *result) print(w io.Writer) {
 	if r.Contracts > 0 {
 		extra += fmt.Sprintf(", %d contracts each every %gs", r.Contracts, r.CallIntervalS)
 	}
+	if r.TLS != "" {
+		extra += fmt.Sprintf(", HTTPS (%s offered) on %d origins", r.TLS, r.Origins)
+	}
 	p("== %s: %d %s servers every %gs, concurrency %s (stdio %s), %d cores%s", r.Label, r.N, r.Mode, r.IntervalS, orDefault(r.Concurrency), orDefault(r.StdioConcurrency), r.Cores, extra)
 	p("  probes:      %.0f in %.1fs (%d rounds): %.1f/s achieved, %.1f/s scheduled (%.1f%%); %.1f%% failed (by design)",
 		r.Probes, r.WindowS, r.Rounds, r.AchievedPerS, r.ScheduledPerS, 100*r.AchievedPerS/r.ScheduledPerS, 100*r.FailedShare)
@@ -173,6 +189,10 @@ func (r *result) print(w io.Writer) {
 	if r.FloorBatches > 0 {
 		p("  floor:       %.2fs for %d servers' requests (%d HTTP requests, %d unanswered): %.3fs per 1,000; mcpwatch %.2fx that",
 			r.FloorCPUS, r.FloorBatches, r.FloorRequests, r.FloorErrors, 1000*r.FloorCPUS/float64(r.FloorBatches), r.FloorRatio)
+	}
+	if r.TLS != "" {
+		p("  tls:         %d handshakes before the window (first round, warm-up); %d in it: %.1f a minute, %.0f%% resumed; the floor's window %d",
+			r.HandshakesBefore, r.Handshakes, r.HandshakesPerMin, 100*r.ResumedShare, r.FloorHandshakes)
 	}
 	p("  memory:      peak RSS %.1f MB, at end %.1f MB; %.0f goroutines; %d open files", r.RSSPeakMB, r.RSSEndMB, r.Goroutines, r.OpenFDs)
 	if r.Watch {
@@ -250,6 +270,17 @@ func orDefault(n int) string {
 		return "default"
 	}
 	return fmt.Sprint(n)
+}
+
+// setHandshakes records the TLS handshakes of the window.
+func (r *result) setHandshakes(handshakes, resumed int64) {
+	r.Handshakes = handshakes
+	if r.WindowS > 0 {
+		r.HandshakesPerMin = 60 * float64(handshakes) / r.WindowS
+	}
+	if handshakes > 0 {
+		r.ResumedShare = float64(resumed) / float64(handshakes)
+	}
 }
 
 // setFloor records the floor client's figures and the ratio of mcpwatch's

@@ -41,6 +41,8 @@ type scaleOptions struct {
 	watch            bool // every server watch_changes: true, its stream held open
 	keep             bool
 	floor            bool      // http mode: measure the floor after mcpwatch (floor.go)
+	tls              bool      // http mode: the fleet over HTTPS with a test CA (tlsfleet.go)
+	h2               bool      // with tls: the fleet offers HTTP/2 too
 	out              io.Writer // progress lines
 }
 
@@ -62,11 +64,17 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 
 	var configPath string
 	var fleet *fleetServer
+	var tf *tlsFleet
 	var servers []simServer
 	switch o.mode {
 	case "http":
 		servers = planFleet(fleetSpec{readOnlyTool: o.calls.auto > 0, n: o.n, listeners: o.listeners, failShare: o.failShare, slowShare: o.slowShare, slowDelay: o.slowDelay, seed: o.seed})
-		fleet, err = startFleet(servers, o.listeners, o.watch)
+		if o.tls {
+			if tf, err = newTLSFleet(dir, o.h2); err != nil {
+				return nil, err
+			}
+		}
+		fleet, err = startFleet(servers, o.listeners, o.watch, tf)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +98,13 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 		Label: o.label, Mode: o.mode, N: o.n, IntervalS: o.interval.Seconds(),
 		Concurrency: o.concurrency, StdioConcurrency: o.stdioConcurrency,
 		LoadStart: loadAverage(), Cores: numCores(), Fingerprints: o.fingerprints, GoMemLimit: o.goMemLimit,
-		Watch: o.watch,
+		Watch: o.watch, Origins: o.listeners,
+	}
+	if tf != nil {
+		res.TLS = "HTTP/1.1"
+		if o.h2 {
+			res.TLS = "HTTP/2"
+		}
 	}
 	res.SystemProcsBefore = len(readProcessTable())
 	harnessCPU0, _ := readProcStat(os.Getpid())
@@ -98,6 +112,9 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	env := minimalEnv()
 	if o.goMemLimit != "" {
 		env = append(env, "GOMEMLIMIT="+o.goMemLimit)
+	}
+	if tf != nil {
+		env = append(env, "SSL_CERT_FILE="+tf.caFile)
 	}
 	d, err := startDaemon(ctx, o.mcpwatch, configPath, dir, o.pprofDir != "", env, nil)
 	if err != nil {
@@ -132,8 +149,17 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 		fleet.handler.rec.to.Store(now.Add(o.interval).UnixNano())
 		fleet.handler.rec.from.Store(now.UnixNano())
 	}
+	var hs0, rs0 int64
+	if tf != nil {
+		hs0, rs0 = tf.counts()
+		res.HandshakesBefore = hs0
+	}
 	if err := measureProbeWindow(ctx, o, d, marker, res); err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, d.logTail())
+	}
+	if tf != nil {
+		hs1, rs1 := tf.counts()
+		res.setHandshakes(hs1-hs0, rs1-rs0)
 	}
 	if err := measureScrapes(ctx, o, d, res); err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, d.logTail())
@@ -177,7 +203,20 @@ func runScale(ctx context.Context, o scaleOptions) (*result, error) {
 	if fleet != nil && o.floor {
 		fmt.Fprintf(o.out, "%s: the floor: the same requests from a minimal client; load %s\n", o.label, loadAverage())
 		plan := fleet.handler.rec.plan(fleet, servers, o.interval, time.Duration(res.Rounds)*o.interval)
-		cpu, fr, err := runFloor(ctx, dir, plan)
+		var floorEnv []string
+		var window func(bool)
+		if tf != nil {
+			floorEnv = append(floorEnv, "SSL_CERT_FILE="+tf.caFile)
+			var at int64
+			window = func(shut bool) {
+				n, _ := tf.counts()
+				if shut {
+					res.FloorHandshakes = n - at
+				}
+				at = n
+			}
+		}
+		cpu, fr, err := runFloor(ctx, dir, plan, floorEnv, window)
 		if err != nil {
 			return nil, fmt.Errorf("the floor: %w", err)
 		}

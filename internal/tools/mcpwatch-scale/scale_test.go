@@ -115,6 +115,30 @@ func TestScaleRuns(t *testing.T) {
 		}
 	})
 
+	// The HTTPS fleet, HTTP/1.1 and HTTP/2: mcpwatch and the floor trust
+	// the run's test CA through SSL_CERT_FILE (a fleet they did not trust
+	// would fail every probe), and the fleet counts their handshakes.
+	for _, h2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("https floor h2=%v", h2), func(t *testing.T) {
+			o := base
+			o.label, o.mode, o.n, o.failShare, o.floor, o.tls, o.h2 = "https-floor", "http", 20, 0.1, true, true, h2
+			r, err := runScale(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2]
+			if r.TLS != want || r.HandshakesBefore == 0 {
+				t.Errorf("tls %q, %d handshakes before the window: want %s, some", r.TLS, r.HandshakesBefore, want)
+			}
+			if r.Probes == 0 || r.FailedShare > 0.2 {
+				t.Errorf("%v probes, %.2f failed: want the healthy servers' probes to pass over TLS", r.Probes, r.FailedShare)
+			}
+			if r.FloorBatches == 0 || r.FloorErrors != 0 {
+				t.Errorf("floor: %d servers' requests, %d unanswered: want some, all answered", r.FloorBatches, r.FloorErrors)
+			}
+		})
+	}
+
 	// calls: auto: each server's read-only tool, chosen by mcpwatch from
 	// its listing, called on the call schedule.
 	t.Run("http auto calls", func(t *testing.T) {
