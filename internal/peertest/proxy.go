@@ -2,16 +2,9 @@ package peertest
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,7 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/testtool/testca"
 )
 
 // Proxy is an HTTPS proxy on loopback for servers that are not Node
@@ -36,8 +30,7 @@ type Proxy struct {
 	apis   map[string]*API // host:443 -> stand-in
 	caDir  string
 	caFile string
-	ca     *x509.Certificate
-	caKey  *ecdsa.PrivateKey
+	ca     *testca.CA
 
 	mu     sync.Mutex
 	certs  map[string]*tls.Certificate
@@ -60,28 +53,15 @@ func NewProxy(apis ...*API) (*Proxy, error) {
 		}
 		p.apis[host] = a
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
+	var err error
+	if p.ca, err = testca.New("mcpwatch peertest CA"); err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mcpwatch peertest CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, err
-	}
-	if p.ca, err = x509.ParseCertificate(der); err != nil {
-		return nil, err
-	}
-	p.caKey = key
 	if p.caDir, err = os.MkdirTemp("", "mcpwatch-peertest-ca-"); err != nil {
 		return nil, err
 	}
 	p.caFile = filepath.Join(p.caDir, "ca.pem")
-	if err := os.WriteFile(p.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(p.caFile, p.ca.PEM(), 0o600); err != nil {
 		_ = os.RemoveAll(p.caDir)
 		return nil, err
 	}
@@ -211,24 +191,10 @@ func (p *Proxy) leaf(hostport string) (*tls.Certificate, error) {
 	if c, ok := p.certs[host]; ok {
 		return c, nil
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c, err := p.ca.Leaf(host)
 	if err != nil {
 		return nil, err
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
-	if err != nil {
-		return nil, err
-	}
-	c := &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 	p.certs[host] = c
 	return c, nil
 }

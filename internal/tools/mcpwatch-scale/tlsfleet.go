@@ -8,21 +8,15 @@ package main
 // completes, and how many resumed a session.
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"time"
+
+	"github.com/mcpwatch/mcpwatch/internal/testtool/testca"
 )
 
 // tlsFleet is the TLS side of a fleet: the server's settings and the
@@ -38,40 +32,18 @@ type tlsFleet struct {
 // newTLSFleet makes a test CA and a certificate for 127.0.0.1 signed by it,
 // and writes the CA to dir/fleet-ca.pem.
 func newTLSFleet(dir string, h2 bool) (*tlsFleet, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testca.New("mcpwatch-scale test CA")
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mcpwatch-scale test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("make the test CA: %w", err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
+	leaf, err := ca.Leaf("127.0.0.1", "localhost")
 	if err != nil {
 		return nil, err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("make the fleet's certificate: %w", err)
-	}
+	// The chain as a public server sends it: its certificate, then the CA's.
+	leaf.Certificate = append(leaf.Certificate, ca.DER())
 	f := &tlsFleet{caFile: filepath.Join(dir, "fleet-ca.pem"), h2: h2}
-	if err := os.WriteFile(f.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
+	if err := os.WriteFile(f.caFile, ca.PEM(), 0o600); err != nil {
 		return nil, fmt.Errorf("write the test CA: %w", err)
 	}
 	protos := []string{"http/1.1"}
@@ -80,7 +52,7 @@ func newTLSFleet(dir string, h2 bool) (*tlsFleet, error) {
 	}
 	f.config = &tls.Config{
 		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}},
+		Certificates: []tls.Certificate{*leaf},
 		NextProtos:   protos,
 		// Called once a handshake completes, full or resumed.
 		VerifyConnection: func(cs tls.ConnectionState) error {
