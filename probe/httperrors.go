@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -69,8 +70,15 @@ func isTLSError(err error) bool {
 		hostname x509.HostnameError
 		invalid  x509.CertificateInvalidError
 	)
-	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
-		errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid)
+	if errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
+		errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) {
+		return true
+	}
+	// An alert either side sent in the handshake (a server that takes no
+	// TLS version or cipher the client offers, or asks a certificate of
+	// it) is a net.OpError of these operations around an unexported type.
+	var op *net.OpError
+	return errors.As(err, &op) && (op.Op == "remote error" || op.Op == "local error")
 }
 
 // httpStatusError maps a response that is not 2xx. 401 and 403 are
