@@ -312,5 +312,3 @@ func kindOf(v any) string {
 	}
 	return fmt.Sprintf("a %T", v)
 }
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
