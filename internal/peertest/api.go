@@ -30,8 +30,8 @@ type API struct {
 	valid   map[string]bool
 	revoked map[string]bool
 	expires map[string]time.Time
-	// identity answers the service's identity request, as the issuer
-	// catalogue has it (AnswersIdentity), before serve sees it.
+	// identity answers the service's identity request as its entry in the
+	// catalogue of credential issuers says (AnswersIdentity), before serve sees it.
 	identity   func(a *API, w http.ResponseWriter, r *http.Request, v verdict) bool
 	down       bool
 	requests   int
