@@ -12,24 +12,6 @@ import (
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
-// firstRoundTools are 25 tools with small schemas, as the scale harness's
-// simulated servers list.
-func firstRoundTools() []probetest.Tool {
-	tools := make([]probetest.Tool, 25)
-	for i := range tools {
-		tools[i] = probetest.Tool{
-			Name:        fmt.Sprintf("fleet_tool_%02d", i),
-			Description: fmt.Sprintf("Tool %d: reads records for a date range.", i),
-			InputSchema: map[string]any{"type": "object", "properties": map[string]any{
-				"from":  map[string]any{"type": "string", "format": "date"},
-				"to":    map[string]any{"type": "string", "format": "date"},
-				"limit": map[string]any{"type": "integer", "minimum": 1},
-			}, "required": []any{"from"}},
-		}
-	}
-	return tools
-}
-
 // heapAndStacks is what the Go heap and the goroutines' stacks hold after
 // a collection: the memory a fleet's state and its probes in flight take,
 // without the collector's headroom.
@@ -65,7 +47,7 @@ func TestFirstRoundMemory(t *testing.T) {
 		maxTransient   = 4 << 20 // bytes
 		maxPerServerKB = 10.0
 	)
-	kit := probetest.NewServer(probetest.Config{Era: probetest.EraModern, Tools: firstRoundTools()})
+	kit := probetest.NewServer(probetest.Config{Era: probetest.EraModern, Tools: probetest.Surface(25)})
 	defer kit.Close()
 	var (
 		inFlight, lists atomic.Int64

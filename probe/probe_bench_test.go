@@ -2,7 +2,6 @@ package probe_test
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -16,26 +15,6 @@ import (
 // The server runs in the same process (HTTP) or is the re-executed test
 // binary (stdio), so ns/op is the cost of both sides; allocs/op and B/op
 // include the in-process server's.
-
-// benchTools is a realistic surface: 25 tools with small schemas.
-func benchTools() []probetest.Tool {
-	tools := make([]probetest.Tool, 25)
-	for i := range tools {
-		tools[i] = probetest.Tool{
-			Name:        fmt.Sprintf("tool_%02d", i),
-			Description: fmt.Sprintf("Tool %d: fetches a report for a date range.", i),
-			InputSchema: map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"from": map[string]any{"type": "string", "format": "date"},
-					"to":   map[string]any{"type": "string", "format": "date"},
-				},
-				"required": []any{"from"},
-			},
-		}
-	}
-	return tools
-}
 
 // BenchmarkRunHTTP probes a streamable HTTP server over loopback TCP.
 // "remembered" runs follow an era hint, as the daemon does from the second
@@ -60,7 +39,7 @@ func BenchmarkRunHTTP(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			kit := probetest.NewServer(probetest.Config{Era: c.serverEra, Tools: benchTools(), SSEResponses: c.sse})
+			kit := probetest.NewServer(probetest.Config{Era: c.serverEra, Tools: probetest.Surface(25), SSEResponses: c.sse})
 			srv := httptest.NewServer(kit)
 			defer srv.Close()
 			defer kit.Close()
@@ -89,7 +68,7 @@ func BenchmarkRunStdio(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			path, args, env := probetest.Command(probetest.Config{Era: c.serverEra, Tools: benchTools()})
+			path, args, env := probetest.Command(probetest.Config{Era: c.serverEra, Tools: probetest.Surface(25)})
 			target := probe.Target{Command: path, Args: args, Env: env, EraHint: c.era}
 			benchRun(b, target, 25, probe.Options{})
 		})

@@ -195,6 +195,28 @@ type Tool struct {
 	Annotations map[string]any `json:"annotations,omitempty"`
 }
 
+// Surface is a realistic tool list: n tools with small schemas (a date
+// range), the surface of the probe benchmarks whose figures
+// docs/performance.md quotes, and of the daemon's memory guards.
+func Surface(n int) []Tool {
+	tools := make([]Tool, n)
+	for i := range tools {
+		tools[i] = Tool{
+			Name:        fmt.Sprintf("tool_%02d", i),
+			Description: fmt.Sprintf("Tool %d: fetches a report for a date range.", i),
+			InputSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"from": map[string]any{"type": "string", "format": "date"},
+					"to":   map[string]any{"type": "string", "format": "date"},
+				},
+				"required": []any{"from"},
+			},
+		}
+	}
+	return tools
+}
+
 // ReadOnly are the annotations of a tool that only reads.
 func ReadOnly() map[string]any { return map[string]any{"readOnlyHint": true} }
 
