@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -156,13 +158,33 @@ func (d *doctor) add(f Finding) {
 }
 
 // relText writes the repository's absolute paths in a text from its top
-// ("." for the top itself).
+// ("." for the top itself). Only the folder itself is rewritten: a path
+// that merely starts with its name (/w/repo.bak beside /w/repo) is kept.
 func (d *doctor) relText(s string) string {
 	dir := filepath.Clean(d.opts.Dir)
 	if !filepath.IsAbs(dir) || dir == string(filepath.Separator) {
 		return s
 	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, dir+string(filepath.Separator), ""), dir, ".")
+	var b strings.Builder
+	for {
+		i := strings.Index(s, dir)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		rest := s[i+len(dir):]
+		r, _ := utf8.DecodeRuneInString(rest)
+		switch {
+		case r == filepath.Separator:
+			rest = rest[1:]
+		case rest == "" || !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(".-_~", r)):
+			b.WriteByte('.')
+		default:
+			b.WriteString(dir)
+		}
+		s = rest
+	}
 }
 
 func (d *doctor) verified(format string, args ...any) {
