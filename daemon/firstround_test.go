@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpwatch/mcpwatch/internal/testtool"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
 
@@ -78,7 +79,7 @@ func TestFirstRoundMemory(t *testing.T) {
 
 	base := heapAndStacks()
 	h := start(t, path, Options{})
-	<-full
+	testtool.Within(t, "the pool's slots to fill with held requests", func() struct{} { <-full; return struct{}{} })
 	peak := heapAndStacks() - base
 	held := inFlight.Load()
 	close(release)

@@ -2,24 +2,18 @@ package runner
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/pem"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/testtool/testca"
 	"github.com/mcpwatch/mcpwatch/probe"
 	"github.com/mcpwatch/mcpwatch/probe/probetest"
 )
@@ -41,10 +35,18 @@ func TestProbeCallFailsOnTLS(t *testing.T) {
 	}))
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is the point
 	ts.Config.SetKeepAlivesEnabled(false)
-	stranger := selfSigned(t)
+	// A certificate for 127.0.0.1 of a CA the client does not trust.
+	stranger, err := testca.New("a CA nobody trusts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := stranger.Leaf("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		if listed.Load() {
-			return &tls.Config{Certificates: []tls.Certificate{stranger}}, nil
+			return &tls.Config{Certificates: []tls.Certificate{*leaf}}, nil
 		}
 		return nil, nil
 	}}
@@ -64,20 +66,4 @@ func TestProbeCallFailsOnTLS(t *testing.T) {
 	if o := obs.Calls[0]; o.Passed || o.Reason != probe.ReasonTLS {
 		t.Errorf("call passed=%v reason %q (%s), want a failure %q", o.Passed, o.Reason, o.Message, probe.ReasonTLS)
 	}
-}
-
-// selfSigned is a certificate for 127.0.0.1 that no CA issued.
-func selfSigned(t *testing.T) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
