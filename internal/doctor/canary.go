@@ -30,8 +30,15 @@ func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock
 		if !locked {
 			continue
 		}
-		row := canary.Watch(canaryServer(s, entry))
-		issuers := expectedIssuers(s)
+		// Every variable answered, so that Resolve names each credential
+		// the server is given; whether CI gives it a value is
+		// judgeCredentials'.
+		t, given, err := launch.Resolve(s, everySet)
+		row := canary.Watch(canaryServer(s, given, entry))
+		var issuers []string
+		if err == nil {
+			issuers = expectedIssuers(s, t)
+		}
 		switch {
 		case !row.Watched && len(issuers) > 0:
 			watched = append(watched, fmt.Sprintf("%s by its issuer (%s)", s.Name, strings.Join(issuers, "; ")))
@@ -66,12 +73,8 @@ func (d *doctor) checkCanaries(cfg *config.Config, servers []config.Server, lock
 // their issuers (internal/issuer), from its configuration alone: doctor
 // reads no secret, so each is checked only when its value turns out to
 // have its service's format.
-func expectedIssuers(s config.Server) []string {
+func expectedIssuers(s config.Server, t probe.Target) []string {
 	if s.NoIssuerCheck {
-		return nil
-	}
-	t, _, err := launch.Resolve(s, func(string) (string, bool) { return "set", true })
-	if err != nil {
 		return nil
 	}
 	var out []string
@@ -83,12 +86,13 @@ func expectedIssuers(s config.Server) []string {
 	return out
 }
 
+// everySet answers every variable as set: what doctor, which reads no
+// secret, asks of a server's configuration.
+func everySet(string) (string, bool) { return "set", true }
+
 // canaryServer is what the canary table needs of s: its credentials by
 // name, its contracts, and its tools as locked.
-func canaryServer(s config.Server, entry lockstore.Entry) canary.Server {
-	// Every variable answered, so that Resolve names each credential the
-	// server is given; whether CI gives it a value is judgeCredentials'.
-	_, given, _ := launch.Resolve(s, func(string) (string, bool) { return "set", true })
+func canaryServer(s config.Server, given []probe.GivenCredential, entry lockstore.Entry) canary.Server {
 	var creds []string
 	for _, g := range given {
 		creds = append(creds, g.Credential)
