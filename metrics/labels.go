@@ -9,7 +9,11 @@ import (
 )
 
 // Byte limits for label values a server controls. A hostile or broken server
-// must not be able to grow a series beyond these, whatever it reports.
+// must not be able to grow a series beyond these, whatever it reports: a
+// label keeps at most this many bytes of the server's, then "…"; each of
+// those bytes that is not UTF-8 shows as U+FFFD (3 bytes), so a value is
+// at most 3*limit+3 bytes. The cut comes first so a name reads the same in
+// a label as on the pages, which cut the server's bytes too.
 const (
 	maxInfoLabelBytes = 64 // server_name, server_version, protocol_version
 	// maxToolLabelBytes is how much of a tool name a label keeps: what the
