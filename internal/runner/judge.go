@@ -32,13 +32,16 @@ type judging struct {
 func judge(said *probe.Result, outcomes []contracts.Outcome, j judging) Observation {
 	obs := Observation{Timeout: j.built.Timeout}
 	scrubbed := j.scrub.Result(said)
+	// What the server said of its credential or its service comes first:
+	// a probe it judges failed has no tools to fingerprint.
+	read := rejected(scrubbed, credentialNames(j.built.Given))
 	ended := probe.ReasonNone
-	if scrubbed.OK {
-		obs.Tools = make([]lockstore.Observed, len(scrubbed.Tools))
-		for i, t := range scrubbed.Tools {
+	if read.OK {
+		obs.Tools = make([]lockstore.Observed, len(read.Tools))
+		for i, t := range read.Tools {
 			obs.Tools[i] = lockstore.Observed{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 		}
-		obs.SecretNames = secretNames(said.Tools, scrubbed.Tools)
+		obs.SecretNames = secretNames(said.Tools, read.Tools)
 		if j.fingerprint != nil {
 			ended = j.fingerprint(obs.Tools)
 		}
@@ -47,7 +50,7 @@ func judge(said *probe.Result, outcomes []contracts.Outcome, j judging) Observat
 	if !j.warm {
 		install = &j.built.Install
 	}
-	obs.Result = classify(scrubbed, credentialNames(j.built.Given), install, ended)
+	obs.Result = classify(read, install, ended)
 	if !obs.Result.OK {
 		obs.Tools, obs.SecretNames = nil, nil
 	}
@@ -61,21 +64,18 @@ func judge(said *probe.Result, outcomes []contracts.Outcome, j judging) Observat
 	return obs
 }
 
-// classify reads a scrubbed probe, and returns it judged: a copy when the
-// judgement changes it, res itself when not. The readings exclude one
-// another; the first that applies is the judgement:
+// classify reads a scrubbed probe that what its server said of its
+// credential or its service did not fail (rejected, which judge asks
+// first), and returns it judged: a copy when the judgement changes it, res
+// itself when not. The readings exclude one another; the first that
+// applies is the judgement:
 //
-//   - what the server said of its credential or its service (rejected):
-//     credential_rejected, upstream_unreachable;
 //   - a probe that listed the tools but ended while they were
 //     fingerprinted (ended: timeout or canceled);
 //   - the timeout of a command's first start, which may have been an
 //     install (Installing; install is nil when the start was not a first
 //     one).
-func classify(res *probe.Result, given []string, install *config.Install, ended probe.Reason) *probe.Result {
-	if r := rejected(res, given); r != res {
-		return r
-	}
+func classify(res *probe.Result, install *config.Install, ended probe.Reason) *probe.Result {
 	if res.OK && ended != probe.ReasonNone {
 		return endedEarly(res, ended)
 	}
