@@ -161,12 +161,10 @@ func cmdProbe(ctx context.Context, c *cli, args []string) int {
 		// OAuth tokens included.
 		res = probe.Run(pctx, b.Target, opts)
 		cancel()
-		secrets := runner.Secrets{Written: probe.Target{Args: b.Written.Args, URL: b.Written.URL}, Probed: b.Target}
 		if b.Client != nil {
 			res.Credentials = b.Client.Status()
-			secrets.Others = b.Client.Secrets()
 		}
-		scrub := runner.NewScrubber(secrets)
+		scrub := runner.ScrubberOf(b, b.Target)
 		res = runner.Installing(scrub.Result(res), b.Install)
 		if called != nil && called.result != nil {
 			called.result = scrub.Call(called.result)

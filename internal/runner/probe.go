@@ -163,13 +163,7 @@ func Probe(ctx context.Context, pool *Pool, s config.Server, req Request) Observ
 
 	// What the scrubber removes: the server's secrets, and the tokens an
 	// OAuth client obtained so far (during the probe, too).
-	scrubberNow := func() Scrubber {
-		s := Secrets{Written: probe.Target{Args: b.Written.Args, URL: b.Written.URL}, Probed: target}
-		if client != nil {
-			s.Others = client.Secrets()
-		}
-		return NewScrubber(s)
-	}
+	scrubberNow := func() Scrubber { return ScrubberOf(b, target) }
 	opts := req.Options
 	var outcomes []contracts.Outcome
 	if b.Calls || b.Auto > 0 {

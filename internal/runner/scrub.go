@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/mcpwatch/mcpwatch/internal/config"
+	"github.com/mcpwatch/mcpwatch/internal/launch"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
@@ -95,6 +96,17 @@ type Secrets struct {
 	// whatever its length: the tokens and client secret of an OAuth client
 	// (oauth.Client.Secrets).
 	Others []string
+}
+
+// ScrubberOf is the scrubber of a probe of b that ran on probed (b's
+// target as the probe made it): the secrets both carry, and the tokens
+// b's OAuth client holds so far.
+func ScrubberOf(b launch.Built, probed probe.Target) Scrubber {
+	s := Secrets{Written: b.Written, Probed: probed}
+	if b.Client != nil {
+		s.Others = b.Client.Secrets()
+	}
+	return NewScrubber(s)
 }
 
 // NewScrubber collects the forms of every secret of s (see above).
