@@ -75,11 +75,7 @@ type scrubbing struct {
 }
 
 func (c scrubbing) Call(ctx context.Context, tool string, args json.RawMessage) *probe.CallResult {
-	r := c.c.Call(ctx, tool, args)
-	if len(c.s.patterns) == 0 {
-		return r
-	}
-	return c.s.Call(r)
+	return c.s.Call(c.c.Call(ctx, tool, args))
 }
 
 // spaced is a Caller whose calls start at least gap apart.
@@ -148,8 +144,12 @@ func (s Scrubber) outcomes(in []contracts.Outcome) []contracts.Outcome {
 }
 
 // Call returns a scrubbed copy of a tools/call's result, as Result does
-// for a probe's (mcpwatch probe --call); c itself is left alone.
+// for a probe's (mcpwatch probe --call), or c itself when there is no
+// secret to look for; c is never changed.
 func (s Scrubber) Call(c *probe.CallResult) *probe.CallResult {
+	if len(s.patterns) == 0 {
+		return c
+	}
 	out := scrubCopy(s, *c)
 	return &out
 }
