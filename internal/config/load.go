@@ -83,6 +83,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/mcpwatch/mcpwatch/internal/expand"
+	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/internal/util/readfile"
 	"github.com/mcpwatch/mcpwatch/internal/util/sanitize"
 	"github.com/mcpwatch/mcpwatch/internal/util/suggest"
@@ -348,7 +349,7 @@ func decodeDefaults(o *object, def *Defaults) {
 		if n, ok := parseSize(v); ok {
 			def.MaxMessageBytes = n
 		} else {
-			o.d.errorf(o.key("max_message_bytes"), "is not a positive size; write bytes (4194304) or a size with a unit (4MiB, 512KiB; KB, MB and GB are powers of 1000)")
+			o.d.errorf(o.key("max_message_bytes"), "is not a positive size; write %s, e.g. 4194304 or 4MiB", bytesize.Grammar)
 		}
 	}
 	o.finish()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwatch/mcpwatch/internal/util/bytesize"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
@@ -31,7 +32,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad_forbid.yml",
 			"testdata/bad/bad_forbid.yml: servers.report.forbid[1]: \"[abc\" is not a valid glob (a [ is never closed by ]); use * (any characters, / included), ? and [a-z], and escape a literal one with \\"},
 		{"bad_max_message_bytes.yml",
-			"testdata/bad/bad_max_message_bytes.yml: defaults.max_message_bytes: is not a positive size; write bytes (4194304) or a size with a unit (4MiB, 512KiB; KB, MB and GB are powers of 1000)"},
+			"testdata/bad/bad_max_message_bytes.yml: defaults.max_message_bytes: is not a positive size; write " + bytesize.Grammar + ", e.g. 4194304 or 4MiB"},
 		{"bad_reference.yml",
 			"testdata/bad/bad_reference.yml: servers.report.env.REPORT_API_TOKEN: bad reference at byte 0: missing closing } (write $$ for a literal $)"},
 		{"bad_schedule.yml",
