@@ -39,7 +39,9 @@ func ParseTransport(s string) (Transport, bool) {
 	return t, ok
 }
 
-// Remote reports whether t reaches a server at a URL (auto, http, sse).
+// Remote reports whether t reaches a server at a URL (auto, http, sse):
+// whether its entry in the dialer table runs no command.
 func (t Transport) Remote() bool {
-	return t == TransportAuto || t == TransportHTTP || t == TransportSSE
+	d, ok := dialers[t]
+	return ok && !d.command
 }
