@@ -7,11 +7,12 @@ package config
 import (
 	"github.com/mcpwatch/mcpwatch/internal/expand"
 	"github.com/mcpwatch/mcpwatch/internal/util/jsondoc"
+	"github.com/mcpwatch/mcpwatch/internal/util/secret"
 	"github.com/mcpwatch/mcpwatch/probe"
 )
 
-// Redacted is what a secret is printed as (expand.Redacted).
-const Redacted = expand.Redacted
+// Redacted is what a secret is printed as (secret.Redacted).
+const Redacted = secret.Redacted
 
 // RedactedServer is a Server fit to print or serve as JSON.
 type RedactedServer struct {
